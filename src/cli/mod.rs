@@ -1,0 +1,1 @@
+//! The `hfkit` command line.

@@ -1,0 +1,448 @@
+//! Cells: HBase's KeyValue model, its flat key serialization and its sort order.
+//! Spec: `formats/hfile.md` §"Cells".
+//!
+//! ```text
+//! flat key:  u16 rowLen | row | u8 familyLen | family | qualifier | i64 timestamp | u8 type
+//!            keyLen = rowLen + familyLen + qualifierLen + 12   (no qualifier length is stored)
+//! ```
+//!
+//! Order (`CellComparatorImpl`): row ascending (unsigned bytes), then family, qualifier
+//! ascending, timestamp descending, type code descending; a key with type Minimum and empty
+//! family and qualifier sorts after every other key of its row ("last on row"). The sequence
+//! id (MVCC) breaks remaining ties, newest first, but is not part of the stored key.
+
+use std::cmp::Ordering;
+
+use super::error::{FormatError, Result};
+
+/// Bytes of a flat key that are not row, family or qualifier: 2 + 1 + 8 + 1.
+pub const KEY_INFRASTRUCTURE_SIZE: usize = 2 + 1 + 8 + 1;
+/// Longest row HBase accepts (`Short.MAX_VALUE`).
+pub const MAX_ROW_LEN: usize = i16::MAX as usize;
+/// Longest family name HBase accepts (`Byte.MAX_VALUE`).
+pub const MAX_FAMILY_LEN: usize = i8::MAX as usize;
+/// `HConstants.LATEST_TIMESTAMP`.
+pub const LATEST_TIMESTAMP: i64 = i64::MAX;
+
+/// `KeyValue.Type`. The codes are on disk: DO NOT CHANGE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellType {
+    Minimum,
+    Put,
+    Delete,
+    DeleteFamilyVersion,
+    DeleteColumn,
+    DeleteFamily,
+    Maximum,
+}
+
+impl CellType {
+    /// Every type, in code order.
+    pub const ALL: [CellType; 7] = [
+        CellType::Minimum,
+        CellType::Put,
+        CellType::Delete,
+        CellType::DeleteFamilyVersion,
+        CellType::DeleteColumn,
+        CellType::DeleteFamily,
+        CellType::Maximum,
+    ];
+
+    /// The on-disk type byte.
+    pub const fn code(self) -> u8 {
+        match self {
+            CellType::Minimum => 0,
+            CellType::Put => 4,
+            CellType::Delete => 8,
+            CellType::DeleteFamilyVersion => 10,
+            CellType::DeleteColumn => 12,
+            CellType::DeleteFamily => 14,
+            CellType::Maximum => 255,
+        }
+    }
+
+    /// The type for an on-disk byte, if it is one HBase defines.
+    pub const fn from_code(code: u8) -> Option<CellType> {
+        Some(match code {
+            0 => CellType::Minimum,
+            4 => CellType::Put,
+            8 => CellType::Delete,
+            10 => CellType::DeleteFamilyVersion,
+            12 => CellType::DeleteColumn,
+            14 => CellType::DeleteFamily,
+            255 => CellType::Maximum,
+            _ => return None,
+        })
+    }
+
+    /// HBase's name for the type (as `KeyValue.Type.name()`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            CellType::Minimum => "Minimum",
+            CellType::Put => "Put",
+            CellType::Delete => "Delete",
+            CellType::DeleteFamilyVersion => "DeleteFamilyVersion",
+            CellType::DeleteColumn => "DeleteColumn",
+            CellType::DeleteFamily => "DeleteFamily",
+            CellType::Maximum => "Maximum",
+        }
+    }
+
+    /// Parses an HBase type name.
+    pub fn from_name(name: &str) -> Option<CellType> {
+        CellType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// True for the delete markers (Delete, DeleteColumn, DeleteFamily, DeleteFamilyVersion).
+    pub const fn is_delete(self) -> bool {
+        matches!(
+            self,
+            CellType::Delete | CellType::DeleteColumn | CellType::DeleteFamily | CellType::DeleteFamilyVersion
+        )
+    }
+
+    /// True for the two family-wide markers that feed the delete-family Bloom filter.
+    pub const fn is_delete_family_kind(self) -> bool {
+        matches!(self, CellType::DeleteFamily | CellType::DeleteFamilyVersion)
+    }
+}
+
+/// A cell whose byte fields borrow from elsewhere (a block buffer, an input record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellRef<'a> {
+    pub row: &'a [u8],
+    pub family: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: i64,
+    pub cell_type: CellType,
+    pub value: &'a [u8],
+    /// The serialized tags area (each tag: u16 length, u8 type, value); empty when none.
+    pub tags: &'a [u8],
+    /// MVCC / sequence id. Stored only in files that include MVCC; 0 for bulk loads.
+    pub seq_id: u64,
+}
+
+/// An owned cell.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Cell {
+    pub row: Vec<u8>,
+    pub family: Vec<u8>,
+    pub qualifier: Vec<u8>,
+    pub timestamp: i64,
+    pub cell_type: CellTypeOwned,
+    pub value: Vec<u8>,
+    pub tags: Vec<u8>,
+    pub seq_id: u64,
+}
+
+/// [`CellType`] with a `Default` (Put), so that [`Cell`] can derive `Default`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CellTypeOwned(pub CellType);
+
+impl Default for CellTypeOwned {
+    fn default() -> Self {
+        CellTypeOwned(CellType::Put)
+    }
+}
+
+impl Cell {
+    /// A Put with no tags and sequence id 0.
+    pub fn put(row: &[u8], family: &[u8], qualifier: &[u8], timestamp: i64, value: &[u8]) -> Cell {
+        Cell {
+            row: row.to_vec(),
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            timestamp,
+            cell_type: CellTypeOwned(CellType::Put),
+            value: value.to_vec(),
+            tags: Vec::new(),
+            seq_id: 0,
+        }
+    }
+
+    /// The cell's type.
+    pub fn cell_type(&self) -> CellType {
+        self.cell_type.0
+    }
+
+    /// Borrows the cell.
+    pub fn as_ref(&self) -> CellRef<'_> {
+        CellRef {
+            row: &self.row,
+            family: &self.family,
+            qualifier: &self.qualifier,
+            timestamp: self.timestamp,
+            cell_type: self.cell_type.0,
+            value: &self.value,
+            tags: &self.tags,
+            seq_id: self.seq_id,
+        }
+    }
+}
+
+impl<'a> CellRef<'a> {
+    /// Copies the cell.
+    pub fn to_owned(&self) -> Cell {
+        Cell {
+            row: self.row.to_vec(),
+            family: self.family.to_vec(),
+            qualifier: self.qualifier.to_vec(),
+            timestamp: self.timestamp,
+            cell_type: CellTypeOwned(self.cell_type),
+            value: self.value.to_vec(),
+            tags: self.tags.to_vec(),
+            seq_id: self.seq_id,
+        }
+    }
+
+    /// Length of the flat key.
+    pub fn key_len(&self) -> usize {
+        self.row.len() + self.family.len() + self.qualifier.len() + KEY_INFRASTRUCTURE_SIZE
+    }
+
+    /// Appends the flat key.
+    pub fn write_key(&self, out: &mut Vec<u8>) {
+        write_key_parts(
+            out,
+            self.row,
+            self.family,
+            self.qualifier,
+            self.timestamp,
+            self.cell_type.code(),
+        );
+    }
+
+    /// The flat key as a new vector.
+    pub fn key(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.key_len());
+        self.write_key(&mut k);
+        k
+    }
+
+    /// Checks the limits HBase puts on a cell (row ≤ 32767 bytes, family ≤ 127 bytes, key and
+    /// value lengths fit in an i32, tags ≤ 65535 bytes and well formed).
+    pub fn validate(&self) -> Result<()> {
+        if self.row.len() > MAX_ROW_LEN {
+            return Err(FormatError::Invalid(format!(
+                "row is {} bytes; HBase allows at most {MAX_ROW_LEN}",
+                self.row.len()
+            )));
+        }
+        if self.family.len() > MAX_FAMILY_LEN {
+            return Err(FormatError::Invalid(format!(
+                "family is {} bytes; HBase allows at most {MAX_FAMILY_LEN}",
+                self.family.len()
+            )));
+        }
+        if self.key_len() > i32::MAX as usize || self.value.len() > i32::MAX as usize {
+            return Err(FormatError::Invalid("key or value longer than 2^31-1 bytes".into()));
+        }
+        if self.tags.len() > u16::MAX as usize {
+            return Err(FormatError::Invalid(format!(
+                "tags area is {} bytes; at most 65535",
+                self.tags.len()
+            )));
+        }
+        check_tags(self.tags)
+    }
+}
+
+/// Checks that a tags area is a sequence of whole tags (u16 length ≥ 1, then that many bytes).
+pub fn check_tags(tags: &[u8]) -> Result<()> {
+    let mut i = 0usize;
+    while i < tags.len() {
+        if i + 2 > tags.len() {
+            return Err(FormatError::Invalid(format!("tags area ends inside a tag length at byte {i}")));
+        }
+        let len = u16::from_be_bytes([tags[i], tags[i + 1]]) as usize;
+        if len == 0 {
+            return Err(FormatError::Invalid(format!("tag at byte {i} has length 0 (no type byte)")));
+        }
+        i += 2 + len;
+        if i > tags.len() {
+            return Err(FormatError::Invalid(format!("tag ending at byte {i} overruns the tags area")));
+        }
+    }
+    Ok(())
+}
+
+/// Appends a flat key built from its parts.
+pub fn write_key_parts(out: &mut Vec<u8>, row: &[u8], family: &[u8], qualifier: &[u8], ts: i64, type_code: u8) {
+    out.reserve(row.len() + family.len() + qualifier.len() + KEY_INFRASTRUCTURE_SIZE);
+    out.extend_from_slice(&(row.len() as u16).to_be_bytes());
+    out.extend_from_slice(row);
+    out.push(family.len() as u8);
+    out.extend_from_slice(family);
+    out.extend_from_slice(qualifier);
+    out.extend_from_slice(&ts.to_be_bytes());
+    out.push(type_code);
+}
+
+/// A parsed view of a flat key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyView<'a> {
+    pub row: &'a [u8],
+    pub family: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: i64,
+    pub type_code: u8,
+}
+
+impl<'a> KeyView<'a> {
+    /// Parses a flat key; `None` when its lengths do not fit.
+    pub fn parse(key: &'a [u8]) -> Option<KeyView<'a>> {
+        if key.len() < KEY_INFRASTRUCTURE_SIZE {
+            return None;
+        }
+        let row_len = u16::from_be_bytes([key[0], key[1]]) as usize;
+        let fam_at = 2 + row_len;
+        if fam_at + 1 + 9 > key.len() {
+            return None;
+        }
+        let fam_len = key[fam_at] as usize;
+        let qual_at = fam_at + 1 + fam_len;
+        let ts_at = key.len() - 9;
+        if qual_at > ts_at {
+            return None;
+        }
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&key[ts_at..ts_at + 8]);
+        Some(KeyView {
+            row: &key[2..fam_at],
+            family: &key[fam_at + 1..qual_at],
+            qualifier: &key[qual_at..ts_at],
+            timestamp: i64::from_be_bytes(ts),
+            type_code: key[key.len() - 1],
+        })
+    }
+
+    /// Parses a flat key, or reports it as corrupt at `offset`.
+    pub fn parse_at(key: &'a [u8], what: &'static str, offset: u64) -> Result<KeyView<'a>> {
+        KeyView::parse(key).ok_or_else(|| FormatError::corrupt(what, offset, "malformed cell key"))
+    }
+
+    /// The key of a cell.
+    pub fn of(cell: &CellRef<'a>) -> KeyView<'a> {
+        KeyView {
+            row: cell.row,
+            family: cell.family,
+            qualifier: cell.qualifier,
+            timestamp: cell.timestamp,
+            type_code: cell.cell_type.code(),
+        }
+    }
+
+    /// Serializes the key.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_key_parts(&mut out, self.row, self.family, self.qualifier, self.timestamp, self.type_code);
+        out
+    }
+}
+
+/// HBase's cell order on two keys (`CellComparatorImpl.compare`, ignoring sequence ids).
+pub fn compare_keys(a: &KeyView<'_>, b: &KeyView<'_>) -> Ordering {
+    match a.row.cmp(b.row) {
+        Ordering::Equal => {}
+        o => return o,
+    }
+    compare_without_row(a, b)
+}
+
+/// [`compare_keys`] for keys of the same row.
+pub fn compare_without_row(a: &KeyView<'_>, b: &KeyView<'_>) -> Ordering {
+    let minimum = CellType::Minimum.code();
+    if a.family.is_empty() && a.qualifier.is_empty() && a.type_code == minimum {
+        return Ordering::Greater;
+    }
+    if b.family.is_empty() && b.qualifier.is_empty() && b.type_code == minimum {
+        return Ordering::Less;
+    }
+    a.family
+        .cmp(b.family)
+        .then_with(|| a.qualifier.cmp(b.qualifier))
+        .then_with(|| b.timestamp.cmp(&a.timestamp))
+        .then_with(|| b.type_code.cmp(&a.type_code))
+}
+
+/// HBase's order on two flat keys. A malformed key (never produced by this crate's decoders,
+/// which validate keys) falls back to raw byte order so the function stays total.
+pub fn compare_flat_keys(a: &[u8], b: &[u8]) -> Ordering {
+    match (KeyView::parse(a), KeyView::parse(b)) {
+        (Some(x), Some(y)) => compare_keys(&x, &y),
+        _ => a.cmp(b),
+    }
+}
+
+/// HBase's order on cells, ignoring the sequence id.
+pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
+    compare_keys(&KeyView::of(a), &KeyView::of(b))
+}
+
+/// The search key that sorts before every cell of `row` ("first on row").
+pub fn first_on_row(row: &[u8]) -> Vec<u8> {
+    let mut k = Vec::new();
+    write_key_parts(&mut k, row, b"", b"", LATEST_TIMESTAMP, CellType::Maximum.code());
+    k
+}
+
+/// The search key that sorts before every cell of `row`, `family`, `qualifier`.
+pub fn first_on_column(row: &[u8], family: &[u8], qualifier: &[u8]) -> Vec<u8> {
+    let mut k = Vec::new();
+    write_key_parts(&mut k, row, family, qualifier, LATEST_TIMESTAMP, CellType::Maximum.code());
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(row: &[u8], fam: &[u8], q: &[u8], ts: i64, t: CellType) -> Vec<u8> {
+        let mut k = Vec::new();
+        write_key_parts(&mut k, row, fam, q, ts, t.code());
+        k
+    }
+
+    #[test]
+    fn worked_example_key_bytes() {
+        // reference §14: row "r1", family "f", qualifier "q", ts 1700000000000, Put
+        let k = key(b"r1", b"f", b"q", 1_700_000_000_000, CellType::Put);
+        assert_eq!(
+            k,
+            [0, 2, b'r', b'1', 1, b'f', b'q', 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0, 4]
+        );
+        let v = KeyView::parse(&k).unwrap();
+        assert_eq!((v.row, v.family, v.qualifier), (&b"r1"[..], &b"f"[..], &b"q"[..]));
+        assert_eq!(v.timestamp, 1_700_000_000_000);
+    }
+
+    #[test]
+    fn order_rules() {
+        let a = key(b"r", b"f", b"q", 5, CellType::Put);
+        let newer = key(b"r", b"f", b"q", 6, CellType::Put);
+        let del = key(b"r", b"f", b"q", 5, CellType::DeleteColumn);
+        let q2 = key(b"r", b"f", b"q2", 9, CellType::Put);
+        let r2 = key(b"r\x00", b"f", b"", 1, CellType::Put);
+        let last_on_row = key(b"r", b"", b"", 0, CellType::Minimum);
+        assert_eq!(compare_flat_keys(&newer, &a), Ordering::Less, "ts descending");
+        assert_eq!(compare_flat_keys(&del, &a), Ordering::Less, "type descending");
+        assert_eq!(compare_flat_keys(&a, &q2), Ordering::Less);
+        assert_eq!(compare_flat_keys(&q2, &last_on_row), Ordering::Less, "last on row");
+        assert_eq!(compare_flat_keys(&last_on_row, &r2), Ordering::Less);
+        assert_eq!(compare_flat_keys(&first_on_row(b"r"), &a), Ordering::Less);
+    }
+
+    #[test]
+    fn parse_rejects_bad_lengths() {
+        assert!(KeyView::parse(&[0, 5, 1, 2]).is_none());
+        assert!(KeyView::parse(&[0, 0, 200, 0, 0, 0, 0, 0, 0, 0, 0, 4]).is_none());
+    }
+
+    #[test]
+    fn tags_are_checked() {
+        assert!(check_tags(&[0, 2, 1, 9]).is_ok());
+        assert!(check_tags(&[0, 0]).is_err());
+        assert!(check_tags(&[0, 5, 1]).is_err());
+        assert!(check_tags(&[0]).is_err());
+    }
+}

@@ -1,0 +1,150 @@
+//! Block checksums. Spec: `formats/hfile.md` §"Checksums".
+//!
+//! ```text
+//! covered:  the first onDiskDataSizeWithHeader bytes of a block (33-byte header + on-disk payload)
+//! chunks:   bytesPerChecksum bytes each (last one shorter)
+//! stored:   one u32 big-endian per chunk, right after the payload
+//! types:    0 NULL (4 zero bytes per chunk are still reserved), 1 CRC32 (IEEE), 2 CRC32C (Castagnoli)
+//! ```
+//!
+//! CRC computation uses the `crc32fast` and `crc32c` crates (hardware accelerated).
+
+use super::error::{FormatError, Result};
+
+/// HBase's default bytes per checksum chunk.
+pub const DEFAULT_BYTES_PER_CHECKSUM: u32 = 16 * 1024;
+/// Bytes of one stored checksum.
+pub const CHECKSUM_SIZE: usize = 4;
+
+/// `ChecksumType`: the byte stored in every block header. DO NOT CHANGE the codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ChecksumType {
+    Null,
+    Crc32,
+    #[default]
+    Crc32c,
+}
+
+impl ChecksumType {
+    pub const fn code(self) -> u8 {
+        match self {
+            ChecksumType::Null => 0,
+            ChecksumType::Crc32 => 1,
+            ChecksumType::Crc32c => 2,
+        }
+    }
+
+    pub const fn from_code(code: u8) -> Option<ChecksumType> {
+        match code {
+            0 => Some(ChecksumType::Null),
+            1 => Some(ChecksumType::Crc32),
+            2 => Some(ChecksumType::Crc32c),
+            _ => None,
+        }
+    }
+
+    /// HBase's name (`NULL`, `CRC32`, `CRC32C`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ChecksumType::Null => "NULL",
+            ChecksumType::Crc32 => "CRC32",
+            ChecksumType::Crc32c => "CRC32C",
+        }
+    }
+
+    /// Parses a name, case-insensitively.
+    pub fn from_name(s: &str) -> Option<ChecksumType> {
+        match s.to_ascii_uppercase().as_str() {
+            "NULL" => Some(ChecksumType::Null),
+            "CRC32" => Some(ChecksumType::Crc32),
+            "CRC32C" => Some(ChecksumType::Crc32c),
+            _ => None,
+        }
+    }
+
+    /// The checksum of one chunk.
+    pub fn compute(self, chunk: &[u8]) -> u32 {
+        match self {
+            ChecksumType::Null => 0,
+            ChecksumType::Crc32 => crc32fast::hash(chunk),
+            ChecksumType::Crc32c => crc32c::crc32c(chunk),
+        }
+    }
+}
+
+/// Number of checksum chunks for `data_len` covered bytes.
+pub fn chunk_count(data_len: usize, bytes_per_checksum: u32) -> usize {
+    data_len.div_ceil(bytes_per_checksum.max(1) as usize)
+}
+
+/// Appends the checksums of `data` (header + on-disk payload) to `out`.
+pub fn append_checksums(kind: ChecksumType, bytes_per_checksum: u32, data: &[u8], out: &mut Vec<u8>) {
+    for chunk in data.chunks(bytes_per_checksum.max(1) as usize) {
+        out.extend_from_slice(&kind.compute(chunk).to_be_bytes());
+    }
+}
+
+/// Verifies the checksums stored in `sums` for `data`. `offset` is the block's file offset, for
+/// the error. NULL checksums are not verified (HBase stores zeros and never checks them).
+pub fn verify_checksums(
+    kind: ChecksumType,
+    bytes_per_checksum: u32,
+    data: &[u8],
+    sums: &[u8],
+    offset: u64,
+) -> Result<()> {
+    let n = chunk_count(data.len(), bytes_per_checksum);
+    if sums.len() < n * CHECKSUM_SIZE {
+        return Err(FormatError::corrupt(
+            "block",
+            offset,
+            format!("{} checksum bytes stored, {} needed", sums.len(), n * CHECKSUM_SIZE),
+        ));
+    }
+    if kind == ChecksumType::Null {
+        return Ok(());
+    }
+    for (i, chunk) in data.chunks(bytes_per_checksum.max(1) as usize).enumerate() {
+        let at = i * CHECKSUM_SIZE;
+        let expected = u32::from_be_bytes([sums[at], sums[at + 1], sums[at + 2], sums[at + 3]]);
+        let actual = kind.compute(chunk);
+        if expected != actual {
+            return Err(FormatError::ChecksumMismatch {
+                offset,
+                chunk: i,
+                kind: kind.name(),
+                expected,
+                actual,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_values() {
+        assert_eq!(ChecksumType::Crc32.compute(b"123456789"), 0xCBF43926);
+        assert_eq!(ChecksumType::Crc32c.compute(b"123456789"), 0xE3069283);
+    }
+
+    #[test]
+    fn chunks_and_verify() {
+        let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        for kind in [ChecksumType::Null, ChecksumType::Crc32, ChecksumType::Crc32c] {
+            let mut sums = Vec::new();
+            append_checksums(kind, 512, &data, &mut sums);
+            assert_eq!(sums.len(), 8);
+            verify_checksums(kind, 512, &data, &sums, 0).unwrap();
+            if kind != ChecksumType::Null {
+                let mut bad = data.clone();
+                bad[700] ^= 1;
+                let err = verify_checksums(kind, 512, &bad, &sums, 77).unwrap_err();
+                assert!(matches!(err, FormatError::ChecksumMismatch { offset: 77, chunk: 1, .. }));
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The format layer's error type.
+//!
+//! Every decoder in `format` returns [`FormatError`]. Variants carry the file offset (when one is
+//! known) so that a user is told *where* a file is broken, and corruption is kept apart from I/O
+//! failures and from invalid caller input.
+
+use std::fmt;
+
+/// Result alias for the format layer.
+pub type Result<T, E = FormatError> = std::result::Result<T, E>;
+
+/// Errors of the HFile format layer.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// Reading or writing the underlying file failed.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A structure ended before all of its bytes were present.
+    #[error("truncated {what} at offset {offset}: needed {needed} bytes, {available} available")]
+    Truncated {
+        what: &'static str,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
+    /// A block did not start with a known block magic.
+    #[error("bad block magic at offset {offset}: found {found}")]
+    BadMagic { offset: u64, found: Hex8 },
+    /// A block's stored checksum does not match its bytes.
+    #[error(
+        "checksum mismatch in block at offset {offset} (chunk {chunk}, {kind}): stored {expected:08x}, computed {actual:08x}"
+    )]
+    ChecksumMismatch {
+        offset: u64,
+        chunk: usize,
+        kind: &'static str,
+        expected: u32,
+        actual: u32,
+    },
+    /// Bytes that cannot be what the format says they are.
+    #[error("corrupt {what} at offset {offset}: {detail}")]
+    Corrupt {
+        what: &'static str,
+        offset: u64,
+        detail: String,
+    },
+    /// A compression codec failed to compress or decompress a payload.
+    #[error("{codec} codec: {detail}")]
+    Codec { codec: &'static str, detail: String },
+    /// A feature this implementation does not (yet) handle, such as an unknown codec id.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// Cells appended out of HBase order, or equal keys.
+    #[error("cell {index} is out of order: {detail}")]
+    OutOfOrder { index: u64, detail: String },
+    /// Caller input that is not a valid cell or option (row too long, bad type, ...).
+    #[error("invalid input: {0}")]
+    Invalid(String),
+}
+
+impl FormatError {
+    /// Wraps an I/O error with a human context such as the path being read.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        FormatError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Shorthand for [`FormatError::Corrupt`].
+    pub fn corrupt(what: &'static str, offset: u64, detail: impl Into<String>) -> Self {
+        FormatError::Corrupt {
+            what,
+            offset,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Eight bytes shown as hex and, where printable, ASCII (for block magics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hex8(pub [u8; 8]);
+
+impl fmt::Display for Hex8 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, " (\"")?;
+        for b in self.0 {
+            if b.is_ascii_graphic() {
+                write!(f, "{}", b as char)?;
+            } else {
+                write!(f, ".")?;
+            }
+        }
+        write!(f, "\")")
+    }
+}
