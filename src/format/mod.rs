@@ -18,8 +18,11 @@ pub mod compression;
 pub mod encoding;
 pub mod error;
 pub mod fileinfo;
+pub mod index;
 pub mod inline;
 pub mod proto;
+pub mod text;
 pub mod trailer;
+pub mod writer;
 
 pub use error::{FormatError, Result};

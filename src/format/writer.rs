@@ -1,0 +1,480 @@
+//! The HFile writer: cells in, a complete HFile v3 out. Spec: `formats/hfile.md` §"Layout" and
+//! §"Writing".
+//!
+//! It reproduces the sequencing of HBase's `HFileWriterImpl` + `StoreFileWriter` (+ the
+//! bulk-load keys of `HFileOutputFormat2`) so that the same cells and options give the same
+//! bytes:
+//!
+//! ```text
+//! append(cell):  order check → Bloom adds → if key differs from the previous one and the block
+//!                holds ≥ block_size bytes (encoded or unencoded): finish block, inline blocks,
+//!                new block → encode cell → statistics
+//! finish():      last data block, closing inline blocks (leaf index, Bloom chunks),
+//!                intermediate + root data index, meta index, FILE_INFO, Bloom metas, trailer
+//! ```
+//!
+//! REQUIRES: cells are appended in HBase order (equal keys are allowed, as in HBase); an
+//! out-of-order cell is an error and leaves the writer unusable.
+
+use std::cmp::Ordering;
+use std::io::Write;
+
+use super::block::{BlockEncoder, BlockSettings, BlockType, HEADER_LEN};
+use super::cell::{compare_keys, CellRef, CellType, KeyView};
+use super::checksum::{ChecksumType, DEFAULT_BYTES_PER_CHECKSUM};
+use super::compression::Compression;
+use super::encoding::{new_encoder, CellEncoder, DataBlockEncoding, EncodingContext};
+use super::error::{FormatError, Result};
+use super::fileinfo::{keys, FileInfo};
+use super::index::{midpoint_key, DataIndexWriter, DEFAULT_MAX_CHUNK_SIZE, DEFAULT_MIN_ENTRIES};
+use super::inline::InlineBlockWriter;
+use super::trailer::{Trailer, COMPARATOR_KV, MAJOR_VERSION, MINOR_VERSION, TRAILER_SIZE};
+
+/// HBase's default family BLOCKSIZE.
+pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
+
+/// The bulk-load FileInfo keys `HFileOutputFormat2` adds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BulkLoadInfo {
+    /// `BULKLOAD_TIMESTAMP`, epoch ms.
+    pub timestamp: i64,
+    /// `BULKLOAD_SOURCE_TASK`.
+    pub task: String,
+    /// `EXCLUDE_FROM_MINOR_COMPACTION`.
+    pub exclude_from_minor_compaction: bool,
+}
+
+/// Everything that decides a file's bytes besides its cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriterOptions {
+    /// Data block size target (family BLOCKSIZE).
+    pub block_size: usize,
+    pub compression: Compression,
+    pub encoding: DataBlockEncoding,
+    pub checksum_type: ChecksumType,
+    pub bytes_per_checksum: u32,
+    /// Cells carry a tags length (HBase bulk loads always do).
+    pub include_tags: bool,
+    /// Cells carry an MVCC VLong (HBase bulk loads always do, with value 0).
+    pub include_mvcc: bool,
+    /// Dictionary-compress tags in encoded blocks.
+    pub compress_tags: bool,
+    /// `hfile.index.block.max.size`.
+    pub index_block_size: usize,
+    /// `hfile.index.block.min.entries`.
+    pub index_min_entries: usize,
+    /// `hfile.CREATE_TIME_TS`, epoch ms.
+    pub create_time: i64,
+    /// Trailer comparator class name.
+    pub comparator: String,
+    /// Write the store-file keys `StoreFileWriter` adds (TIMERANGE, EARLIEST_PUT_TS,
+    /// DELETE_FAMILY_COUNT, HISTORICAL, Bloom keys). False gives what HBase's plain HFile
+    /// writer produces.
+    pub store_file: bool,
+    /// Bulk-load keys; `None` for other files.
+    pub bulk_load: Option<BulkLoadInfo>,
+}
+
+impl Default for WriterOptions {
+    /// The options of an HBase bulk-load file with family defaults except Bloom (none here).
+    fn default() -> Self {
+        WriterOptions {
+            block_size: DEFAULT_BLOCK_SIZE,
+            compression: Compression::None,
+            encoding: DataBlockEncoding::None,
+            checksum_type: ChecksumType::Crc32c,
+            bytes_per_checksum: DEFAULT_BYTES_PER_CHECKSUM,
+            include_tags: true,
+            include_mvcc: true,
+            compress_tags: false,
+            index_block_size: DEFAULT_MAX_CHUNK_SIZE,
+            index_min_entries: DEFAULT_MIN_ENTRIES,
+            create_time: 0,
+            comparator: COMPARATOR_KV.to_string(),
+            store_file: true,
+            bulk_load: None,
+        }
+    }
+}
+
+/// What a finished file holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteSummary {
+    pub entry_count: u64,
+    pub file_size: u64,
+    pub data_blocks: u64,
+    pub index_levels: u32,
+    pub first_key: Option<Vec<u8>>,
+    pub last_key: Option<Vec<u8>>,
+    /// Min and max timestamp over all cells (TIMERANGE rules), if any cell.
+    pub time_range: Option<(i64, i64)>,
+}
+
+/// Appends blocks to the output, tracking offsets and the per-type previous-block chain.
+struct BlockSink<W: Write> {
+    out: W,
+    pos: u64,
+    prev_offsets: [i64; BlockType::CHAINS],
+    encoder: BlockEncoder,
+    scratch: Vec<u8>,
+}
+
+impl<W: Write> BlockSink<W> {
+    /// Writes one block; returns its offset and on-disk size (header and checksums included).
+    fn write_block(&mut self, block_type: BlockType, payload: &[u8]) -> Result<(u64, u32)> {
+        self.scratch.clear();
+        let chain = block_type.chain_id();
+        let e = self
+            .encoder
+            .encode(block_type, payload, self.prev_offsets[chain], &mut self.scratch)?;
+        let offset = self.pos;
+        self.out
+            .write_all(&self.scratch)
+            .map_err(|e| FormatError::io(format!("writing {} block at offset {offset}", block_type.name()), e))?;
+        self.prev_offsets[chain] = offset as i64;
+        self.pos += e.on_disk_size_with_header as u64;
+        Ok((offset, e.on_disk_size_with_header))
+    }
+}
+
+/// Writes one HFile. See the module documentation for the sequencing.
+pub struct HFileWriter<W: Write> {
+    opts: WriterOptions,
+    sink: BlockSink<W>,
+    cell_encoder: Box<dyn CellEncoder>,
+    payload: Vec<u8>,
+    block_open: bool,
+    index: DataIndexWriter,
+    inline_buf: Vec<u8>,
+    /// Flat key of the last appended cell (valid when `entry_count > 0`).
+    last_key: Vec<u8>,
+    first_key: Option<Vec<u8>>,
+    first_key_in_block: Option<Vec<u8>>,
+    last_key_of_prev_block: Option<Vec<u8>>,
+    entry_count: u64,
+    data_blocks: u64,
+    total_key_len: u64,
+    total_value_len: u64,
+    biggest_len: i64,
+    biggest_key: Option<Vec<u8>>,
+    max_seq_id: u64,
+    max_tags_len: usize,
+    ts_min: i64,
+    ts_max: i64,
+    earliest_put: i64,
+    delete_family_count: i64,
+    first_data_block_offset: i64,
+    last_data_block_offset: i64,
+    total_uncompressed_bytes: u64,
+    extra_file_info: FileInfo,
+    failed: bool,
+}
+
+impl<W: Write> HFileWriter<W> {
+    /// A writer that appends the file to `out` (which should be empty and buffered by the
+    /// caller only if it is not a file: blocks are written whole).
+    pub fn new(out: W, opts: WriterOptions) -> Result<HFileWriter<W>> {
+        if opts.block_size == 0 {
+            return Err(FormatError::Invalid("block size must be positive".into()));
+        }
+        let settings = BlockSettings {
+            compression: opts.compression,
+            checksum_type: opts.checksum_type,
+            bytes_per_checksum: opts.bytes_per_checksum,
+        };
+        let ctx = EncodingContext {
+            include_tags: opts.include_tags,
+            include_mvcc: opts.include_mvcc,
+            compress_tags: opts.compress_tags,
+        };
+        Ok(HFileWriter {
+            sink: BlockSink {
+                out,
+                pos: 0,
+                prev_offsets: [-1; BlockType::CHAINS],
+                encoder: BlockEncoder::new(settings)?,
+                scratch: Vec::with_capacity(opts.block_size + opts.block_size / 4 + 1024),
+            },
+            cell_encoder: new_encoder(opts.encoding, ctx)?,
+            payload: Vec::with_capacity(opts.block_size + 1024),
+            block_open: false,
+            index: DataIndexWriter::new(opts.index_block_size, opts.index_min_entries)?,
+            inline_buf: Vec::new(),
+            last_key: Vec::new(),
+            first_key: None,
+            first_key_in_block: None,
+            last_key_of_prev_block: None,
+            entry_count: 0,
+            data_blocks: 0,
+            total_key_len: 0,
+            total_value_len: 0,
+            biggest_len: 0,
+            biggest_key: None,
+            max_seq_id: 0,
+            max_tags_len: 0,
+            ts_min: i64::MAX,
+            ts_max: -1,
+            earliest_put: i64::MAX,
+            delete_family_count: 0,
+            first_data_block_offset: -1,
+            last_data_block_offset: -1,
+            total_uncompressed_bytes: 0,
+            extra_file_info: FileInfo::new(),
+            opts,
+            failed: false,
+        })
+    }
+
+    /// The options the writer was made with.
+    pub fn options(&self) -> &WriterOptions {
+        &self.opts
+    }
+
+    /// Cells appended so far.
+    pub fn entry_count(&self) -> u64 {
+        self.entry_count
+    }
+
+    /// Bytes written so far (whole blocks only).
+    pub fn bytes_written(&self) -> u64 {
+        self.sink.pos
+    }
+
+    /// Adds a FileInfo entry of the caller's (e.g. `MAX_SEQ_ID_KEY`). Keys starting with
+    /// `hfile.` are reserved for the writer.
+    pub fn append_file_info(&mut self, key: &str, value: Vec<u8>) -> Result<()> {
+        if key.starts_with("hfile.") {
+            return Err(FormatError::Invalid(format!("FileInfo key {key} is reserved")));
+        }
+        self.extra_file_info.insert(key, value);
+        Ok(())
+    }
+
+    /// Appends one cell. See the module documentation for the contract.
+    pub fn append(&mut self, cell: &CellRef<'_>) -> Result<()> {
+        if self.failed {
+            return Err(FormatError::Invalid("writer failed earlier; the file is incomplete".into()));
+        }
+        cell.validate()?;
+        let mut dup = false;
+        if self.entry_count > 0 {
+            let last = KeyView::parse(&self.last_key)
+                .ok_or_else(|| FormatError::Invalid("internal: last key unparsable".into()))?;
+            match compare_keys(&last, &KeyView::of(cell)) {
+                Ordering::Greater => {
+                    return Err(FormatError::OutOfOrder {
+                        index: self.entry_count,
+                        detail: "its key sorts before the previous cell's key".into(),
+                    })
+                }
+                Ordering::Equal => dup = true,
+                Ordering::Less => {}
+            }
+        }
+        let r = self.append_unchecked(cell, dup);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn append_unchecked(&mut self, cell: &CellRef<'_>, dup: bool) -> Result<()> {
+        if self.opts.store_file && cell.cell_type.is_delete_family_kind() {
+            self.delete_family_count += 1;
+        }
+        if !dup && self.block_open {
+            let limit = self.opts.block_size;
+            if self.cell_encoder.encoded_bytes() >= limit || self.cell_encoder.unencoded_bytes() >= limit {
+                self.finish_block()?;
+                self.write_inline_blocks(false)?;
+            }
+        }
+        if !self.block_open {
+            self.new_block();
+        }
+        self.cell_encoder.encode(cell, &mut self.payload)?;
+
+        let key_len = cell.key_len();
+        if self.first_key_in_block.is_none() {
+            self.first_key_in_block = Some(cell.key());
+        }
+        self.last_key.clear();
+        cell.write_key(&mut self.last_key);
+        if self.first_key.is_none() {
+            self.first_key = Some(self.last_key.clone());
+        }
+        self.total_key_len += key_len as u64;
+        self.total_value_len += cell.value.len() as u64;
+        let tags_part = if cell.tags.is_empty() { 0 } else { 2 + cell.tags.len() };
+        let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
+        if self.biggest_len < size {
+            self.biggest_len = size;
+            self.biggest_key = Some(self.last_key.clone());
+        }
+        self.entry_count += 1;
+        self.max_seq_id = self.max_seq_id.max(cell.seq_id);
+        self.max_tags_len = self.max_tags_len.max(cell.tags.len());
+        if cell.cell_type == CellType::Put {
+            self.earliest_put = self.earliest_put.min(cell.timestamp);
+        }
+        self.include_timestamp(cell.timestamp);
+        if matches!(cell.cell_type, CellType::DeleteColumn | CellType::DeleteFamily) {
+            self.include_timestamp(0);
+        }
+        Ok(())
+    }
+
+    /// `TimeRangeTracker.includeTimestamp`.
+    fn include_timestamp(&mut self, ts: i64) {
+        self.ts_min = self.ts_min.min(ts);
+        self.ts_max = self.ts_max.max(ts);
+    }
+
+    fn new_block(&mut self) {
+        self.payload.clear();
+        self.cell_encoder.start_block(&mut self.payload);
+        self.block_open = true;
+        self.first_key_in_block = None;
+        if self.entry_count > 0 {
+            self.last_key_of_prev_block = Some(self.last_key.clone());
+        }
+    }
+
+    fn finish_block(&mut self) -> Result<()> {
+        if !self.block_open || self.cell_encoder.unencoded_bytes() == 0 {
+            return Ok(());
+        }
+        self.cell_encoder.finish_block(&mut self.payload);
+        let block_type = self.opts.encoding.block_type();
+        let (offset, size) = self.sink.write_block(block_type, &self.payload)?;
+        if self.first_data_block_offset < 0 {
+            self.first_data_block_offset = offset as i64;
+        }
+        self.last_data_block_offset = offset as i64;
+        self.data_blocks += 1;
+        self.total_uncompressed_bytes += (HEADER_LEN + self.payload.len()) as u64;
+        let right_bytes = self
+            .first_key_in_block
+            .take()
+            .ok_or_else(|| FormatError::Invalid("internal: data block without a first cell".into()))?;
+        let right = KeyView::parse(&right_bytes)
+            .ok_or_else(|| FormatError::Invalid("internal: first key unparsable".into()))?;
+        let left = self.last_key_of_prev_block.as_deref().and_then(KeyView::parse);
+        let key = midpoint_key(left.as_ref(), &right);
+        self.index.add_entry(key, offset, size)?;
+        self.block_open = false;
+        Ok(())
+    }
+
+    /// Runs the inline-block protocol for every inline writer, in HBase's order.
+    fn write_inline_blocks(&mut self, closing: bool) -> Result<()> {
+        let writers: [&mut dyn InlineBlockWriter; 1] = [&mut self.index];
+        for w in writers {
+            while w.should_write_block(closing) {
+                self.inline_buf.clear();
+                w.write_inline_block(&mut self.inline_buf);
+                let (offset, size) = self.sink.write_block(w.block_type(), &self.inline_buf)?;
+                w.block_written(offset, size, self.inline_buf.len() as u32);
+                self.total_uncompressed_bytes += (HEADER_LEN + self.inline_buf.len()) as u64;
+            }
+        }
+        Ok(())
+    }
+
+    fn file_info(&self) -> FileInfo {
+        let mut fi = self.extra_file_info.clone();
+        let o = &self.opts;
+        if self.entry_count > 0 {
+            fi.insert(keys::LASTKEY, self.last_key.clone());
+        }
+        let avg = |total: u64| if self.entry_count == 0 { 0 } else { (total / self.entry_count) as i32 };
+        fi.insert_i32(keys::AVG_KEY_LEN, avg(self.total_key_len));
+        fi.insert_i32(keys::AVG_VALUE_LEN, avg(self.total_value_len));
+        fi.insert_i64(keys::CREATE_TIME_TS, o.create_time);
+        if let Some(k) = &self.biggest_key {
+            fi.insert(keys::KEY_OF_BIGGEST_CELL, k.clone());
+            fi.insert_i64(keys::LEN_OF_BIGGEST_CELL, self.biggest_len);
+        }
+        if o.include_tags {
+            fi.insert_i32(keys::MAX_TAGS_LEN, self.max_tags_len as i32);
+            fi.insert_bool(keys::TAGS_COMPRESSED, o.encoding != DataBlockEncoding::None && o.compress_tags);
+        }
+        if o.include_mvcc {
+            fi.insert_i64(keys::MAX_MEMSTORE_TS_KEY, self.max_seq_id as i64);
+            fi.insert_i32(keys::KEY_VALUE_VERSION, 1);
+        }
+        if o.encoding != DataBlockEncoding::None {
+            fi.insert(keys::DATA_BLOCK_ENCODING, o.encoding.name().as_bytes().to_vec());
+        }
+        if o.store_file {
+            let mut tr = self.ts_min.to_be_bytes().to_vec();
+            tr.extend_from_slice(&self.ts_max.to_be_bytes());
+            fi.insert(keys::TIMERANGE, tr);
+            fi.insert_i64(keys::EARLIEST_PUT_TS, self.earliest_put);
+            fi.insert_i64(keys::DELETE_FAMILY_COUNT, self.delete_family_count);
+            fi.insert_bool(keys::HISTORICAL, false);
+        }
+        if let Some(b) = &o.bulk_load {
+            fi.insert_i64(keys::BULKLOAD_TIMESTAMP, b.timestamp);
+            fi.insert(keys::BULKLOAD_SOURCE_TASK, b.task.as_bytes().to_vec());
+            fi.insert_bool(keys::MAJOR_COMPACTION_KEY, true);
+            fi.insert_bool(keys::EXCLUDE_FROM_MINOR_COMPACTION, b.exclude_from_minor_compaction);
+        }
+        fi
+    }
+
+    /// Completes the file and returns the output and a summary.
+    pub fn finish(mut self) -> Result<(W, WriteSummary)> {
+        if self.failed {
+            return Err(FormatError::Invalid("writer failed earlier; the file is incomplete".into()));
+        }
+        self.finish_block()?;
+        self.write_inline_blocks(true)?;
+
+        let sink = &mut self.sink;
+        let load_on_open = self.index.write_index_blocks(&mut |t, p| sink.write_block(t, p))?;
+
+        // Meta index: single level, no META blocks.
+        let (_, _) = self.sink.write_block(BlockType::RootIndex, &[])?;
+        self.total_uncompressed_bytes += HEADER_LEN as u64;
+
+        let fi_payload = self.file_info().to_payload();
+        let (file_info_offset, _) = self.sink.write_block(BlockType::FileInfo, &fi_payload)?;
+        self.total_uncompressed_bytes += (HEADER_LEN + fi_payload.len()) as u64;
+
+        let trailer = Trailer {
+            file_info_offset,
+            load_on_open_data_offset: load_on_open,
+            uncompressed_data_index_size: self.index.total_uncompressed_size(),
+            total_uncompressed_bytes: self.total_uncompressed_bytes + TRAILER_SIZE as u64,
+            data_index_count: self.index.num_root_entries() as u32,
+            meta_index_count: 0,
+            entry_count: self.entry_count,
+            num_data_index_levels: self.index.num_levels(),
+            first_data_block_offset: self.first_data_block_offset,
+            last_data_block_offset: self.last_data_block_offset,
+            comparator_class_name: self.opts.comparator.clone(),
+            compression_codec: self.opts.compression.id(),
+            encryption_key: None,
+            major_version: MAJOR_VERSION,
+            minor_version: MINOR_VERSION,
+        };
+        let mut tb = Vec::with_capacity(TRAILER_SIZE);
+        trailer.write(&mut tb)?;
+        self.sink
+            .out
+            .write_all(&tb)
+            .map_err(|e| FormatError::io("writing the trailer", e))?;
+        self.sink.out.flush().map_err(|e| FormatError::io("flushing the file", e))?;
+        let summary = WriteSummary {
+            entry_count: self.entry_count,
+            file_size: self.sink.pos + TRAILER_SIZE as u64,
+            data_blocks: self.data_blocks,
+            index_levels: self.index.num_levels(),
+            first_key: self.first_key.clone(),
+            last_key: (self.entry_count > 0).then(|| self.last_key.clone()),
+            time_range: (self.entry_count > 0).then_some((self.ts_min, self.ts_max)),
+        };
+        Ok((self.sink.out, summary))
+    }
+}
