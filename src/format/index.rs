@@ -177,10 +177,9 @@ impl DataIndexWriter {
 
     /// Adds the entry for a data block just written.
     pub fn add_entry(&mut self, key: Vec<u8>, offset: u64, on_disk_size: u32) -> Result<()> {
-        let leaf = self
-            .leaf
-            .as_mut()
-            .ok_or_else(|| FormatError::Invalid("index entry added after the index was closed".into()))?;
+        let leaf = self.leaf.as_mut().ok_or_else(|| {
+            FormatError::Invalid("index entry added after the index was closed".into())
+        })?;
         leaf.add(key, offset, on_disk_size, None);
         self.total_entries += 1;
         Ok(())
@@ -203,7 +202,9 @@ impl DataIndexWriter {
     /// root block's offset (the load-on-open offset). Call after the closing inline round.
     pub fn write_index_blocks(&mut self, emit: &mut EmitBlock<'_>) -> Result<u64> {
         if self.leaf.as_ref().is_some_and(|l| !l.is_empty()) {
-            return Err(FormatError::Invalid("leaf index entries left unwritten at close".into()));
+            return Err(FormatError::Invalid(
+                "leaf index entries left unwritten at close".into(),
+            ));
         }
         let mid = if self.num_levels > 1 {
             self.root.mid_key_metadata()
@@ -230,7 +231,11 @@ impl DataIndexWriter {
         Ok(offset)
     }
 
-    fn write_intermediate_level(&mut self, level: &IndexChunk, emit: &mut EmitBlock<'_>) -> Result<IndexChunk> {
+    fn write_intermediate_level(
+        &mut self,
+        level: &IndexChunk,
+        emit: &mut EmitBlock<'_>,
+    ) -> Result<IndexChunk> {
         let mut parent = IndexChunk::default();
         let mut cur = IndexChunk::default();
         for (i, e) in level.entries.iter().enumerate() {
@@ -293,13 +298,23 @@ impl InlineBlockWriter for DataIndexWriter {
         }
     }
 
-    fn block_written(&mut self, offset: u64, on_disk_size_with_header: u32, uncompressed_size: u32) {
+    fn block_written(
+        &mut self,
+        offset: u64,
+        on_disk_size_with_header: u32,
+        uncompressed_size: u32,
+    ) {
         self.total_uncompressed_size += uncompressed_size as u64;
         if self.root.is_empty() {
             self.num_levels = 2;
         }
         if let Some(key) = self.pending_first_key.take() {
-            self.root.add(key, offset, on_disk_size_with_header, Some(self.total_entries));
+            self.root.add(
+                key,
+                offset,
+                on_disk_size_with_header,
+                Some(self.total_entries),
+            );
         }
     }
 }
@@ -308,7 +323,11 @@ impl InlineBlockWriter for DataIndexWriter {
 /// built as HBase builds it, or `None` when the two are equal. REQUIRES `left <= right`.
 pub fn minimum_midpoint(left: &[u8], right: &[u8]) -> Option<Vec<u8>> {
     let min = left.len().min(right.len());
-    let diff = left.iter().zip(right).position(|(a, b)| a != b).unwrap_or(min);
+    let diff = left
+        .iter()
+        .zip(right)
+        .position(|(a, b)| a != b)
+        .unwrap_or(min);
     if diff == min {
         if left.len() < right.len() {
             let mut m = right[..=min].to_vec();
@@ -329,7 +348,14 @@ pub fn midpoint_key(left: Option<&KeyView<'_>>, right: &KeyView<'_>) -> Vec<u8> 
     let mut out = Vec::new();
     let max = CellType::Maximum.code();
     let Some(left) = left else {
-        write_key_parts(&mut out, right.row, right.family, right.qualifier, right.timestamp, right.type_code);
+        write_key_parts(
+            &mut out,
+            right.row,
+            right.family,
+            right.qualifier,
+            right.timestamp,
+            right.type_code,
+        );
         return out;
     };
     if let Some(m) = minimum_midpoint(left.row, right.row) {
@@ -339,13 +365,25 @@ pub fn midpoint_key(left: Option<&KeyView<'_>>, right: &KeyView<'_>) -> Vec<u8> 
     } else if let Some(m) = minimum_midpoint(left.qualifier, right.qualifier) {
         write_key_parts(&mut out, right.row, right.family, &m, LATEST_TIMESTAMP, max);
     } else {
-        write_key_parts(&mut out, right.row, right.family, right.qualifier, right.timestamp, right.type_code);
+        write_key_parts(
+            &mut out,
+            right.row,
+            right.family,
+            right.qualifier,
+            right.timestamp,
+            right.type_code,
+        );
     }
     out
 }
 
 /// Parses `count` root-format entries; returns them and the bytes consumed.
-pub fn parse_root(payload: &[u8], count: usize, offset: u64, what: &'static str) -> Result<(Vec<IndexEntry>, usize)> {
+pub fn parse_root(
+    payload: &[u8],
+    count: usize,
+    offset: u64,
+    what: &'static str,
+) -> Result<(Vec<IndexEntry>, usize)> {
     let mut c = Cursor::new(payload, offset, what);
     // Each entry takes at least 13 bytes: refuse counts the payload cannot hold.
     if count > payload.len() / 13 + 1 {
@@ -362,7 +400,11 @@ pub fn parse_root(payload: &[u8], count: usize, offset: u64, what: &'static str)
         let klen = c.vint_len()?;
         let key = c.take(klen)?.to_vec();
         if off < 0 || size < 0 {
-            return Err(FormatError::corrupt(what, offset, format!("negative block offset {off} or size {size}")));
+            return Err(FormatError::corrupt(
+                what,
+                offset,
+                format!("negative block offset {off} or size {size}"),
+            ));
         }
         entries.push(IndexEntry {
             offset: off as u64,
@@ -398,7 +440,11 @@ pub fn parse_non_root(payload: &[u8], offset: u64) -> Result<Vec<IndexEntry>> {
     let mut c = Cursor::new(payload, offset, what);
     let n = c.i32()?;
     if n < 0 || (n as usize).saturating_mul(4 + NON_ROOT_ENTRY_OVERHEAD) > payload.len() {
-        return Err(FormatError::corrupt(what, offset, format!("entry count {n} does not fit")));
+        return Err(FormatError::corrupt(
+            what,
+            offset,
+            format!("entry count {n} does not fit"),
+        ));
     }
     let n = n as usize;
     let mut secondary = Vec::with_capacity(n + 1);
@@ -411,13 +457,21 @@ pub fn parse_non_root(payload: &[u8], offset: u64) -> Result<Vec<IndexEntry>> {
     for i in 0..n {
         let (s, e) = (secondary[i], secondary[i + 1]);
         if s < 0 || e < s + NON_ROOT_ENTRY_OVERHEAD as i32 || e as usize > body.len() {
-            return Err(FormatError::corrupt(what, offset, format!("secondary index entry {i} ({s}..{e}) is invalid")));
+            return Err(FormatError::corrupt(
+                what,
+                offset,
+                format!("secondary index entry {i} ({s}..{e}) is invalid"),
+            ));
         }
         let mut ec = Cursor::new(&body[s as usize..e as usize], body_at + s as u64, what);
         let off = ec.i64()?;
         let size = ec.i32()?;
         if off < 0 || size < 0 {
-            return Err(FormatError::corrupt(what, offset, format!("negative offset {off} or size {size}")));
+            return Err(FormatError::corrupt(
+                what,
+                offset,
+                format!("negative offset {off} or size {size}"),
+            ));
         }
         entries.push(IndexEntry {
             offset: off as u64,
@@ -448,45 +502,75 @@ mod tests {
 
     #[test]
     fn minimum_midpoint_cases() {
-        assert_eq!(minimum_midpoint(b"the quick brown fox", b"the who"), Some(b"the r".to_vec()));
+        assert_eq!(
+            minimum_midpoint(b"the quick brown fox", b"the who"),
+            Some(b"the r".to_vec())
+        );
         assert_eq!(minimum_midpoint(b"abc", b"abcde"), Some(b"abc\0".to_vec()));
         assert_eq!(minimum_midpoint(b"abc", b"abc"), None);
         assert_eq!(minimum_midpoint(b"", b"a"), Some(vec![0]));
-        assert_eq!(minimum_midpoint(b"a\x01", b"a\x05"), Some(b"a\x02".to_vec()));
+        assert_eq!(
+            minimum_midpoint(b"a\x01", b"a\x05"),
+            Some(b"a\x02".to_vec())
+        );
     }
 
     #[test]
     fn midpoint_key_reference_example() {
         let l = kv(b"the quick brown fox", b"q", 1);
         let r = kv(b"the who", b"q", 1);
-        let m = midpoint_key(Some(&KeyView::parse(&l).unwrap()), &KeyView::parse(&r).unwrap());
+        let m = midpoint_key(
+            Some(&KeyView::parse(&l).unwrap()),
+            &KeyView::parse(&r).unwrap(),
+        );
         assert_eq!(
             m,
-            [0, 5, b't', b'h', b'e', b' ', b'r', 0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+            [
+                0, 5, b't', b'h', b'e', b' ', b'r', 0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                0xff, 0xff
+            ]
         );
         // Same row and column: the real key of the right cell.
         let l = kv(b"r", b"q", 9);
         let r = kv(b"r", b"q", 8);
-        assert_eq!(midpoint_key(Some(&KeyView::parse(&l).unwrap()), &KeyView::parse(&r).unwrap()), r);
+        assert_eq!(
+            midpoint_key(
+                Some(&KeyView::parse(&l).unwrap()),
+                &KeyView::parse(&r).unwrap()
+            ),
+            r
+        );
         // Same row, different qualifier: first-on-row-col of a midpoint qualifier.
         let l = kv(b"r", b"qa", 9);
         let r = kv(b"r", b"qc", 9);
-        let m = midpoint_key(Some(&KeyView::parse(&l).unwrap()), &KeyView::parse(&r).unwrap());
+        let m = midpoint_key(
+            Some(&KeyView::parse(&l).unwrap()),
+            &KeyView::parse(&r).unwrap(),
+        );
         let v = KeyView::parse(&m).unwrap();
-        assert_eq!((v.row, v.family, v.qualifier, v.type_code), (&b"r"[..], &b"cf"[..], &b"qb"[..], 255));
+        assert_eq!(
+            (v.row, v.family, v.qualifier, v.type_code),
+            (&b"r"[..], &b"cf"[..], &b"qb"[..], 255)
+        );
     }
 
     #[test]
     fn non_root_round_trip_and_secondary_index() {
         let mut chunk = IndexChunk::default();
-        for (i, k) in [vec![1u8; 48], vec![2u8; 68], vec![3u8; 38]].into_iter().enumerate() {
+        for (i, k) in [vec![1u8; 48], vec![2u8; 68], vec![3u8; 38]]
+            .into_iter()
+            .enumerate()
+        {
             chunk.add(k, i as u64 * 100, 50, None);
         }
         let mut p = Vec::new();
         chunk.write_non_root(&mut p);
         assert_eq!(p.len(), chunk.non_root_size());
         // entry sizes 60, 80, 50 → secondary index {0, 60, 140, 190}
-        assert_eq!(&p[4..20], &[0, 0, 0, 0, 0, 0, 0, 60, 0, 0, 0, 140, 0, 0, 0, 190]);
+        assert_eq!(
+            &p[4..20],
+            &[0, 0, 0, 0, 0, 0, 0, 60, 0, 0, 0, 140, 0, 0, 0, 190]
+        );
         assert_eq!(parse_non_root(&p, 0).unwrap(), chunk.entries);
         let mut r = Vec::new();
         chunk.write_root(&mut r);

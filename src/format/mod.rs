@@ -21,6 +21,7 @@ pub mod fileinfo;
 pub mod index;
 pub mod inline;
 pub mod proto;
+pub mod reader;
 pub mod text;
 pub mod trailer;
 pub mod writer;

@@ -87,10 +87,15 @@ pub fn parse_cell_line(line: &str) -> Result<Cell, String> {
             f.len()
         ));
     }
-    let field = |i: usize, name: &str| parse_hex(f[i]).map_err(|e| format!("field {} ({name}): {e}", i + 1));
-    let timestamp = f[3]
-        .parse::<i64>()
-        .map_err(|_| format!("field 4 (timestamp): '{}' is not a signed 64-bit integer", f[3]))?;
+    let field = |i: usize, name: &str| {
+        parse_hex(f[i]).map_err(|e| format!("field {} ({name}): {e}", i + 1))
+    };
+    let timestamp = f[3].parse::<i64>().map_err(|_| {
+        format!(
+            "field 4 (timestamp): '{}' is not a signed 64-bit integer",
+            f[3]
+        )
+    })?;
     let cell_type = CellType::from_name(f[4]).ok_or_else(|| {
         format!(
             "field 5 (type): '{}' is not one of Put, Delete, DeleteColumn, DeleteFamily, DeleteFamilyVersion",
@@ -132,9 +137,17 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         assert!(parse_cell_line("aa bb").unwrap_err().contains("7 or 8"));
-        assert!(parse_cell_line("aa bb cc x Put - -").unwrap_err().contains("timestamp"));
-        assert!(parse_cell_line("aa bb cc 1 Putt - -").unwrap_err().contains("type"));
-        assert!(parse_cell_line("aa bb c 1 Put - -").unwrap_err().contains("qualifier"));
-        assert!(parse_cell_line("aa bb cc 1 Put zz -").unwrap_err().contains("value"));
+        assert!(parse_cell_line("aa bb cc x Put - -")
+            .unwrap_err()
+            .contains("timestamp"));
+        assert!(parse_cell_line("aa bb cc 1 Putt - -")
+            .unwrap_err()
+            .contains("type"));
+        assert!(parse_cell_line("aa bb c 1 Put - -")
+            .unwrap_err()
+            .contains("qualifier"));
+        assert!(parse_cell_line("aa bb cc 1 Put zz -")
+            .unwrap_err()
+            .contains("value"));
     }
 }

@@ -124,13 +124,19 @@ impl<W: Write> BlockSink<W> {
     fn write_block(&mut self, block_type: BlockType, payload: &[u8]) -> Result<(u64, u32)> {
         self.scratch.clear();
         let chain = block_type.chain_id();
-        let e = self
-            .encoder
-            .encode(block_type, payload, self.prev_offsets[chain], &mut self.scratch)?;
+        let e = self.encoder.encode(
+            block_type,
+            payload,
+            self.prev_offsets[chain],
+            &mut self.scratch,
+        )?;
         let offset = self.pos;
-        self.out
-            .write_all(&self.scratch)
-            .map_err(|e| FormatError::io(format!("writing {} block at offset {offset}", block_type.name()), e))?;
+        self.out.write_all(&self.scratch).map_err(|e| {
+            FormatError::io(
+                format!("writing {} block at offset {offset}", block_type.name()),
+                e,
+            )
+        })?;
         self.prev_offsets[chain] = offset as i64;
         self.pos += e.on_disk_size_with_header as u64;
         Ok((offset, e.on_disk_size_with_header))
@@ -244,7 +250,9 @@ impl<W: Write> HFileWriter<W> {
     /// `hfile.` are reserved for the writer.
     pub fn append_file_info(&mut self, key: &str, value: Vec<u8>) -> Result<()> {
         if key.starts_with("hfile.") {
-            return Err(FormatError::Invalid(format!("FileInfo key {key} is reserved")));
+            return Err(FormatError::Invalid(format!(
+                "FileInfo key {key} is reserved"
+            )));
         }
         self.extra_file_info.insert(key, value);
         Ok(())
@@ -253,7 +261,9 @@ impl<W: Write> HFileWriter<W> {
     /// Appends one cell. See the module documentation for the contract.
     pub fn append(&mut self, cell: &CellRef<'_>) -> Result<()> {
         if self.failed {
-            return Err(FormatError::Invalid("writer failed earlier; the file is incomplete".into()));
+            return Err(FormatError::Invalid(
+                "writer failed earlier; the file is incomplete".into(),
+            ));
         }
         cell.validate()?;
         let mut dup = false;
@@ -284,7 +294,9 @@ impl<W: Write> HFileWriter<W> {
         }
         if !dup && self.block_open {
             let limit = self.opts.block_size;
-            if self.cell_encoder.encoded_bytes() >= limit || self.cell_encoder.unencoded_bytes() >= limit {
+            if self.cell_encoder.encoded_bytes() >= limit
+                || self.cell_encoder.unencoded_bytes() >= limit
+            {
                 self.finish_block()?;
                 self.write_inline_blocks(false)?;
             }
@@ -305,7 +317,11 @@ impl<W: Write> HFileWriter<W> {
         }
         self.total_key_len += key_len as u64;
         self.total_value_len += cell.value.len() as u64;
-        let tags_part = if cell.tags.is_empty() { 0 } else { 2 + cell.tags.len() };
+        let tags_part = if cell.tags.is_empty() {
+            0
+        } else {
+            2 + cell.tags.len()
+        };
         let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
         if self.biggest_len < size {
             self.biggest_len = size;
@@ -318,7 +334,10 @@ impl<W: Write> HFileWriter<W> {
             self.earliest_put = self.earliest_put.min(cell.timestamp);
         }
         self.include_timestamp(cell.timestamp);
-        if matches!(cell.cell_type, CellType::DeleteColumn | CellType::DeleteFamily) {
+        if matches!(
+            cell.cell_type,
+            CellType::DeleteColumn | CellType::DeleteFamily
+        ) {
             self.include_timestamp(0);
         }
         Ok(())
@@ -353,13 +372,15 @@ impl<W: Write> HFileWriter<W> {
         self.last_data_block_offset = offset as i64;
         self.data_blocks += 1;
         self.total_uncompressed_bytes += (HEADER_LEN + self.payload.len()) as u64;
-        let right_bytes = self
-            .first_key_in_block
-            .take()
-            .ok_or_else(|| FormatError::Invalid("internal: data block without a first cell".into()))?;
+        let right_bytes = self.first_key_in_block.take().ok_or_else(|| {
+            FormatError::Invalid("internal: data block without a first cell".into())
+        })?;
         let right = KeyView::parse(&right_bytes)
             .ok_or_else(|| FormatError::Invalid("internal: first key unparsable".into()))?;
-        let left = self.last_key_of_prev_block.as_deref().and_then(KeyView::parse);
+        let left = self
+            .last_key_of_prev_block
+            .as_deref()
+            .and_then(KeyView::parse);
         let key = midpoint_key(left.as_ref(), &right);
         self.index.add_entry(key, offset, size)?;
         self.block_open = false;
@@ -387,7 +408,7 @@ impl<W: Write> HFileWriter<W> {
         if self.entry_count > 0 {
             fi.insert(keys::LASTKEY, self.last_key.clone());
         }
-        let avg = |total: u64| if self.entry_count == 0 { 0 } else { (total / self.entry_count) as i32 };
+        let avg = |total: u64| total.checked_div(self.entry_count).unwrap_or(0) as i32;
         fi.insert_i32(keys::AVG_KEY_LEN, avg(self.total_key_len));
         fi.insert_i32(keys::AVG_VALUE_LEN, avg(self.total_value_len));
         fi.insert_i64(keys::CREATE_TIME_TS, o.create_time);
@@ -397,14 +418,20 @@ impl<W: Write> HFileWriter<W> {
         }
         if o.include_tags {
             fi.insert_i32(keys::MAX_TAGS_LEN, self.max_tags_len as i32);
-            fi.insert_bool(keys::TAGS_COMPRESSED, o.encoding != DataBlockEncoding::None && o.compress_tags);
+            fi.insert_bool(
+                keys::TAGS_COMPRESSED,
+                o.encoding != DataBlockEncoding::None && o.compress_tags,
+            );
         }
         if o.include_mvcc {
             fi.insert_i64(keys::MAX_MEMSTORE_TS_KEY, self.max_seq_id as i64);
             fi.insert_i32(keys::KEY_VALUE_VERSION, 1);
         }
         if o.encoding != DataBlockEncoding::None {
-            fi.insert(keys::DATA_BLOCK_ENCODING, o.encoding.name().as_bytes().to_vec());
+            fi.insert(
+                keys::DATA_BLOCK_ENCODING,
+                o.encoding.name().as_bytes().to_vec(),
+            );
         }
         if o.store_file {
             let mut tr = self.ts_min.to_be_bytes().to_vec();
@@ -418,7 +445,10 @@ impl<W: Write> HFileWriter<W> {
             fi.insert_i64(keys::BULKLOAD_TIMESTAMP, b.timestamp);
             fi.insert(keys::BULKLOAD_SOURCE_TASK, b.task.as_bytes().to_vec());
             fi.insert_bool(keys::MAJOR_COMPACTION_KEY, true);
-            fi.insert_bool(keys::EXCLUDE_FROM_MINOR_COMPACTION, b.exclude_from_minor_compaction);
+            fi.insert_bool(
+                keys::EXCLUDE_FROM_MINOR_COMPACTION,
+                b.exclude_from_minor_compaction,
+            );
         }
         fi
     }
@@ -426,13 +456,17 @@ impl<W: Write> HFileWriter<W> {
     /// Completes the file and returns the output and a summary.
     pub fn finish(mut self) -> Result<(W, WriteSummary)> {
         if self.failed {
-            return Err(FormatError::Invalid("writer failed earlier; the file is incomplete".into()));
+            return Err(FormatError::Invalid(
+                "writer failed earlier; the file is incomplete".into(),
+            ));
         }
         self.finish_block()?;
         self.write_inline_blocks(true)?;
 
         let sink = &mut self.sink;
-        let load_on_open = self.index.write_index_blocks(&mut |t, p| sink.write_block(t, p))?;
+        let load_on_open = self
+            .index
+            .write_index_blocks(&mut |t, p| sink.write_block(t, p))?;
 
         // Meta index: single level, no META blocks.
         let (_, _) = self.sink.write_block(BlockType::RootIndex, &[])?;
@@ -465,7 +499,10 @@ impl<W: Write> HFileWriter<W> {
             .out
             .write_all(&tb)
             .map_err(|e| FormatError::io("writing the trailer", e))?;
-        self.sink.out.flush().map_err(|e| FormatError::io("flushing the file", e))?;
+        self.sink
+            .out
+            .flush()
+            .map_err(|e| FormatError::io("flushing the file", e))?;
         let summary = WriteSummary {
             entry_count: self.entry_count,
             file_size: self.sink.pos + TRAILER_SIZE as u64,
