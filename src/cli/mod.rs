@@ -1,1 +1,106 @@
-//! The `hfkit` command line.
+//! The `hfkit` command line: a thin layer over the library's public API.
+//!
+//! Exit codes (also in `--help`): 0 success; 1 the input is bad or a file failed verification
+//! (the message names the file and the line, or the block offset); 2 the command line itself
+//! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
+
+mod hfile;
+
+use std::io::{self, Write};
+
+use clap::{Parser, Subcommand};
+
+/// Exit code: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: bad input data, a corrupt file, or a failed verification.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code: the command line is wrong.
+pub const EXIT_USAGE: i32 = 2;
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  success
+  1  bad input or a corrupt file (the message names the file and line, or the block offset)
+  2  the command line is wrong
+
+Cells on the command line and in cell files use the canonical text form, one cell per line:
+  row_hex family_hex qualifier_hex timestamp type value_hex tags_hex [seqid]
+with lowercase hex, '-' for empty bytes, and type one of Put, Delete, DeleteColumn,
+DeleteFamily, DeleteFamilyVersion.";
+
+/// hfkit: bulk-load and maintain Apache HBase tables as files, offline.
+#[derive(Debug, Parser)]
+#[command(name = "hfkit", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect, verify and write single HFiles (HBase HFile v3).
+    #[command(subcommand)]
+    Hfile(hfile::HfileCommand),
+}
+
+/// An error the CLI reports: a message, and whether it is a usage error.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: i32,
+}
+
+impl CliError {
+    pub fn failure(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: EXIT_FAILURE,
+        }
+    }
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: EXIT_USAGE,
+        }
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::failure(e.to_string())
+    }
+}
+
+/// Runs the CLI with `args` (including the program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = match cli.command {
+        Command::Hfile(cmd) => hfile::run(cmd, &mut out),
+    };
+    let flushed = out.flush().map_err(CliError::from);
+    match result.and_then(|code| flushed.map(|()| code)) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => EXIT_OK,
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "hfkit: {}", e.message);
+            e.code
+        }
+    }
+}
+
+fn is_broken_pipe(e: &CliError) -> bool {
+    e.message.contains("Broken pipe")
+}

@@ -24,6 +24,7 @@ pub mod proto;
 pub mod reader;
 pub mod text;
 pub mod trailer;
+pub mod verify;
 pub mod writer;
 
 pub use error::{FormatError, Result};

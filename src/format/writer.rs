@@ -515,3 +515,45 @@ impl<W: Write> HFileWriter<W> {
         Ok((self.sink.out, summary))
     }
 }
+
+/// Writes an HFile at `path` through `fill`, under a temporary name in the same directory that
+/// is fsynced and renamed to `path` only when the file is complete. On any error the temporary
+/// file is removed and `path` is untouched. `fill`'s error is returned as is.
+pub fn write_file_atomically<F>(
+    path: &std::path::Path,
+    opts: WriterOptions,
+    fill: F,
+) -> std::result::Result<WriteSummary, String>
+where
+    F: FnOnce(
+        &mut HFileWriter<std::io::BufWriter<std::fs::File>>,
+    ) -> std::result::Result<(), String>,
+{
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.hfkit-tmp", std::process::id()));
+    let result = (|| {
+        let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let mut w = HFileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file), opts)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        fill(&mut w)?;
+        let (buf, summary) = w.finish().map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = buf
+            .into_inner()
+            .map_err(|e| format!("{}: {}", tmp.display(), e.error()))?;
+        file.sync_all()
+            .map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("renaming to {}: {e}", path.display()))?;
+        Ok(summary)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

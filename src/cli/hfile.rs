@@ -1,0 +1,526 @@
+//! `hfkit hfile ...`: single-file commands over `format::{reader, writer, verify}`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{json, Map, Value};
+
+use super::{CliError, EXIT_FAILURE, EXIT_OK};
+use crate::format::block::BlockDecoder;
+use crate::format::cell::{first_on_column, first_on_row, KeyView};
+use crate::format::checksum::ChecksumType;
+use crate::format::compression::Compression;
+use crate::format::encoding::DataBlockEncoding;
+use crate::format::fileinfo::{value_kind, ValueKind};
+use crate::format::reader::HFileReader;
+use crate::format::text::{hex, parse_cell_line, parse_hex, push_cell_line};
+use crate::format::trailer::{Trailer, COMPARATOR_INNER_STORE, COMPARATOR_KV};
+use crate::format::verify::verify;
+use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
+
+#[derive(Debug, Subcommand)]
+pub enum HfileCommand {
+    /// Print every cell in file order, one per line, in the canonical text form.
+    Cells {
+        file: PathBuf,
+        /// Also print each cell's MVCC sequence id (an 8th field).
+        #[arg(long)]
+        seqid: bool,
+    },
+    /// Show the trailer, FileInfo, index, Bloom filters, block counts and cell statistics.
+    Info {
+        file: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every block's checksum, the block chains, cell order, the index against the
+    /// blocks and FileInfo against the cells. Exit 0 when sound, 1 with the problems otherwise.
+    Verify { file: PathBuf },
+    /// Write an HFile from sorted cells in the canonical text form (see `hfkit --help`).
+    Write(WriteArgs),
+    /// Print the cells of one row (or one column of it).
+    Get {
+        file: PathBuf,
+        /// Row, as hex.
+        row_hex: String,
+        /// Family, as hex (with QUALIFIER_HEX: only that column).
+        family_hex: Option<String>,
+        /// Qualifier, as hex ('-' for the empty qualifier).
+        qualifier_hex: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ComparatorName {
+    /// org.apache.hadoop.hbase.KeyValue$KVComparator: read by HBase 2.x and 3.x.
+    Kv,
+    /// org.apache.hadoop.hbase.InnerStoreCellComparator: what HBase 3 (master) writes.
+    InnerStore,
+}
+
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// The HFile to create (written under a temporary name, renamed when complete).
+    out: PathBuf,
+    /// Cells, sorted in HBase order, one per line ('-' for standard input).
+    #[arg(long)]
+    cells: PathBuf,
+    /// Block compression: none, gz, snappy, lz4, zstd.
+    #[arg(long, default_value = "none")]
+    compression: String,
+    /// Data block encoding: none, prefix, diff, fast_diff, row_index_v1.
+    #[arg(long, default_value = "none")]
+    encoding: String,
+    /// Bloom filter: none, row, rowcol, rowprefix:N.
+    #[arg(long, default_value = "none")]
+    bloom: String,
+    /// Target data block size in bytes (the family's BLOCKSIZE).
+    #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE)]
+    block_size: usize,
+    /// Block checksum: crc32c, crc32, null.
+    #[arg(long, default_value = "crc32c")]
+    checksum: String,
+    /// Bytes covered by each checksum.
+    #[arg(long, default_value_t = 16384)]
+    bytes_per_checksum: u32,
+    /// Store a tags length in every cell (HBase bulk loads do); required if any cell has tags.
+    #[arg(long)]
+    include_tags: bool,
+    /// Leave out the per-cell MVCC sequence id (HBase bulk loads include it, as 0).
+    #[arg(long)]
+    no_mvcc: bool,
+    /// hfile.CREATE_TIME_TS in epoch ms (default: now).
+    #[arg(long)]
+    create_time: Option<i64>,
+    /// Add HBase's bulk-load FileInfo keys with this BULKLOAD_TIMESTAMP (epoch ms).
+    #[arg(long)]
+    bulkload_time: Option<i64>,
+    /// BULKLOAD_SOURCE_TASK for --bulkload-time.
+    #[arg(long, default_value = "hfkit")]
+    bulkload_task: String,
+    /// Write what HBase's plain HFile writer writes: no store-file keys, no Bloom.
+    #[arg(long)]
+    plain: bool,
+    /// Comparator class name in the trailer.
+    #[arg(long, value_enum, default_value = "kv")]
+    comparator: ComparatorName,
+    /// Max bytes of an index block before the index grows a level.
+    #[arg(long, default_value_t = crate::format::index::DEFAULT_MAX_CHUNK_SIZE)]
+    index_block_size: usize,
+}
+
+pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
+    match cmd {
+        HfileCommand::Cells { file, seqid } => cells(&file, seqid, out),
+        HfileCommand::Info { file, json } => info(&file, json, out),
+        HfileCommand::Verify { file } => verify_cmd(&file, out),
+        HfileCommand::Write(args) => write(args, out),
+        HfileCommand::Get {
+            file,
+            row_hex,
+            family_hex,
+            qualifier_hex,
+        } => get(
+            &file,
+            &row_hex,
+            family_hex.as_deref(),
+            qualifier_hex.as_deref(),
+            out,
+        ),
+    }
+}
+
+fn open(file: &Path) -> Result<HFileReader, CliError> {
+    HFileReader::open(file).map_err(|e| CliError::failure(format!("{}: {e}", file.display())))
+}
+
+fn fail(file: &Path, e: impl std::fmt::Display) -> CliError {
+    CliError::failure(format!("{}: {e}", file.display()))
+}
+
+fn cells(file: &Path, seqid: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+    let r = open(file)?;
+    let mut s = r.scanner().map_err(|e| fail(file, e))?;
+    let mut line = String::with_capacity(256);
+    while let Some(c) = s.next().map_err(|e| fail(file, e))? {
+        line.clear();
+        push_cell_line(&mut line, &c, seqid);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(EXIT_OK)
+}
+
+fn verify_cmd(file: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
+    let r = open(file)?;
+    let report = verify(&r);
+    if report.is_ok() {
+        writeln!(
+            out,
+            "{}: OK ({} blocks, {} data blocks, {} cells)",
+            file.display(),
+            report.blocks,
+            report.data_blocks,
+            report.cells
+        )?;
+        Ok(EXIT_OK)
+    } else {
+        let mut msg = format!("{}: {} problem(s)", file.display(), report.problems.len());
+        for p in &report.problems {
+            msg.push_str(&format!("\n  {p}"));
+        }
+        Err(CliError::failure(msg))
+    }
+}
+
+fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let compression = Compression::from_name(&a.compression)
+        .filter(|c| Compression::SUPPORTED.contains(c))
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--compression: '{}' is not one of none, gz, snappy, lz4, zstd",
+                a.compression
+            ))
+        })?;
+    let encoding = DataBlockEncoding::from_name(&a.encoding).ok_or_else(|| {
+        CliError::usage(format!(
+            "--encoding: '{}' is not one of none, prefix, diff, fast_diff, row_index_v1",
+            a.encoding
+        ))
+    })?;
+    let checksum_type = ChecksumType::from_name(&a.checksum).ok_or_else(|| {
+        CliError::usage(format!(
+            "--checksum: '{}' is not one of crc32c, crc32, null",
+            a.checksum
+        ))
+    })?;
+    if a.bloom != "none" {
+        return Err(CliError::usage(format!(
+            "--bloom {}: Bloom filters are not available in this build",
+            a.bloom
+        )));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let opts = WriterOptions {
+        block_size: a.block_size,
+        compression,
+        encoding,
+        checksum_type,
+        bytes_per_checksum: a.bytes_per_checksum,
+        include_tags: a.include_tags,
+        include_mvcc: !a.no_mvcc,
+        compress_tags: false,
+        index_block_size: a.index_block_size,
+        create_time: a.create_time.unwrap_or(now),
+        comparator: match a.comparator {
+            ComparatorName::Kv => COMPARATOR_KV,
+            ComparatorName::InnerStore => COMPARATOR_INNER_STORE,
+        }
+        .to_string(),
+        store_file: !a.plain,
+        bulk_load: a.bulkload_time.map(|t| BulkLoadInfo {
+            timestamp: t,
+            task: a.bulkload_task.clone(),
+            exclude_from_minor_compaction: false,
+        }),
+        ..WriterOptions::default()
+    };
+    let include_tags = opts.include_tags;
+    let cells_name = a.cells.display().to_string();
+    let input: Box<dyn BufRead> = if a.cells.as_os_str() == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        Box::new(BufReader::new(
+            File::open(&a.cells).map_err(|e| CliError::failure(format!("{cells_name}: {e}")))?,
+        ))
+    };
+    let summary = crate::format::writer::write_file_atomically(&a.out, opts, |w| {
+        for (i, line) in input.lines().enumerate() {
+            let lineno = i + 1;
+            let line = line.map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let cell = parse_cell_line(&line).map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
+            if !include_tags && !cell.tags.is_empty() {
+                return Err(format!("{cells_name}: line {lineno}: the cell has tags; pass --include-tags to keep them"));
+            }
+            w.append(&cell.as_ref()).map_err(|e| match e {
+                crate::format::FormatError::OutOfOrder { .. } => format!(
+                    "{cells_name}: line {lineno}: cell is out of order (cells must be sorted by row, family, qualifier, timestamp descending, type descending)"
+                ),
+                other => format!("{cells_name}: line {lineno}: {other}"),
+            })?;
+        }
+        Ok(())
+    })
+    .map_err(CliError::failure)?;
+    writeln!(
+        out,
+        "wrote {} ({} cells, {} bytes, {} data blocks, {}-level index)",
+        a.out.display(),
+        summary.entry_count,
+        summary.file_size,
+        summary.data_blocks,
+        summary.index_levels
+    )?;
+    Ok(EXIT_OK)
+}
+
+fn get(
+    file: &Path,
+    row_hex: &str,
+    family_hex: Option<&str>,
+    qualifier_hex: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let row = parse_hex(row_hex).map_err(|e| CliError::usage(format!("ROW_HEX: {e}")))?;
+    let family = family_hex
+        .map(parse_hex)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("FAMILY_HEX: {e}")))?;
+    let qualifier = qualifier_hex
+        .map(parse_hex)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("QUALIFIER_HEX: {e}")))?;
+    if qualifier.is_some() && family.is_none() {
+        return Err(CliError::usage("QUALIFIER_HEX needs FAMILY_HEX"));
+    }
+    let r = open(file)?;
+    let key = match (&family, &qualifier) {
+        (Some(f), Some(q)) => first_on_column(&row, f, q),
+        _ => first_on_row(&row),
+    };
+    let mut s = r.scanner().map_err(|e| fail(file, e))?;
+    let mut n = 0u64;
+    let mut line = String::new();
+    let mut cur = s
+        .seek(&key)
+        .map_err(|e| fail(file, e))?
+        .map(|c| c.to_owned());
+    while let Some(c) = cur {
+        if c.row != row {
+            break;
+        }
+        let fam_ok = family.as_ref().is_none_or(|f| &c.family == f);
+        let col_ok = qualifier.as_ref().is_none_or(|q| &c.qualifier == q);
+        if fam_ok && col_ok {
+            line.clear();
+            push_cell_line(&mut line, &c.as_ref(), false);
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+            n += 1;
+        } else if qualifier.is_some() && fam_ok {
+            break;
+        }
+        cur = s.next().map_err(|e| fail(file, e))?.map(|c| c.to_owned());
+    }
+    eprintln!("{n} cell(s); bloom filter: none in this file");
+    Ok(if n > 0 { EXIT_OK } else { EXIT_FAILURE })
+}
+
+/// Statistics of a full scan (`hbase hfile -s`).
+#[derive(Default)]
+struct Stats {
+    cells: u64,
+    rows: u64,
+    key_min: usize,
+    key_max: usize,
+    key_sum: u64,
+    val_min: usize,
+    val_max: usize,
+    val_sum: u64,
+    row_cells_max: u64,
+    row_bytes_max: u64,
+}
+
+fn scan_stats(r: &HFileReader) -> crate::format::Result<Stats> {
+    let mut st = Stats {
+        key_min: usize::MAX,
+        val_min: usize::MAX,
+        ..Stats::default()
+    };
+    let mut s = r.scanner()?;
+    let mut last_row: Vec<u8> = Vec::new();
+    let (mut row_cells, mut row_bytes) = (0u64, 0u64);
+    while let Some(c) = s.next()? {
+        let k = c.key_len();
+        let v = c.value.len();
+        if st.cells == 0 || c.row != last_row.as_slice() {
+            st.rows += 1;
+            last_row.clear();
+            last_row.extend_from_slice(c.row);
+            row_cells = 0;
+            row_bytes = 0;
+        }
+        row_cells += 1;
+        row_bytes += (k + v) as u64;
+        st.row_cells_max = st.row_cells_max.max(row_cells);
+        st.row_bytes_max = st.row_bytes_max.max(row_bytes);
+        st.cells += 1;
+        st.key_min = st.key_min.min(k);
+        st.key_max = st.key_max.max(k);
+        st.key_sum += k as u64;
+        st.val_min = st.val_min.min(v);
+        st.val_max = st.val_max.max(v);
+        st.val_sum += v as u64;
+    }
+    if st.cells == 0 {
+        st.key_min = 0;
+        st.val_min = 0;
+    }
+    Ok(st)
+}
+
+fn key_text(key: &[u8]) -> String {
+    match KeyView::parse(key) {
+        Some(k) => format!(
+            "{} {} {} {} {}",
+            hex_or_dash(k.row),
+            hex_or_dash(k.family),
+            hex_or_dash(k.qualifier),
+            k.timestamp,
+            crate::format::cell::CellType::from_code(k.type_code)
+                .map(|t| t.name().to_string())
+                .unwrap_or_else(|| k.type_code.to_string())
+        ),
+        None => hex(key),
+    }
+}
+
+fn hex_or_dash(b: &[u8]) -> String {
+    if b.is_empty() {
+        "-".into()
+    } else {
+        hex(b)
+    }
+}
+
+fn file_info_value(key: &[u8], v: &[u8]) -> Value {
+    let as_arr = |n: usize| -> Option<Vec<u8>> { (v.len() == n).then(|| v.to_vec()) };
+    match value_kind(key) {
+        ValueKind::I32 => as_arr(4).map(|b| json!(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
+        ValueKind::I64 => as_arr(8).map(|b| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b);
+            json!(i64::from_be_bytes(a))
+        }),
+        ValueKind::Bool => as_arr(1).map(|b| json!(b[0] != 0)),
+        ValueKind::Str => std::str::from_utf8(v).ok().map(|s| json!(s)),
+        ValueKind::Key => Some(json!(key_text(v))),
+        ValueKind::TimeRange => as_arr(16).map(|b| {
+            let mut x = [0u8; 8];
+            let mut y = [0u8; 8];
+            x.copy_from_slice(&b[..8]);
+            y.copy_from_slice(&b[8..]);
+            json!({"min": i64::from_be_bytes(x), "max": i64::from_be_bytes(y)})
+        }),
+        ValueKind::Bytes => None,
+    }
+    .unwrap_or_else(|| json!(hex(v)))
+}
+
+fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+    let r = open(file)?;
+    let t = r.trailer();
+    let mut counts: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    let end = Trailer::offset_in(r.bytes().len() as u64);
+    let mut at = 0u64;
+    while at < end {
+        let h =
+            BlockDecoder::header_at(&r.bytes()[..end as usize], at).map_err(|e| fail(file, e))?;
+        *counts.entry(h.block_type.name()).or_default() += 1;
+        at += h.on_disk_size_with_header();
+    }
+    let st = scan_stats(&r).map_err(|e| fail(file, e))?;
+    let mut fi = Map::new();
+    for (k, v) in &r.file_info().entries {
+        fi.insert(
+            String::from_utf8_lossy(k).to_string(),
+            file_info_value(k, v),
+        );
+    }
+    let mean = |sum: u64| {
+        if st.cells == 0 {
+            0.0
+        } else {
+            sum as f64 / st.cells as f64
+        }
+    };
+    let doc = json!({
+        "file": file.display().to_string(),
+        "file_size": r.bytes().len(),
+        "trailer": {
+            "major_version": t.major_version,
+            "minor_version": t.minor_version,
+            "file_info_offset": t.file_info_offset,
+            "load_on_open_data_offset": t.load_on_open_data_offset,
+            "uncompressed_data_index_size": t.uncompressed_data_index_size,
+            "total_uncompressed_bytes": t.total_uncompressed_bytes,
+            "data_index_count": t.data_index_count,
+            "meta_index_count": t.meta_index_count,
+            "entry_count": t.entry_count,
+            "num_data_index_levels": t.num_data_index_levels,
+            "first_data_block_offset": t.first_data_block_offset,
+            "last_data_block_offset": t.last_data_block_offset,
+            "comparator_class_name": t.comparator_class_name,
+            "compression_codec": r.compression().name(),
+        },
+        "compression": r.compression().name(),
+        "data_block_encoding": r.encoding().name(),
+        "includes_tags": r.encoding_context().include_tags,
+        "includes_mvcc": r.encoding_context().include_mvcc,
+        "file_info": Value::Object(fi),
+        "index": {
+            "levels": t.num_data_index_levels,
+            "root_entries": r.root_index().len(),
+            "mid_key": r.mid_key_metadata().map(|m| json!({"leaf_offset": m.leaf_offset, "leaf_on_disk_size": m.leaf_on_disk_size, "index_in_leaf": m.index_in_leaf})),
+        },
+        "blocks": counts,
+        "bloom": {
+            "general": r.general_bloom_meta().map(|(o, p)| json!({"meta_offset": o, "meta_bytes": p.len()})),
+            "delete_family": r.delete_family_bloom_meta().map(|(o, p)| json!({"meta_offset": o, "meta_bytes": p.len()})),
+        },
+        "stats": {
+            "cells": st.cells,
+            "rows": st.rows,
+            "key_len": {"min": st.key_min, "max": st.key_max, "mean": mean(st.key_sum)},
+            "value_len": {"min": st.val_min, "max": st.val_max, "mean": mean(st.val_sum)},
+            "row_cells_max": st.row_cells_max,
+            "row_bytes_max": st.row_bytes_max,
+        },
+    });
+    if as_json {
+        serde_json::to_writer_pretty(&mut *out, &doc)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        writeln!(out)?;
+    } else {
+        print_flat(out, "", &doc)?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// Prints a JSON document as `path.to.key: value` lines.
+fn print_flat(out: &mut dyn Write, prefix: &str, v: &Value) -> std::io::Result<()> {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                print_flat(out, &p, x)?;
+            }
+            Ok(())
+        }
+        Value::String(s) => writeln!(out, "{prefix}: {s}"),
+        other => writeln!(out, "{prefix}: {other}"),
+    }
+}
