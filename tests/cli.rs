@@ -1,0 +1,266 @@
+//! End-to-end tests of the `hfkit` binary.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hfkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/users.cells.txt");
+
+#[test]
+fn write_then_cells_round_trips_the_sample_for_every_codec() {
+    let dir = tempfile::tempdir().unwrap();
+    let want = std::fs::read_to_string(SAMPLE).unwrap();
+    for codec in ["none", "gz", "snappy", "lz4", "zstd"] {
+        let out = dir.path().join(format!("{codec}.hfile"));
+        let o = hfkit(&[
+            "hfile",
+            "write",
+            out.to_str().unwrap(),
+            "--cells",
+            SAMPLE,
+            "--compression",
+            codec,
+            "--block-size",
+            "4096",
+        ]);
+        assert!(o.status.success(), "{codec}: {}", text(&o.stderr));
+        let o = hfkit(&["hfile", "cells", out.to_str().unwrap()]);
+        assert!(o.status.success());
+        assert_eq!(text(&o.stdout), want, "{codec}");
+        let o = hfkit(&["hfile", "verify", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{codec}: {}", text(&o.stderr));
+        // Only the finished file is left: no temporary files.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| n.to_string_lossy().ends_with(".hfile")),
+            "{names:?}"
+        );
+    }
+}
+
+#[test]
+fn write_rejects_out_of_order_input_naming_the_line_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cells = dir.path().join("bad.txt");
+    std::fs::write(
+        &cells,
+        "61 66 71 5 Put 76 -\n62 66 71 5 Put 76 -\n61 66 71 4 Put 76 -\n",
+    )
+    .unwrap();
+    let out = dir.path().join("x.hfile");
+    let o = hfkit(&[
+        "hfile",
+        "write",
+        out.to_str().unwrap(),
+        "--cells",
+        cells.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("bad.txt: line 3") && err.contains("out of order"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the input file remains"
+    );
+}
+
+#[test]
+fn write_rejects_bad_lines_mixed_families_and_untagged_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.hfile");
+    for (input, expect) in [
+        ("61 66 71 5 Put 7g -\n", "line 1: field 6 (value)"),
+        (
+            "61 66 71 5 Put 76 -\n62 67 71 5 Put 76 -\n",
+            "line 2: invalid input: an HFile holds one column family",
+        ),
+        ("61 66 71 5 Put 76 0002017a\n", "line 1: the cell has tags"),
+        (
+            "61 66 71 notanumber Put 76 -\n",
+            "line 1: field 4 (timestamp)",
+        ),
+    ] {
+        let cells = dir.path().join("in.txt");
+        std::fs::write(&cells, input).unwrap();
+        let o = hfkit(&[
+            "hfile",
+            "write",
+            out.to_str().unwrap(),
+            "--cells",
+            cells.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{input}");
+        assert!(
+            text(&o.stderr).contains(expect),
+            "{input}: {}",
+            text(&o.stderr)
+        );
+        assert!(!out.exists());
+    }
+    let o = hfkit(&[
+        "hfile",
+        "write",
+        out.to_str().unwrap(),
+        "--cells",
+        SAMPLE,
+        "--compression",
+        "brotli",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn get_prints_one_row_or_one_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("u.hfile");
+    assert!(hfkit(&[
+        "hfile",
+        "write",
+        out.to_str().unwrap(),
+        "--cells",
+        SAMPLE,
+        "--block-size",
+        "512"
+    ])
+    .status
+    .success());
+    let want: Vec<String> = std::fs::read_to_string(SAMPLE)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("303031303030 "))
+        .map(String::from)
+        .collect();
+    let o = hfkit(&["hfile", "get", out.to_str().unwrap(), "303031303030"]);
+    assert!(o.status.success());
+    assert_eq!(text(&o.stdout).lines().collect::<Vec<_>>(), want);
+    let o = hfkit(&[
+        "hfile",
+        "get",
+        out.to_str().unwrap(),
+        "303031303030",
+        "64",
+        "73636f7265",
+    ]);
+    assert_eq!(text(&o.stdout).lines().count(), 3, "{}", text(&o.stdout));
+    let o = hfkit(&["hfile", "get", out.to_str().unwrap(), "ffff"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn info_json_describes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("u.hfile");
+    assert!(hfkit(&[
+        "hfile",
+        "write",
+        out.to_str().unwrap(),
+        "--cells",
+        SAMPLE,
+        "--block-size",
+        "256",
+        "--index-block-size",
+        "256",
+        "--compression",
+        "lz4"
+    ])
+    .status
+    .success());
+    let o = hfkit(&["hfile", "info", out.to_str().unwrap(), "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trailer"]["entry_count"], 1506);
+    assert_eq!(v["compression"], "LZ4");
+    assert!(v["index"]["levels"].as_u64().unwrap() >= 2);
+    assert_eq!(v["stats"]["rows"], 300);
+    assert_eq!(
+        v["file_info"]["hfile.AVG_KEY_LEN"].as_i64().unwrap() > 0,
+        true
+    );
+}
+
+#[test]
+fn help_teaches_exit_codes_and_cell_format() {
+    let o = hfkit(&["--help"]);
+    assert!(o.status.success());
+    let h = text(&o.stdout);
+    assert!(
+        h.contains("Exit codes") && h.contains("row_hex family_hex qualifier_hex"),
+        "{h}"
+    );
+    let o = hfkit(&["hfile", "write", "--help"]);
+    assert!(text(&o.stdout).contains("--compression"));
+    assert_eq!(hfkit(&["nonsense"]).status.code(), Some(2));
+}
+
+#[test]
+fn corrupt_hbase_file_is_reported_by_offset_and_prints_no_cells() {
+    let Some(root) = common::fixtures_root("corrupt_hbase_file") else {
+        return;
+    };
+    let f = root.join("hbase-corrupt/TestCompaction_HFileWithCorruptBlock.hfile");
+    let o = hfkit(&["hfile", "verify", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("block at offset 0: checksum mismatch"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = hfkit(&["hfile", "cells", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stdout.is_empty(),
+        "no cell of the corrupt block may be printed"
+    );
+    assert!(text(&o.stderr).contains("offset 0"));
+}
+
+#[test]
+fn hbase_fixtures_pass_verify_and_print_their_cells() {
+    let Some(root) = common::fixtures_root("hbase_fixtures_cli") else {
+        return;
+    };
+    for f in common::fixtures(&root) {
+        if f.encoding() != hfkit::format::encoding::DataBlockEncoding::None
+            && std::env::var("HFKIT_ONLY_NONE").is_ok()
+        {
+            continue;
+        }
+        let p = f.hfile.to_str().unwrap();
+        let o = hfkit(&["hfile", "verify", p]);
+        assert!(o.status.success(), "{}: {}", f.name, text(&o.stderr));
+        let mut args = vec!["hfile", "cells", p];
+        if f.has_seqid() {
+            args.push("--seqid");
+        }
+        let o = hfkit(&args);
+        assert!(o.status.success(), "{}", f.name);
+        assert!(
+            o.stdout == f.cells_txt().as_bytes(),
+            "{}: cells differ",
+            f.name
+        );
+        let _ = Path::new(p);
+    }
+}
