@@ -245,9 +245,8 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
             );
         }
     }
-    if report.cells > 0 {
-        let avg_k = (key_total / report.cells) as i32;
-        let avg_v = (value_total / report.cells) as i32;
+    if let (Some(ak), Some(av)) = (key_total.checked_div(report.cells), value_total.checked_div(report.cells)) {
+        let (avg_k, avg_v) = (ak as i32, av as i32);
         if fi.get_i32(keys::AVG_KEY_LEN).is_some_and(|v| v != avg_k) {
             report.problem(
                 None,
