@@ -194,10 +194,7 @@ fn info_json_describes_the_file() {
     assert_eq!(v["compression"], "LZ4");
     assert!(v["index"]["levels"].as_u64().unwrap() >= 2);
     assert_eq!(v["stats"]["rows"], 300);
-    assert_eq!(
-        v["file_info"]["hfile.AVG_KEY_LEN"].as_i64().unwrap() > 0,
-        true
-    );
+    assert!(v["file_info"]["hfile.AVG_KEY_LEN"].as_i64().unwrap() > 0);
 }
 
 #[test]
