@@ -245,7 +245,10 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
             );
         }
     }
-    if let (Some(ak), Some(av)) = (key_total.checked_div(report.cells), value_total.checked_div(report.cells)) {
+    if let (Some(ak), Some(av)) = (
+        key_total.checked_div(report.cells),
+        value_total.checked_div(report.cells),
+    ) {
         let (avg_k, avg_v) = (ak as i32, av as i32);
         if fi.get_i32(keys::AVG_KEY_LEN).is_some_and(|v| v != avg_k) {
             report.problem(
