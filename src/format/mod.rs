@@ -9,8 +9,10 @@
 //! | [`block`] | 33-byte header, block types, encode/decode | Blocks |
 //! | [`encoding`] | cell layouts inside data blocks | Data blocks, `formats/encodings.md` |
 //! | [`proto`], [`trailer`], [`fileinfo`] | trailer and FileInfo | Trailer, FileInfo |
+//! | [`bloom`] | compound Bloom filters: hashes, chunks, writer, reader | Bloom filters, `formats/bloom.md` |
 
 pub mod block;
+pub mod bloom;
 pub mod bytes;
 pub mod cell;
 pub mod checksum;
