@@ -261,3 +261,53 @@ fn hbase_fixtures_pass_verify_and_print_their_cells() {
         let _ = Path::new(p);
     }
 }
+
+#[test]
+fn bloom_filters_are_written_and_consulted_by_get() {
+    let dir = tempfile::tempdir().unwrap();
+    for bloom in ["row", "rowcol", "rowprefix:4"] {
+        let out = dir.path().join("b.hfile");
+        let o = hfkit(&[
+            "hfile",
+            "write",
+            out.to_str().unwrap(),
+            "--cells",
+            SAMPLE,
+            "--bloom",
+            bloom,
+        ]);
+        assert!(o.status.success(), "{bloom}: {}", text(&o.stderr));
+        assert!(hfkit(&["hfile", "verify", out.to_str().unwrap()])
+            .status
+            .success());
+        let o = hfkit(&[
+            "hfile",
+            "get",
+            out.to_str().unwrap(),
+            "303031303030",
+            "64",
+            "6e616d65",
+        ]);
+        assert!(o.status.success(), "{bloom}");
+        assert_eq!(text(&o.stdout).lines().count(), 1);
+        // A ROWCOL Bloom can only rule out a column get, as in HBase.
+        let o = hfkit(&[
+            "hfile",
+            "get",
+            out.to_str().unwrap(),
+            "7a7a7a7a7a7a",
+            "64",
+            "6e616d65",
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            text(&o.stderr).contains("ruled the file out"),
+            "{bloom}: {}",
+            text(&o.stderr)
+        );
+    }
+    let o = hfkit(&[
+        "hfile", "write", "x", "--cells", SAMPLE, "--bloom", "rowcolx",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::{CliError, EXIT_FAILURE, EXIT_OK};
 use crate::format::block::BlockDecoder;
+use crate::format::bloom::{BloomKind, BloomQuery, BloomReader, BloomType};
 use crate::format::cell::{first_on_column, first_on_row, KeyView};
 use crate::format::checksum::ChecksumType;
 use crate::format::compression::Compression;
@@ -41,7 +42,8 @@ pub enum HfileCommand {
     Verify { file: PathBuf },
     /// Write an HFile from sorted cells in the canonical text form (see `hfkit --help`).
     Write(WriteArgs),
-    /// Print the cells of one row (or one column of it).
+    /// Print the cells of one row (or one column of it), asking the Bloom filter first.
+    /// Exit 1 when no cell matches (stderr says whether the Bloom filter ruled the file out).
     Get {
         file: PathBuf,
         /// Row, as hex.
@@ -197,11 +199,11 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             a.checksum
         ))
     })?;
-    if a.bloom != "none" {
-        return Err(CliError::usage(format!(
-            "--bloom {}: Bloom filters are not available in this build",
-            a.bloom
-        )));
+    let bloom = BloomType::parse(&a.bloom).map_err(|e| CliError::usage(format!("--bloom: {e}")))?;
+    if a.plain && bloom.is_some() {
+        return Err(CliError::usage(
+            "--plain files carry no Bloom filter; drop --bloom or --plain",
+        ));
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -229,6 +231,7 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             task: a.bulkload_task.clone(),
             exclude_from_minor_compaction: false,
         }),
+        bloom,
         ..WriterOptions::default()
     };
     let include_tags = opts.include_tags;
@@ -293,6 +296,25 @@ fn get(
         return Err(CliError::usage("QUALIFIER_HEX needs FAMILY_HEX"));
     }
     let r = open(file)?;
+    let query = match (&family, &qualifier) {
+        (Some(f), Some(q)) => BloomQuery::RowCol {
+            row: &row,
+            family: f,
+            qualifier: q,
+        },
+        _ => BloomQuery::Row(&row),
+    };
+    let bloom_name = r
+        .general_bloom()
+        .map(|b| match b.kind() {
+            BloomKind::General(t) => t.hbase_name().to_string(),
+            BloomKind::DeleteFamily => "DELETE_FAMILY".to_string(),
+        })
+        .unwrap_or_else(|| "none".to_string());
+    if !r.might_contain(query).map_err(|e| fail(file, e))? {
+        eprintln!("0 cell(s); bloom filter {bloom_name}: ruled the file out (no data block read)");
+        return Ok(EXIT_FAILURE);
+    }
     let key = match (&family, &qualifier) {
         (Some(f), Some(q)) => first_on_column(&row, f, q),
         _ => first_on_row(&row),
@@ -321,7 +343,12 @@ fn get(
         }
         cur = s.next().map_err(|e| fail(file, e))?.map(|c| c.to_owned());
     }
-    eprintln!("{n} cell(s); bloom filter: none in this file");
+    let verdict = if r.general_bloom().is_some() {
+        "maybe present"
+    } else {
+        "none in this file"
+    };
+    eprintln!("{n} cell(s); bloom filter {bloom_name}: {verdict}");
     Ok(if n > 0 { EXIT_OK } else { EXIT_FAILURE })
 }
 
@@ -484,8 +511,8 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
         },
         "blocks": counts,
         "bloom": {
-            "general": r.general_bloom_meta().map(|(o, p)| json!({"meta_offset": o, "meta_bytes": p.len()})),
-            "delete_family": r.delete_family_bloom_meta().map(|(o, p)| json!({"meta_offset": o, "meta_bytes": p.len()})),
+            "general": r.general_bloom().map(bloom_json),
+            "delete_family": r.delete_family_bloom().map(bloom_json),
         },
         "stats": {
             "cells": st.cells,
@@ -504,6 +531,25 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
         print_flat(out, "", &doc)?;
     }
     Ok(EXIT_OK)
+}
+
+fn bloom_json(b: &BloomReader) -> Value {
+    let m = b.meta();
+    let kind = match b.kind() {
+        BloomKind::General(t) => t.hbase_name().to_string(),
+        BloomKind::DeleteFamily => "ROW (delete family)".to_string(),
+    };
+    json!({
+        "type": kind,
+        "version": m.version,
+        "total_byte_size": m.total_byte_size,
+        "hash_count": m.hash_count,
+        "hash_type": format!("{:?}", m.hash_type),
+        "key_count": m.key_count,
+        "max_keys": m.max_keys,
+        "num_chunks": m.num_chunks,
+        "comparator": m.comparator,
+    })
 }
 
 /// Prints a JSON document as `path.to.key: value` lines.

@@ -17,6 +17,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::block::{BlockDecoder, BlockHeader, BlockType};
+use super::bloom::{BloomKind, BloomQuery, BloomReader, BloomType};
 use super::cell::{CellRef, KeyView};
 use super::compression::Compression;
 use super::encoding::{new_decoder, CellDecoder, DataBlockEncoding, EncodingContext};
@@ -63,6 +64,8 @@ pub struct HFileReader {
     meta_index: Vec<IndexEntry>,
     general_bloom_meta: Option<(u64, Vec<u8>)>,
     delete_family_bloom_meta: Option<(u64, Vec<u8>)>,
+    general_bloom: Option<BloomReader>,
+    delete_family_bloom: Option<BloomReader>,
     load_on_open: Vec<LoadOnOpenBlock>,
 }
 
@@ -228,7 +231,34 @@ impl HFileReader {
             Some(name) => DataBlockEncoding::from_name(name)
                 .ok_or_else(|| FormatError::Unsupported(format!("data block encoding {name}")))?,
         };
+        let general_bloom = match &general_bloom_meta {
+            Some((offset, payload)) => {
+                let t = BloomType::from_file_info(&file_info)?.ok_or_else(|| {
+                    FormatError::corrupt(
+                        "file info",
+                        trailer.file_info_offset,
+                        "Bloom meta block but no BLOOM_FILTER_TYPE",
+                    )
+                })?;
+                Some(BloomReader::from_meta(
+                    payload,
+                    *offset,
+                    BloomKind::General(t),
+                )?)
+            }
+            None => None,
+        };
+        let delete_family_bloom = match &delete_family_bloom_meta {
+            Some((offset, payload)) => Some(BloomReader::from_meta(
+                payload,
+                *offset,
+                BloomKind::DeleteFamily,
+            )?),
+            None => None,
+        };
         Ok(HFileReader {
+            general_bloom,
+            delete_family_bloom,
             backing,
             path: None,
             trailer,
@@ -291,6 +321,31 @@ impl HFileReader {
             .as_ref()
             .map(|(o, p)| (*o, p.as_slice()))
     }
+    /// The general Bloom filter, if the file has one.
+    pub fn general_bloom(&self) -> Option<&BloomReader> {
+        self.general_bloom.as_ref()
+    }
+    /// The delete-family Bloom filter, if the file has one.
+    pub fn delete_family_bloom(&self) -> Option<&BloomReader> {
+        self.delete_family_bloom.as_ref()
+    }
+
+    /// Asks the general Bloom filter whether the file may hold cells for `query`. `Ok(true)`
+    /// when there is no Bloom (or it cannot tell); `Ok(false)` means the file certainly holds
+    /// no such cell and need not be read. An empty file holds nothing.
+    pub fn might_contain(&self, query: BloomQuery<'_>) -> Result<bool> {
+        self.bloom_probe()?.might_contain(query)
+    }
+
+    /// A Bloom prober that keeps the chunks it has loaded, for many queries.
+    pub fn bloom_probe(&self) -> Result<BloomProbe<'_>> {
+        Ok(BloomProbe {
+            reader: self,
+            dec: self.block_decoder()?,
+            chunks: std::collections::HashMap::new(),
+        })
+    }
+
     /// Number of cells (trailer entry count).
     pub fn entry_count(&self) -> u64 {
         self.trailer.entry_count
@@ -506,5 +561,51 @@ impl<'r> Scanner<'r> {
     /// The cell the scanner is on (after `next` or `seek` returned one).
     pub fn current(&self) -> Option<CellRef<'_>> {
         self.decoder.as_ref().map(|d| d.cell())
+    }
+}
+
+/// Answers Bloom queries against one file, caching the chunks it loads.
+pub struct BloomProbe<'r> {
+    reader: &'r HFileReader,
+    dec: BlockDecoder,
+    chunks: std::collections::HashMap<u64, Vec<u8>>,
+}
+
+impl BloomProbe<'_> {
+    /// See [`HFileReader::might_contain`].
+    pub fn might_contain(&mut self, query: BloomQuery<'_>) -> Result<bool> {
+        let r = self.reader;
+        if r.trailer.entry_count == 0 {
+            return Ok(false);
+        }
+        let Some(bloom) = r.general_bloom.as_ref() else {
+            return Ok(true);
+        };
+        let last = r.file_info.get(keys::LAST_BLOOM_KEY);
+        let (dec, chunks) = (&mut self.dec, &mut self.chunks);
+        bloom.might_contain(query, last, &mut |offset, size| {
+            if let Some(p) = chunks.get(&offset) {
+                return Ok(p.clone());
+            }
+            let mut payload = Vec::new();
+            let h = r.read_block(dec, offset, &mut payload)?;
+            if h.block_type != BlockType::BloomChunk || h.on_disk_size_with_header() != size as u64
+            {
+                return Err(FormatError::corrupt(
+                    "Bloom chunk index",
+                    offset,
+                    format!(
+                        "points at a {} block of {} bytes",
+                        h.block_type.name(),
+                        h.on_disk_size_with_header()
+                    ),
+                ));
+            }
+            if chunks.len() >= 64 {
+                chunks.clear();
+            }
+            chunks.insert(offset, payload.clone());
+            Ok(payload)
+        })
     }
 }

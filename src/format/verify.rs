@@ -8,7 +8,8 @@
 //! - the index: its leaf level names exactly the data blocks, with the on-disk sizes they have,
 //!   and each index key sorts after the previous block's last cell and not after its own
 //!   block's first cell;
-//! - FileInfo against contents: entry count, LASTKEY, TIMERANGE, AVG_KEY_LEN, AVG_VALUE_LEN.
+//! - FileInfo against contents: entry count, LASTKEY, TIMERANGE, AVG_KEY_LEN, AVG_VALUE_LEN;
+//! - the general Bloom filter answers "maybe" for every cell's Bloom key.
 //!
 //! Problems are collected (each with the offset of the block concerned) rather than stopping
 //! at the first one.
@@ -16,6 +17,7 @@
 use std::cmp::Ordering;
 
 use super::block::{BlockDecoder, BlockType};
+use super::bloom::{BloomKind, BloomQuery, BloomType};
 use super::cell::{compare_flat_keys, compare_keys, CellType, KeyView};
 use super::encoding::new_decoder;
 use super::fileinfo::keys;
@@ -223,6 +225,9 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
     }
 
     verify_index(reader, &mut dec, &data_blocks, &mut report);
+    if !unreadable_cells {
+        verify_bloom(reader, &mut report);
+    }
 
     // FileInfo against contents.
     let fi = reader.file_info();
@@ -371,5 +376,66 @@ fn verify_index(
                 }
             }
         }
+    }
+}
+
+/// Every cell's Bloom key must test positive (a Bloom may have false positives, never false
+/// negatives).
+fn verify_bloom(reader: &HFileReader, report: &mut VerifyReport) {
+    let Some(bloom) = reader.general_bloom() else {
+        return;
+    };
+    let rowcol = bloom.kind() == BloomKind::General(BloomType::RowCol);
+    let (mut probe, mut scanner) = match (reader.bloom_probe(), reader.scanner()) {
+        (Ok(p), Ok(s)) => (p, s),
+        (Err(e), _) | (_, Err(e)) => {
+            report.problem(None, e.to_string());
+            return;
+        }
+    };
+    let mut last: Option<(Vec<u8>, Vec<u8>)> = None;
+    loop {
+        let cell = match scanner.next() {
+            Ok(Some(c)) => c,
+            Ok(None) => break,
+            Err(e) => {
+                report.problem(None, e.to_string());
+                return;
+            }
+        };
+        let q: &[u8] = if rowcol { cell.qualifier } else { b"" };
+        if last
+            .as_ref()
+            .is_some_and(|(r, lq)| r.as_slice() == cell.row && lq.as_slice() == q)
+        {
+            continue;
+        }
+        let query = if rowcol {
+            BloomQuery::RowCol {
+                row: cell.row,
+                family: cell.family,
+                qualifier: cell.qualifier,
+            }
+        } else {
+            BloomQuery::Row(cell.row)
+        };
+        match probe.might_contain(query) {
+            Ok(true) => {}
+            Ok(false) => {
+                report.problem(
+                    None,
+                    format!(
+                        "the Bloom filter rules out row {} which the file holds",
+                        crate::format::text::hex(cell.row)
+                    ),
+                );
+                return;
+            }
+            Err(e) => {
+                report.problem(None, format!("Bloom filter unreadable: {e}"));
+                return;
+            }
+        }
+        last = Some((cell.row.to_vec(), q.to_vec()));
     }
 }

@@ -20,6 +20,7 @@ use std::cmp::Ordering;
 use std::io::Write;
 
 use super::block::{BlockEncoder, BlockSettings, BlockType, HEADER_LEN};
+use super::bloom::{BloomParams, BloomType, BloomWriter};
 use super::cell::{compare_keys, CellRef, CellType, KeyView};
 use super::checksum::{ChecksumType, DEFAULT_BYTES_PER_CHECKSUM};
 use super::compression::Compression;
@@ -73,6 +74,11 @@ pub struct WriterOptions {
     pub store_file: bool,
     /// Bulk-load keys; `None` for other files.
     pub bulk_load: Option<BulkLoadInfo>,
+    /// General Bloom filter type (store files only); `None` for no general Bloom. A store
+    /// file also gets a delete-family Bloom unless the type is ROWCOL, as in HBase.
+    pub bloom: Option<BloomType>,
+    /// Bloom sizing and hashing parameters (HBase's defaults).
+    pub bloom_params: BloomParams,
 }
 
 impl Default for WriterOptions {
@@ -93,6 +99,8 @@ impl Default for WriterOptions {
             comparator: COMPARATOR_KV.to_string(),
             store_file: true,
             bulk_load: None,
+            bloom: None,
+            bloom_params: BloomParams::default(),
         }
     }
 }
@@ -151,6 +159,8 @@ pub struct HFileWriter<W: Write> {
     payload: Vec<u8>,
     block_open: bool,
     index: DataIndexWriter,
+    general_bloom: Option<BloomWriter>,
+    delete_family_bloom: Option<BloomWriter>,
     inline_buf: Vec<u8>,
     /// Flat key of the last appended cell (valid when `entry_count > 0`).
     last_key: Vec<u8>,
@@ -193,7 +203,28 @@ impl<W: Write> HFileWriter<W> {
             include_mvcc: opts.include_mvcc,
             compress_tags: opts.compress_tags,
         };
+        let (general_bloom, delete_family_bloom) = if opts.store_file {
+            let general = opts
+                .bloom
+                .map(|t| BloomWriter::general(t, opts.bloom_params))
+                .transpose()?;
+            let delete_family = if opts.bloom == Some(BloomType::RowCol) {
+                None
+            } else {
+                Some(BloomWriter::delete_family(opts.bloom_params)?)
+            };
+            (general, delete_family)
+        } else {
+            if opts.bloom.is_some() {
+                return Err(FormatError::Invalid(
+                    "Bloom filters are written only in store files (store_file = true)".into(),
+                ));
+            }
+            (None, None)
+        };
         Ok(HFileWriter {
+            general_bloom,
+            delete_family_bloom,
             sink: BlockSink {
                 out,
                 pos: 0,
@@ -300,6 +331,13 @@ impl<W: Write> HFileWriter<W> {
     }
 
     fn append_unchecked(&mut self, cell: &CellRef<'_>, dup: bool) -> Result<()> {
+        // StoreFileWriter order: general Bloom, delete-family Bloom, then the HFile writer.
+        if let Some(b) = self.general_bloom.as_mut() {
+            b.add(cell);
+        }
+        if let Some(b) = self.delete_family_bloom.as_mut() {
+            b.add(cell);
+        }
         if self.opts.store_file && cell.cell_type.is_delete_family_kind() {
             self.delete_family_count += 1;
         }
@@ -400,7 +438,13 @@ impl<W: Write> HFileWriter<W> {
 
     /// Runs the inline-block protocol for every inline writer, in HBase's order.
     fn write_inline_blocks(&mut self, closing: bool) -> Result<()> {
-        let writers: [&mut dyn InlineBlockWriter; 1] = [&mut self.index];
+        let mut writers: Vec<&mut dyn InlineBlockWriter> = vec![&mut self.index];
+        if let Some(b) = self.general_bloom.as_mut() {
+            writers.push(b);
+        }
+        if let Some(b) = self.delete_family_bloom.as_mut() {
+            writers.push(b);
+        }
         for w in writers {
             while w.should_write_block(closing) {
                 self.inline_buf.clear();
@@ -451,6 +495,9 @@ impl<W: Write> HFileWriter<W> {
             fi.insert_i64(keys::EARLIEST_PUT_TS, self.earliest_put);
             fi.insert_i64(keys::DELETE_FAMILY_COUNT, self.delete_family_count);
             fi.insert_bool(keys::HISTORICAL, false);
+            if let Some(b) = &self.general_bloom {
+                b.add_file_info(&mut fi);
+            }
         }
         if let Some(b) = &o.bulk_load {
             fi.insert_i64(keys::BULKLOAD_TIMESTAMP, b.timestamp);
@@ -486,6 +533,26 @@ impl<W: Write> HFileWriter<W> {
         let fi_payload = self.file_info().to_payload();
         let (file_info_offset, _) = self.sink.write_block(BlockType::FileInfo, &fi_payload)?;
         self.total_uncompressed_bytes += (HEADER_LEN + fi_payload.len()) as u64;
+
+        // Bloom metas: general first, then delete-family; a Bloom with no keys is not written.
+        let metas = [
+            (
+                BlockType::GeneralBloomMeta,
+                self.general_bloom.as_ref().and_then(|b| b.meta_payload()),
+            ),
+            (
+                BlockType::DeleteFamilyBloomMeta,
+                self.delete_family_bloom
+                    .as_ref()
+                    .and_then(|b| b.meta_payload()),
+            ),
+        ];
+        for (block_type, meta) in metas {
+            if let Some(p) = meta {
+                self.sink.write_block(block_type, &p)?;
+                self.total_uncompressed_bytes += (HEADER_LEN + p.len()) as u64;
+            }
+        }
 
         let trailer = Trailer {
             file_info_offset,

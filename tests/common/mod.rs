@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use hfkit::format::bloom::{BloomParams, BloomType};
 use hfkit::format::cell::Cell;
 use hfkit::format::checksum::ChecksumType;
 use hfkit::format::compression::Compression;
@@ -96,7 +97,23 @@ impl Fixture {
                 task: "attempt_local_0001_m_000000_0".to_string(),
                 exclude_from_minor_compaction: false,
             }),
+            bloom: self.bloom_type(),
+            bloom_params: BloomParams {
+                chunk_byte_size_hint: self.opt("bloom_block_size").parse().unwrap(),
+                ..BloomParams::default()
+            },
             ..WriterOptions::default()
+        }
+    }
+
+    /// The general Bloom type from `.options`.
+    pub fn bloom_type(&self) -> Option<BloomType> {
+        match self.bloom() {
+            "NONE" | "" => None,
+            "ROWPREFIX_FIXED_LENGTH" => {
+                Some(BloomType::prefix(self.opt("bloom_prefix_len").parse().unwrap()).unwrap())
+            }
+            other => BloomType::parse(other).unwrap(),
         }
     }
 }
