@@ -18,6 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use super::fsops::Fs;
 use super::TableError;
+use crate::format::bloom::BloomType;
+use crate::format::compression::Compression;
+use crate::format::encoding::DataBlockEncoding;
+use crate::format::writer::{BulkLoadInfo, WriterOptions};
 
 /// File name of the pointer to the live manifest.
 pub const CURRENT: &str = "CURRENT";
@@ -64,11 +68,81 @@ pub struct StoreFileEntry {
     pub max_ts: i64,
 }
 
+/// A column family and the settings its store files are written and read with, named as
+/// HBase's family attributes are.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyEntry {
+    pub name: String,
+    /// VERSIONS.
+    pub versions: u32,
+    /// MIN_VERSIONS.
+    pub min_versions: u32,
+    /// TTL in seconds; `None` = FOREVER.
+    pub ttl_seconds: Option<u64>,
+    /// KEEP_DELETED_CELLS: `FALSE`, `TRUE` or `TTL`.
+    pub keep_deleted_cells: String,
+    /// COMPRESSION (HBase name).
+    pub compression: String,
+    /// DATA_BLOCK_ENCODING (HBase name).
+    pub data_block_encoding: String,
+    /// BLOOMFILTER: `NONE`, `ROW`, `ROWCOL` or `ROWPREFIX_FIXED_LENGTH:<n>`.
+    pub bloom_filter: String,
+    /// BLOCKSIZE in bytes.
+    pub block_size: u32,
+}
+
+impl FamilyEntry {
+    /// A family with HBase's defaults (VERSIONS 1, BLOOMFILTER ROW, BLOCKSIZE 65536, ...).
+    pub fn new(name: &str) -> FamilyEntry {
+        FamilyEntry {
+            name: name.to_string(),
+            versions: 1,
+            min_versions: 0,
+            ttl_seconds: None,
+            keep_deleted_cells: "FALSE".into(),
+            compression: "NONE".into(),
+            data_block_encoding: "NONE".into(),
+            bloom_filter: "ROW".into(),
+            block_size: 65536,
+        }
+    }
+
+    /// The writer options a bulk-load file of this family is written with.
+    pub fn writer_options(&self, create_time: i64) -> Result<WriterOptions, TableError> {
+        let bad = |what: &str, v: &str| {
+            TableError::Invalid(format!("family {}: {what} '{v}' is not valid", self.name))
+        };
+        let compression = Compression::from_name(&self.compression)
+            .filter(|c| Compression::SUPPORTED.contains(c))
+            .ok_or_else(|| bad("COMPRESSION", &self.compression))?;
+        let encoding = DataBlockEncoding::from_name(&self.data_block_encoding)
+            .ok_or_else(|| bad("DATA_BLOCK_ENCODING", &self.data_block_encoding))?;
+        let bloom = BloomType::parse(&self.bloom_filter)
+            .map_err(|_| bad("BLOOMFILTER", &self.bloom_filter))?;
+        Ok(WriterOptions {
+            block_size: self.block_size.max(1) as usize,
+            compression,
+            encoding,
+            bloom,
+            create_time,
+            bulk_load: Some(BulkLoadInfo {
+                timestamp: create_time,
+                task: "hfkit".into(),
+                exclude_from_minor_compaction: false,
+            }),
+            ..WriterOptions::default()
+        })
+    }
+}
+
 /// One manifest version.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     pub format_version: u32,
     pub version: u64,
+    /// Table name, `namespace:qualifier`.
+    pub table: String,
+    pub families: Vec<FamilyEntry>,
     /// Next sequence id to hand out.
     pub next_seq_id: u64,
     pub regions: Vec<RegionEntry>,
@@ -77,14 +151,37 @@ pub struct Manifest {
 
 impl Manifest {
     /// An empty manifest (version 0) over `regions`.
-    pub fn new(regions: Vec<RegionEntry>) -> Manifest {
+    pub fn new(table: &str, families: Vec<FamilyEntry>, regions: Vec<RegionEntry>) -> Manifest {
         Manifest {
             format_version: FORMAT_VERSION,
             version: 0,
+            table: table.to_string(),
+            families,
             next_seq_id: 1,
             regions,
             files: Vec::new(),
         }
+    }
+
+    /// The family named `name`.
+    pub fn family(&self, name: &str) -> Option<&FamilyEntry> {
+        self.families.iter().find(|f| f.name == name)
+    }
+
+    /// Regions for the given sorted split keys (region ids `r00000`, `r00001`, ...).
+    pub fn regions_from_splits(splits: &[Vec<u8>]) -> Vec<RegionEntry> {
+        let mut bounds = vec![Vec::new()];
+        bounds.extend(splits.iter().cloned());
+        bounds.push(Vec::new());
+        bounds
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| RegionEntry {
+                id: format!("r{i:05}"),
+                start_key: w[0].clone(),
+                end_key: w[1].clone(),
+            })
+            .collect()
     }
 
     /// The index of the region holding `row`.
@@ -224,7 +321,7 @@ mod tests {
     fn publish_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(MANIFEST_DIR)).unwrap();
-        let mut m = Manifest::new(regions());
+        let mut m = Manifest::new("default:t", vec![FamilyEntry::new("f")], regions());
         publish(&RealFs, dir.path(), &m).unwrap();
         assert_eq!(read_current(dir.path()).unwrap(), m);
         m.version = 1;
@@ -241,7 +338,7 @@ mod tests {
     fn a_failed_publish_leaves_the_previous_version_live() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(MANIFEST_DIR)).unwrap();
-        let v0 = Manifest::new(regions());
+        let v0 = Manifest::new("default:t", vec![FamilyEntry::new("f")], regions());
         publish(&RealFs, dir.path(), &v0).unwrap();
         let mut v1 = v0.clone();
         v1.version = 1;
@@ -262,7 +359,7 @@ mod tests {
     fn corrupt_pointer_or_manifest_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(MANIFEST_DIR)).unwrap();
-        let m = Manifest::new(regions());
+        let m = Manifest::new("default:t", vec![FamilyEntry::new("f")], regions());
         let path = publish(&RealFs, dir.path(), &m).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[5] ^= 1;

@@ -5,7 +5,9 @@
 //! |---|---|
 //! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer |
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests |
+//! | [`directory`] | create, open, attach, check and garbage-collect a table directory |
 
+pub mod directory;
 pub mod fsops;
 pub mod manifest;
 
@@ -24,6 +26,9 @@ pub enum TableError {
     Corrupt { path: PathBuf, detail: String },
     #[error("{0}")]
     Invalid(String),
+    /// The change is visible as manifest `version`, but making it durable failed.
+    #[error("committed as manifest version {version}, but not known to be durable: {detail}")]
+    NotDurable { version: u64, detail: String },
     #[error(transparent)]
     Format(#[from] crate::format::FormatError),
 }
