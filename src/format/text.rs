@@ -61,7 +61,7 @@ pub fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
     if s == "-" {
         return Ok(Vec::new());
     }
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("hex field '{s}' has an odd number of digits"));
     }
     let digit = |c: u8| -> Result<u8, String> {

@@ -358,11 +358,11 @@ fn derive_chunk_sizes(meta: &BloomMeta) -> Option<(u64, u64)> {
     for k in 0..31u32 {
         let scale = 1u128 << k;
         let denom = (n - 1) * scale + 1;
-        if (total * scale) % denom != 0 {
+        if !(total * scale).is_multiple_of(denom) {
             continue;
         }
         let full = total * scale / denom;
-        if full % scale != 0 || full > u128::from(u32::MAX) {
+        if !full.is_multiple_of(scale) || full > u128::from(u32::MAX) {
             continue;
         }
         let m0 = u128::from(meta.max_keys) * scale / denom;
