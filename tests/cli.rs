@@ -311,3 +311,47 @@ fn bloom_filters_are_written_and_consulted_by_get() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn attach_describe_check_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    hfkit::table::directory::Table::create(
+        &table,
+        "default:users",
+        vec![hfkit::table::manifest::FamilyEntry::new("d")],
+        &[b"5".to_vec()],
+    )
+    .unwrap();
+    let bulk = dir.path().join("bulk");
+    std::fs::create_dir_all(bulk.join("d")).unwrap();
+    let f = bulk.join("d").join("users.hfile");
+    assert!(
+        hfkit(&["hfile", "write", f.to_str().unwrap(), "--cells", SAMPLE])
+            .status
+            .success()
+    );
+    let o = hfkit(&[
+        "attach",
+        table.to_str().unwrap(),
+        bulk.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cells"], 1506);
+    assert_eq!(v["split_inputs"], 1);
+    let o = hfkit(&["table", "describe", table.to_str().unwrap()]);
+    assert!(
+        text(&o.stdout).contains("region r00001 [5, ''): 1 files"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = hfkit(&["table", "check", table.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("OK (manifest version 1, 2 files, 1506 cells)"),
+        "{}",
+        text(&o.stdout)
+    );
+}

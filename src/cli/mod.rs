@@ -5,6 +5,7 @@
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
 mod hfile;
+mod table;
 
 use std::io::{self, Write};
 
@@ -41,6 +42,18 @@ pub enum Command {
     /// Inspect, verify and write single HFiles (HBase HFile v3).
     #[command(subcommand)]
     Hfile(hfile::HfileCommand),
+    /// Directory tables: describe, check.
+    #[command(subcommand)]
+    Table(table::TableCommand),
+    /// Attach a bulk-load directory (DIR/<family>/<hfile>) to a table: all files become visible
+    /// in one commit, or none; files crossing region boundaries are split.
+    Attach {
+        table: std::path::PathBuf,
+        dir: std::path::PathBuf,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// An error the CLI reports: a message, and whether it is a usage error.
@@ -89,6 +102,8 @@ where
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match cli.command {
         Command::Hfile(cmd) => hfile::run(cmd, &mut out),
+        Command::Table(cmd) => table::run(cmd, &mut out),
+        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {

@@ -1,0 +1,167 @@
+//! `hfkit table ...` and `hfkit attach`: directory tables over `table::directory`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use serde_json::json;
+
+use super::{CliError, EXIT_OK};
+use crate::format::text::hex;
+use crate::table::directory::Table;
+
+#[derive(Debug, Subcommand)]
+pub enum TableCommand {
+    /// Show the table's families, regions and live store files.
+    Describe {
+        table: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that every live file exists, has its recorded size, verifies and lies in its
+    /// region; list orphaned files. Exit 0 when sound, 1 otherwise.
+    Check { table: PathBuf },
+}
+
+fn open(dir: &Path) -> Result<Table, CliError> {
+    Table::open(dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
+}
+
+pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
+    match cmd {
+        TableCommand::Describe { table, json } => describe(&table, json, out),
+        TableCommand::Check { table } => check(&table, out),
+    }
+}
+
+fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+    let t = open(dir)?;
+    let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+    if as_json {
+        let v = serde_json::to_value(&m).map_err(|e| CliError::failure(e.to_string()))?;
+        serde_json::to_writer_pretty(&mut *out, &v)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        writeln!(out)?;
+        return Ok(EXIT_OK);
+    }
+    writeln!(
+        out,
+        "table {} (manifest version {}, next sequence id {})",
+        m.table, m.version, m.next_seq_id
+    )?;
+    for f in &m.families {
+        writeln!(
+            out,
+            "family {}: VERSIONS {}, MIN_VERSIONS {}, TTL {}, KEEP_DELETED_CELLS {}, COMPRESSION {}, DATA_BLOCK_ENCODING {}, BLOOMFILTER {}, BLOCKSIZE {}",
+            f.name,
+            f.versions,
+            f.min_versions,
+            f.ttl_seconds.map(|t| t.to_string()).unwrap_or_else(|| "FOREVER".into()),
+            f.keep_deleted_cells,
+            f.compression,
+            f.data_block_encoding,
+            f.bloom_filter,
+            f.block_size
+        )?;
+    }
+    for r in &m.regions {
+        let files: Vec<_> = m.files.iter().filter(|e| e.region == r.id).collect();
+        let cells: u64 = files.iter().map(|e| e.entries).sum();
+        let bytes: u64 = files.iter().map(|e| e.size).sum();
+        writeln!(
+            out,
+            "region {} [{}, {}): {} files, {} cells, {} bytes",
+            r.id,
+            show_key(&r.start_key),
+            show_key(&r.end_key),
+            files.len(),
+            cells,
+            bytes
+        )?;
+    }
+    Ok(EXIT_OK)
+}
+
+fn show_key(k: &[u8]) -> String {
+    if k.is_empty() {
+        "''".into()
+    } else if k.iter().all(|b| b.is_ascii_graphic()) {
+        String::from_utf8_lossy(k).to_string()
+    } else {
+        format!("0x{}", hex(k))
+    }
+}
+
+fn check(dir: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
+    let t = open(dir)?;
+    let r = t
+        .check()
+        .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+    for o in &r.orphans {
+        writeln!(
+            out,
+            "orphan (not in the manifest; removed by the next writer): {}",
+            o.display()
+        )?;
+    }
+    if r.is_ok() {
+        writeln!(
+            out,
+            "{}: OK (manifest version {}, {} files, {} cells)",
+            dir.display(),
+            r.version,
+            r.files,
+            r.cells
+        )?;
+        Ok(EXIT_OK)
+    } else {
+        let mut msg = format!("{}: {} problem(s)", dir.display(), r.problems.len());
+        for p in &r.problems {
+            msg.push_str(&format!("\n  {p}"));
+        }
+        Err(CliError::failure(msg))
+    }
+}
+
+/// `hfkit attach TABLE DIR`.
+pub fn attach(
+    table: &Path,
+    bulk_dir: &Path,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let t = open(table)?;
+    let r = t
+        .attach(bulk_dir)
+        .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
+    if as_json {
+        let v = json!({
+            "version": r.version,
+            "seq_id": r.seq_id,
+            "files": r.files.len(),
+            "cells": r.files.iter().map(|f| f.entries).sum::<u64>(),
+            "bytes": r.files.iter().map(|f| f.size).sum::<u64>(),
+            "split_inputs": r.split_inputs,
+            "skipped": r.skipped.iter().map(|(p, why)| json!({"file": p.display().to_string(), "reason": why})).collect::<Vec<_>>(),
+            "garbage_removed": r.garbage_removed,
+        });
+        serde_json::to_writer_pretty(&mut *out, &v)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "attached {} files ({} cells) as manifest version {} with sequence id {}; {} input(s) split at region boundaries",
+            r.files.len(),
+            r.files.iter().map(|f| f.entries).sum::<u64>(),
+            r.version,
+            r.seq_id,
+            r.split_inputs
+        )?;
+        for (p, why) in &r.skipped {
+            writeln!(out, "skipped {}: {why}", p.display())?;
+        }
+    }
+    Ok(EXIT_OK)
+}
