@@ -13,4 +13,5 @@
 
 pub mod cli;
 pub mod format;
+pub mod pipeline;
 pub mod table;

@@ -1,0 +1,10 @@
+//! The import pipeline: sources → rowkey encoders → cells → bounded-memory sort → region
+//! partitioning → bulk-load HFiles. Spec: `formats/import.md`.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once |
+//! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them |
+
+pub mod output;
+pub mod sort;

@@ -1,0 +1,579 @@
+//! Sorting cells in bounded memory: an in-memory buffer that is sorted and spilled to disk as a
+//! run when it reaches its budget, and a k-way merge of the runs. Spec: `formats/import.md`
+//! §"Sort and spill".
+//!
+//! ```text
+//! record (buffer and run files):
+//!   u8 family | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 timestamp | u64 ordinal
+//!   | u8 type | row | qualifier | value
+//! order: family index, row, qualifier (unsigned bytes), timestamp desc, ordinal desc
+//! ```
+//!
+//! `ordinal` is the input order. Cells equal in (family, row, qualifier, timestamp) are
+//! duplicates: the one added last (highest ordinal) wins, the others are dropped and counted.
+//! The in-memory sort compares an 8-byte key (family index and the first 7 row bytes) first,
+//! then whole records; it runs on rayon's thread pool.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::slice::ParallelSliceMut;
+
+use crate::format::cell::{CellRef, CellType};
+
+/// Bytes of a record before its row, qualifier and value.
+pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1;
+/// Bookkeeping bytes per buffered cell besides its record (sort key and offset).
+pub const ENTRY_OVERHEAD: usize = 16;
+
+/// Errors of the sorter.
+#[derive(Debug, thiserror::Error)]
+pub enum SortError {
+    #[error("spill file {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("corrupt spill file {}: {detail}", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("cell too large to sort: {0}")]
+    TooLarge(String),
+}
+
+/// A decoded record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortedCell<'a> {
+    pub family: u8,
+    pub row: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: i64,
+    pub ordinal: u64,
+    pub cell_type: CellType,
+    pub value: &'a [u8],
+}
+
+impl<'a> SortedCell<'a> {
+    /// The cell, with the given family name.
+    pub fn cell(&self, family: &'a [u8]) -> CellRef<'a> {
+        CellRef {
+            row: self.row,
+            family,
+            qualifier: self.qualifier,
+            timestamp: self.timestamp,
+            cell_type: self.cell_type,
+            value: self.value,
+            tags: &[],
+            seq_id: 0,
+        }
+    }
+
+    /// Same (family, row, qualifier, timestamp): duplicates for an import.
+    fn same_coordinates(&self, o: &SortedCell<'_>) -> bool {
+        self.family == o.family
+            && self.row == o.row
+            && self.qualifier == o.qualifier
+            && self.timestamp == o.timestamp
+    }
+}
+
+fn record_len(rec: &[u8]) -> Option<usize> {
+    let h = rec.get(..RECORD_HEADER)?;
+    let row = u16::from_be_bytes([h[1], h[2]]) as usize;
+    let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
+    let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
+    Some(RECORD_HEADER + row + q + v)
+}
+
+/// Decodes the record at the start of `rec` (which holds at least the whole record).
+fn decode(rec: &[u8]) -> Option<SortedCell<'_>> {
+    let h = rec.get(..RECORD_HEADER)?;
+    let row = u16::from_be_bytes([h[1], h[2]]) as usize;
+    let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
+    let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
+    let mut ts = [0u8; 8];
+    ts.copy_from_slice(&h[11..19]);
+    let mut ord = [0u8; 8];
+    ord.copy_from_slice(&h[19..27]);
+    let body = rec.get(RECORD_HEADER..RECORD_HEADER + row + q + v)?;
+    Some(SortedCell {
+        family: h[0],
+        row: &body[..row],
+        qualifier: &body[row..row + q],
+        timestamp: i64::from_be_bytes(ts),
+        ordinal: u64::from_be_bytes(ord),
+        cell_type: CellType::from_code(h[27])?,
+        value: &body[row + q..],
+    })
+}
+
+/// The import order on two records (see the module documentation).
+pub fn compare(a: &SortedCell<'_>, b: &SortedCell<'_>) -> Ordering {
+    a.family
+        .cmp(&b.family)
+        .then_with(|| a.row.cmp(b.row))
+        .then_with(|| a.qualifier.cmp(b.qualifier))
+        .then_with(|| b.timestamp.cmp(&a.timestamp))
+        .then_with(|| b.ordinal.cmp(&a.ordinal))
+}
+
+fn prefix_key(family: u8, row: &[u8]) -> u64 {
+    let mut k = [0u8; 8];
+    k[0] = family;
+    let n = row.len().min(7);
+    k[1..1 + n].copy_from_slice(&row[..n]);
+    u64::from_be_bytes(k)
+}
+
+/// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches
+/// `memory_budget` bytes (records plus per-cell bookkeeping).
+pub struct CellSorter {
+    memory_budget: usize,
+    temp_dir: PathBuf,
+    arena: Vec<u8>,
+    entries: Vec<(u64, usize)>,
+    runs: Vec<PathBuf>,
+    next_ordinal: u64,
+    duplicates: u64,
+    spilled_bytes: u64,
+}
+
+impl CellSorter {
+    /// A sorter that keeps at most about `memory_budget` bytes of cells in memory and spills
+    /// runs into `temp_dir` (which must exist; run files are removed when the sorter's output
+    /// is dropped).
+    pub fn new(memory_budget: usize, temp_dir: &Path) -> CellSorter {
+        CellSorter {
+            memory_budget: memory_budget.max(1 << 16),
+            temp_dir: temp_dir.to_path_buf(),
+            arena: Vec::new(),
+            entries: Vec::new(),
+            runs: Vec::new(),
+            next_ordinal: 0,
+            duplicates: 0,
+            spilled_bytes: 0,
+        }
+    }
+
+    /// Bytes held in memory now.
+    pub fn buffered_bytes(&self) -> usize {
+        self.arena.len() + self.entries.len() * ENTRY_OVERHEAD
+    }
+
+    /// Runs spilled so far.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Adds a cell. Cells added later win over earlier ones with the same (family, row,
+    /// qualifier, timestamp).
+    pub fn add(
+        &mut self,
+        family: u8,
+        row: &[u8],
+        qualifier: &[u8],
+        timestamp: i64,
+        cell_type: CellType,
+        value: &[u8],
+    ) -> Result<(), SortError> {
+        if row.len() > u16::MAX as usize
+            || qualifier.len() > u32::MAX as usize
+            || value.len() > u32::MAX as usize
+        {
+            return Err(SortError::TooLarge(format!(
+                "row {} bytes, qualifier {}, value {}",
+                row.len(),
+                qualifier.len(),
+                value.len()
+            )));
+        }
+        let need = RECORD_HEADER + row.len() + qualifier.len() + value.len() + ENTRY_OVERHEAD;
+        if !self.entries.is_empty() && self.buffered_bytes() + need > self.memory_budget {
+            self.spill()?;
+        }
+        let at = self.arena.len();
+        self.arena.push(family);
+        self.arena
+            .extend_from_slice(&(row.len() as u16).to_be_bytes());
+        self.arena
+            .extend_from_slice(&(qualifier.len() as u32).to_be_bytes());
+        self.arena
+            .extend_from_slice(&(value.len() as u32).to_be_bytes());
+        self.arena.extend_from_slice(&timestamp.to_be_bytes());
+        self.arena
+            .extend_from_slice(&self.next_ordinal.to_be_bytes());
+        self.arena.push(cell_type.code());
+        self.arena.extend_from_slice(row);
+        self.arena.extend_from_slice(qualifier);
+        self.arena.extend_from_slice(value);
+        self.entries.push((prefix_key(family, row), at));
+        self.next_ordinal += 1;
+        Ok(())
+    }
+
+    fn sort_buffer(&mut self) {
+        let arena = &self.arena;
+        self.entries.par_sort_unstable_by(|x, y| {
+            x.0.cmp(&y.0)
+                .then_with(|| match (decode(&arena[x.1..]), decode(&arena[y.1..])) {
+                    (Some(a), Some(b)) => compare(&a, &b),
+                    _ => Ordering::Equal,
+                })
+        });
+    }
+
+    /// Sorts the buffer and writes it as a run file (duplicates within it already dropped).
+    fn spill(&mut self) -> Result<(), SortError> {
+        self.sort_buffer();
+        let path = self.temp_dir.join(format!(
+            "run-{:06}-{}.spill",
+            self.runs.len(),
+            std::process::id()
+        ));
+        let io = |source| SortError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = File::create(&path).map_err(io)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut prev: Option<usize> = None;
+        for &(_, off) in &self.entries {
+            let rec = &self.arena[off..];
+            if let (Some(p), Some(cur)) = (prev.and_then(|p| decode(&self.arena[p..])), decode(rec))
+            {
+                if p.same_coordinates(&cur) {
+                    self.duplicates += 1;
+                    continue;
+                }
+            }
+            let len = record_len(rec).unwrap_or(0);
+            w.write_all(&rec[..len]).map_err(io)?;
+            self.spilled_bytes += len as u64;
+            prev = Some(off);
+        }
+        w.flush().map_err(io)?;
+        self.runs.push(path);
+        self.arena.clear();
+        self.entries.clear();
+        Ok(())
+    }
+
+    /// Ends input; returns the cells in order, duplicates removed.
+    pub fn finish(mut self) -> Result<SortedCells, SortError> {
+        if self.runs.is_empty() {
+            self.sort_buffer();
+            return Ok(SortedCells {
+                source: Source::Memory {
+                    arena: std::mem::take(&mut self.arena),
+                    entries: std::mem::take(&mut self.entries),
+                    pos: 0,
+                },
+                current: Vec::new(),
+                have_current: false,
+                duplicates: self.duplicates,
+                runs: Vec::new(),
+                spilled_bytes: 0,
+            });
+        }
+        if !self.entries.is_empty() {
+            self.spill()?;
+        }
+        let mut heap = BinaryHeap::new();
+        let mut readers = Vec::new();
+        for (i, p) in self.runs.iter().enumerate() {
+            let f = File::open(p).map_err(|source| SortError::Io {
+                path: p.clone(),
+                source,
+            })?;
+            let mut r = RunReader {
+                path: p.clone(),
+                input: BufReader::with_capacity(256 * 1024, f),
+                record: Vec::new(),
+            };
+            if r.advance()? {
+                heap.push(HeapItem {
+                    run: i,
+                    record: std::mem::take(&mut r.record),
+                });
+            }
+            readers.push(r);
+        }
+        Ok(SortedCells {
+            source: Source::Runs { readers, heap },
+            current: Vec::new(),
+            have_current: false,
+            duplicates: self.duplicates,
+            runs: std::mem::take(&mut self.runs),
+            spilled_bytes: self.spilled_bytes,
+        })
+    }
+}
+
+struct RunReader {
+    path: PathBuf,
+    input: BufReader<File>,
+    record: Vec<u8>,
+}
+
+impl RunReader {
+    /// Reads the next record into `self.record`; false at the end of the run.
+    fn advance(&mut self) -> Result<bool, SortError> {
+        self.record.clear();
+        self.record.resize(RECORD_HEADER, 0);
+        let io = |source| SortError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut got = 0;
+        while got < RECORD_HEADER {
+            let n = self.input.read(&mut self.record[got..]).map_err(io)?;
+            if n == 0 {
+                if got == 0 {
+                    return Ok(false);
+                }
+                return Err(SortError::Corrupt {
+                    path: self.path.clone(),
+                    detail: "truncated record header".into(),
+                });
+            }
+            got += n;
+        }
+        let len = record_len(&self.record).unwrap_or(RECORD_HEADER);
+        self.record.resize(len, 0);
+        self.input
+            .read_exact(&mut self.record[RECORD_HEADER..])
+            .map_err(io)?;
+        if decode(&self.record).is_none() {
+            return Err(SortError::Corrupt {
+                path: self.path.clone(),
+                detail: "bad record".into(),
+            });
+        }
+        Ok(true)
+    }
+}
+
+struct HeapItem {
+    run: usize,
+    record: Vec<u8>,
+}
+
+impl PartialEq for HeapItem {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for HeapItem {}
+impl PartialOrd for HeapItem {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for HeapItem {
+    /// Reversed: `BinaryHeap` is a max-heap and we want the smallest record first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        match (decode(&self.record), decode(&o.record)) {
+            (Some(a), Some(b)) => compare(&b, &a),
+            _ => Ordering::Equal,
+        }
+    }
+}
+
+enum Source {
+    Memory {
+        arena: Vec<u8>,
+        entries: Vec<(u64, usize)>,
+        pos: usize,
+    },
+    Runs {
+        readers: Vec<RunReader>,
+        heap: BinaryHeap<HeapItem>,
+    },
+}
+
+/// The sorted, de-duplicated cells.
+pub struct SortedCells {
+    source: Source,
+    current: Vec<u8>,
+    have_current: bool,
+    duplicates: u64,
+    runs: Vec<PathBuf>,
+    spilled_bytes: u64,
+}
+
+impl SortedCells {
+    /// Duplicates dropped so far (equal family, row, qualifier and timestamp; last added wins).
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
+    /// Runs spilled to disk.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Bytes written to spill files.
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spilled_bytes
+    }
+
+    /// The next record in raw form (copied into `self.current`).
+    fn next_raw(&mut self) -> Result<bool, SortError> {
+        match &mut self.source {
+            Source::Memory {
+                arena,
+                entries,
+                pos,
+            } => {
+                let Some(&(_, off)) = entries.get(*pos) else {
+                    return Ok(false);
+                };
+                *pos += 1;
+                let len = record_len(&arena[off..]).unwrap_or(0);
+                self.current.clear();
+                self.current.extend_from_slice(&arena[off..off + len]);
+                Ok(true)
+            }
+            Source::Runs { readers, heap } => {
+                let Some(top) = heap.pop() else {
+                    return Ok(false);
+                };
+                let run = top.run;
+                self.current = top.record;
+                let r = &mut readers[run];
+                if r.advance()? {
+                    heap.push(HeapItem {
+                        run,
+                        record: std::mem::take(&mut r.record),
+                    });
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// The next cell, skipping duplicates.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<SortedCell<'_>>, SortError> {
+        // `current` holds the previously returned record; skip records with its coordinates.
+        let prev = if self.have_current {
+            Some(std::mem::take(&mut self.current))
+        } else {
+            None
+        };
+        loop {
+            if !self.next_raw()? {
+                self.have_current = false;
+                return Ok(None);
+            }
+            let dup = match (&prev, decode(&self.current)) {
+                (Some(p), Some(cur)) => decode(p).is_some_and(|p| p.same_coordinates(&cur)),
+                _ => false,
+            };
+            if dup {
+                self.duplicates += 1;
+                continue;
+            }
+            self.have_current = true;
+            return Ok(decode(&self.current));
+        }
+    }
+}
+
+impl Drop for SortedCells {
+    fn drop(&mut self) {
+        for p in &self.runs {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(mut s: SortedCells) -> (Vec<(u8, Vec<u8>, Vec<u8>, i64, Vec<u8>)>, u64) {
+        let mut out = Vec::new();
+        while let Some(c) = s.next().unwrap() {
+            out.push((
+                c.family,
+                c.row.to_vec(),
+                c.qualifier.to_vec(),
+                c.timestamp,
+                c.value.to_vec(),
+            ));
+        }
+        (out, s.duplicates())
+    }
+
+    fn feed(sorter: &mut CellSorter, n: u32) {
+        // Pseudo-random order, with every 10th cell a duplicate of an earlier one.
+        let mut x: u32 = 12345;
+        for i in 0..n {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let r = if i % 10 == 9 {
+                (x % (i + 1)) % 997
+            } else {
+                x % 997
+            };
+            let row = format!("row{r:05}");
+            let fam = (r % 2) as u8;
+            let val = format!("v{i}");
+            sorter
+                .add(
+                    fam,
+                    row.as_bytes(),
+                    b"q",
+                    (r % 3) as i64,
+                    CellType::Put,
+                    val.as_bytes(),
+                )
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn spilling_gives_the_same_cells_as_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut mem = CellSorter::new(1 << 30, dir.path());
+        feed(&mut mem, 20_000);
+        let (a, da) = collect(mem.finish().unwrap());
+        let mut small = CellSorter::new(1 << 16, dir.path());
+        feed(&mut small, 20_000);
+        assert!(small.runs() > 5);
+        let sorted = small.finish().unwrap();
+        assert!(sorted.runs() > 5);
+        let (b, db) = collect(sorted);
+        assert_eq!(a, b);
+        assert_eq!(da, db);
+        assert_eq!(a.len() as u64 + da, 20_000);
+        // Sorted, unique coordinates.
+        for w in a.windows(2) {
+            assert!((w[0].0, &w[0].1, &w[0].2, -w[0].3) < (w[1].0, &w[1].1, &w[1].2, -w[1].3));
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "run files removed"
+        );
+    }
+
+    #[test]
+    fn the_last_duplicate_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        for budget in [1 << 16, 1 << 30] {
+            let mut s = CellSorter::new(budget, dir.path());
+            for i in 0..5000u32 {
+                s.add(0, b"r", b"q", 7, CellType::Put, format!("{i}").as_bytes())
+                    .unwrap();
+            }
+            let (cells, dups) = collect(s.finish().unwrap());
+            assert_eq!(cells.len(), 1);
+            assert_eq!(cells[0].4, b"4999");
+            assert_eq!(dups, 4999);
+        }
+    }
+}
