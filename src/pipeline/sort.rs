@@ -495,7 +495,9 @@ impl Drop for SortedCells {
 mod tests {
     use super::*;
 
-    fn collect(mut s: SortedCells) -> (Vec<(u8, Vec<u8>, Vec<u8>, i64, Vec<u8>)>, u64) {
+    type Flat = (u8, Vec<u8>, Vec<u8>, i64, Vec<u8>);
+
+    fn collect(mut s: SortedCells) -> (Vec<Flat>, u64) {
         let mut out = Vec::new();
         while let Some(c) = s.next().unwrap() {
             out.push((
