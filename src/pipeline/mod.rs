@@ -4,7 +4,9 @@
 //! | module | owns |
 //! |---|---|
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once |
+//! | [`source`] | CSV/TSV (plain, gzip, zstd) and Parquet inputs, in positioned batches |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them |
 
 pub mod output;
 pub mod sort;
+pub mod source;
