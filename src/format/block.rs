@@ -153,15 +153,19 @@ impl BlockHeader {
         let bytes_per_checksum = c.i32()?;
         let on_disk_data_size_with_header = c.i32()?;
         let bad = |detail: String| FormatError::corrupt("block header", offset, detail);
-        let checksum_type = ChecksumType::from_code(ck).ok_or_else(|| bad(format!("unknown checksum type {ck}")))?;
+        let checksum_type = ChecksumType::from_code(ck)
+            .ok_or_else(|| bad(format!("unknown checksum type {ck}")))?;
         if on_disk_size_without_header < 0 || uncompressed_size_without_header < 0 {
             return Err(bad("negative size".into()));
         }
         if bytes_per_checksum < HEADER_LEN as i32 {
-            return Err(bad(format!("bytesPerChecksum {bytes_per_checksum} below 33")));
+            return Err(bad(format!(
+                "bytesPerChecksum {bytes_per_checksum} below 33"
+            )));
         }
         if (on_disk_data_size_with_header as i64) < HEADER_LEN as i64
-            || on_disk_data_size_with_header as i64 > HEADER_LEN as i64 + on_disk_size_without_header as i64
+            || on_disk_data_size_with_header as i64
+                > HEADER_LEN as i64 + on_disk_size_without_header as i64
         {
             return Err(bad(format!(
                 "onDiskDataSizeWithHeader {on_disk_data_size_with_header} inconsistent with onDiskSizeWithoutHeader {on_disk_size_without_header}"
@@ -176,7 +180,10 @@ impl BlockHeader {
             bytes_per_checksum: bytes_per_checksum as u32,
             on_disk_data_size_with_header: on_disk_data_size_with_header as u32,
         };
-        let sums = checksum::chunk_count(h.on_disk_data_size_with_header as usize, h.bytes_per_checksum) * CHECKSUM_SIZE;
+        let sums = checksum::chunk_count(
+            h.on_disk_data_size_with_header as usize,
+            h.bytes_per_checksum,
+        ) * CHECKSUM_SIZE;
         if h.on_disk_data_size_with_header as u64 + sums as u64 != h.on_disk_size_with_header() {
             return Err(bad(format!(
                 "onDiskSizeWithoutHeader {} does not equal payload {} plus {} checksum bytes",
@@ -263,9 +270,13 @@ impl BlockEncoder {
         out.extend_from_slice(&[0u8; HEADER_LEN]);
         self.compressor.compress(payload, out)?;
         let data_len = out.len() - start;
-        let sums = checksum::chunk_count(data_len, self.settings.bytes_per_checksum) * CHECKSUM_SIZE;
+        let sums =
+            checksum::chunk_count(data_len, self.settings.bytes_per_checksum) * CHECKSUM_SIZE;
         if data_len + sums > i32::MAX as usize || payload.len() > i32::MAX as usize {
-            return Err(FormatError::Invalid(format!("block of {} bytes exceeds 2 GiB", data_len + sums)));
+            return Err(FormatError::Invalid(format!(
+                "block of {} bytes exceeds 2 GiB",
+                data_len + sums
+            )));
         }
         let header = BlockHeader {
             block_type,
@@ -309,7 +320,8 @@ impl BlockDecoder {
 
     /// Reads the header of the block at `offset` in `file`.
     pub fn header_at(file: &[u8], offset: u64) -> Result<BlockHeader> {
-        let start = usize::try_from(offset).map_err(|_| FormatError::corrupt("block", offset, "offset beyond memory"))?;
+        let start = usize::try_from(offset)
+            .map_err(|_| FormatError::corrupt("block", offset, "offset beyond memory"))?;
         let bytes = file.get(start..).ok_or(FormatError::Truncated {
             what: "block header",
             offset,
@@ -367,7 +379,11 @@ mod tests {
     fn encode_then_read_every_codec_and_checksum() {
         let payload: Vec<u8> = (0..40_000u32).map(|i| (i % 13) as u8).collect();
         for compression in Compression::SUPPORTED {
-            for checksum_type in [ChecksumType::Null, ChecksumType::Crc32, ChecksumType::Crc32c] {
+            for checksum_type in [
+                ChecksumType::Null,
+                ChecksumType::Crc32,
+                ChecksumType::Crc32c,
+            ] {
                 let settings = BlockSettings {
                     compression,
                     checksum_type,
@@ -375,7 +391,9 @@ mod tests {
                 };
                 let mut enc = BlockEncoder::new(settings).unwrap();
                 let mut file = vec![7u8; 10];
-                let e = enc.encode(BlockType::Data, &payload, -1, &mut file).unwrap();
+                let e = enc
+                    .encode(BlockType::Data, &payload, -1, &mut file)
+                    .unwrap();
                 assert_eq!(file.len(), 10 + e.on_disk_size_with_header as usize);
                 let mut dec = BlockDecoder::new(compression).unwrap();
                 let mut out = Vec::new();
@@ -386,7 +404,10 @@ mod tests {
                     let mut bad = file.clone();
                     bad[50] ^= 0x40;
                     let err = dec.read(&bad, 10, &mut out).unwrap_err();
-                    assert!(matches!(err, FormatError::ChecksumMismatch { offset: 10, .. }), "{err}");
+                    assert!(
+                        matches!(err, FormatError::ChecksumMismatch { offset: 10, .. }),
+                        "{err}"
+                    );
                 }
             }
         }
@@ -394,7 +415,10 @@ mod tests {
 
     #[test]
     fn bad_headers_are_errors() {
-        assert!(matches!(BlockHeader::parse(b"NOTABLOCK-------------------------", 5), Err(FormatError::BadMagic { offset: 5, .. })));
+        assert!(matches!(
+            BlockHeader::parse(b"NOTABLOCK-------------------------", 5),
+            Err(FormatError::BadMagic { offset: 5, .. })
+        ));
         let mut h = Vec::new();
         BlockHeader {
             block_type: BlockType::Data,
@@ -407,7 +431,10 @@ mod tests {
         }
         .write(&mut h);
         assert!(BlockHeader::parse(&h, 0).is_ok());
-        assert!(BlockDecoder::header_at(&h, 0).is_err(), "block longer than file");
+        assert!(
+            BlockDecoder::header_at(&h, 0).is_err(),
+            "block longer than file"
+        );
         h[24] = 9;
         assert!(BlockHeader::parse(&h, 0).is_err());
     }

@@ -120,14 +120,16 @@ impl<'a> Cursor<'a> {
     pub fn vint(&mut self) -> Result<i32> {
         let at = self.offset();
         let v = self.vlong()?;
-        i32::try_from(v).map_err(|_| FormatError::corrupt(self.what, at, format!("vint {v} overflows")))
+        i32::try_from(v)
+            .map_err(|_| FormatError::corrupt(self.what, at, format!("vint {v} overflows")))
     }
 
     /// A VInt that is a length: non-negative.
     pub fn vint_len(&mut self) -> Result<usize> {
         let at = self.offset();
         let v = self.vint()?;
-        usize::try_from(v).map_err(|_| FormatError::corrupt(self.what, at, format!("negative length {v}")))
+        usize::try_from(v)
+            .map_err(|_| FormatError::corrupt(self.what, at, format!("negative length {v}")))
     }
 
     /// HBase's compressed int (`ByteBufferUtils.readCompressedInt`): LEB128, at most 5 bytes.
@@ -141,7 +143,11 @@ impl<'a> Cursor<'a> {
                 return Ok(result);
             }
         }
-        Err(FormatError::corrupt(self.what, at, "compressed int longer than 5 bytes"))
+        Err(FormatError::corrupt(
+            self.what,
+            at,
+            "compressed int longer than 5 bytes",
+        ))
     }
 
     /// A protobuf-style base-128 varint (at most 10 bytes).
@@ -155,7 +161,11 @@ impl<'a> Cursor<'a> {
                 return Ok(result);
             }
         }
-        Err(FormatError::corrupt(self.what, at, "varint longer than 10 bytes"))
+        Err(FormatError::corrupt(
+            self.what,
+            at,
+            "varint longer than 10 bytes",
+        ))
     }
 }
 
@@ -188,7 +198,11 @@ pub fn put_vlong(out: &mut Vec<u8>, value: i64) {
         len -= 1;
     }
     out.push(len as i8 as u8);
-    let n = if len < -120 { -(len + 120) } else { -(len + 112) };
+    let n = if len < -120 {
+        -(len + 120)
+    } else {
+        -(len + 112)
+    };
     for idx in (0..n).rev() {
         out.push((i >> (idx * 8)) as u8);
     }
@@ -246,7 +260,10 @@ mod tests {
             (-112, &[0x90]),
             (-113, &[0x87, 0x70]),
             (1 << 31, &[0x8c, 0x80, 0, 0, 0]),
-            (i64::MAX, &[0x88, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            (
+                i64::MAX,
+                &[0x88, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            ),
         ];
         for (v, bytes) in cases {
             let mut out = Vec::new();
@@ -261,7 +278,15 @@ mod tests {
 
     #[test]
     fn vlong_round_trip_edges() {
-        for v in [i64::MIN, i64::MIN + 1, -1 << 40, -129, -128, 1 << 56, (1 << 56) - 1] {
+        for v in [
+            i64::MIN,
+            i64::MIN + 1,
+            -1 << 40,
+            -129,
+            -128,
+            1 << 56,
+            (1 << 56) - 1,
+        ] {
             let mut out = Vec::new();
             put_vlong(&mut out, v);
             assert_eq!(out.len(), vlong_size(v));
@@ -285,7 +310,12 @@ mod tests {
         let mut c = Cursor::new(&[1, 2, 3], 100, "thing");
         c.u8().unwrap();
         match c.i32() {
-            Err(FormatError::Truncated { offset, needed, available, .. }) => {
+            Err(FormatError::Truncated {
+                offset,
+                needed,
+                available,
+                ..
+            }) => {
                 assert_eq!((offset, needed, available), (101, 4, 2));
             }
             other => panic!("unexpected {other:?}"),

@@ -97,7 +97,10 @@ impl CellType {
     pub const fn is_delete(self) -> bool {
         matches!(
             self,
-            CellType::Delete | CellType::DeleteColumn | CellType::DeleteFamily | CellType::DeleteFamilyVersion
+            CellType::Delete
+                | CellType::DeleteColumn
+                | CellType::DeleteFamily
+                | CellType::DeleteFamilyVersion
         )
     }
 
@@ -235,7 +238,9 @@ impl<'a> CellRef<'a> {
             )));
         }
         if self.key_len() > i32::MAX as usize || self.value.len() > i32::MAX as usize {
-            return Err(FormatError::Invalid("key or value longer than 2^31-1 bytes".into()));
+            return Err(FormatError::Invalid(
+                "key or value longer than 2^31-1 bytes".into(),
+            ));
         }
         if self.tags.len() > u16::MAX as usize {
             return Err(FormatError::Invalid(format!(
@@ -252,22 +257,35 @@ pub fn check_tags(tags: &[u8]) -> Result<()> {
     let mut i = 0usize;
     while i < tags.len() {
         if i + 2 > tags.len() {
-            return Err(FormatError::Invalid(format!("tags area ends inside a tag length at byte {i}")));
+            return Err(FormatError::Invalid(format!(
+                "tags area ends inside a tag length at byte {i}"
+            )));
         }
         let len = u16::from_be_bytes([tags[i], tags[i + 1]]) as usize;
         if len == 0 {
-            return Err(FormatError::Invalid(format!("tag at byte {i} has length 0 (no type byte)")));
+            return Err(FormatError::Invalid(format!(
+                "tag at byte {i} has length 0 (no type byte)"
+            )));
         }
         i += 2 + len;
         if i > tags.len() {
-            return Err(FormatError::Invalid(format!("tag ending at byte {i} overruns the tags area")));
+            return Err(FormatError::Invalid(format!(
+                "tag ending at byte {i} overruns the tags area"
+            )));
         }
     }
     Ok(())
 }
 
 /// Appends a flat key built from its parts.
-pub fn write_key_parts(out: &mut Vec<u8>, row: &[u8], family: &[u8], qualifier: &[u8], ts: i64, type_code: u8) {
+pub fn write_key_parts(
+    out: &mut Vec<u8>,
+    row: &[u8],
+    family: &[u8],
+    qualifier: &[u8],
+    ts: i64,
+    type_code: u8,
+) {
     out.reserve(row.len() + family.len() + qualifier.len() + KEY_INFRASTRUCTURE_SIZE);
     out.extend_from_slice(&(row.len() as u16).to_be_bytes());
     out.extend_from_slice(row);
@@ -335,7 +353,14 @@ impl<'a> KeyView<'a> {
     /// Serializes the key.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_key_parts(&mut out, self.row, self.family, self.qualifier, self.timestamp, self.type_code);
+        write_key_parts(
+            &mut out,
+            self.row,
+            self.family,
+            self.qualifier,
+            self.timestamp,
+            self.type_code,
+        );
         out
     }
 }
@@ -382,14 +407,28 @@ pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
 /// The search key that sorts before every cell of `row` ("first on row").
 pub fn first_on_row(row: &[u8]) -> Vec<u8> {
     let mut k = Vec::new();
-    write_key_parts(&mut k, row, b"", b"", LATEST_TIMESTAMP, CellType::Maximum.code());
+    write_key_parts(
+        &mut k,
+        row,
+        b"",
+        b"",
+        LATEST_TIMESTAMP,
+        CellType::Maximum.code(),
+    );
     k
 }
 
 /// The search key that sorts before every cell of `row`, `family`, `qualifier`.
 pub fn first_on_column(row: &[u8], family: &[u8], qualifier: &[u8]) -> Vec<u8> {
     let mut k = Vec::new();
-    write_key_parts(&mut k, row, family, qualifier, LATEST_TIMESTAMP, CellType::Maximum.code());
+    write_key_parts(
+        &mut k,
+        row,
+        family,
+        qualifier,
+        LATEST_TIMESTAMP,
+        CellType::Maximum.code(),
+    );
     k
 }
 
@@ -412,7 +451,10 @@ mod tests {
             [0, 2, b'r', b'1', 1, b'f', b'q', 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0, 4]
         );
         let v = KeyView::parse(&k).unwrap();
-        assert_eq!((v.row, v.family, v.qualifier), (&b"r1"[..], &b"f"[..], &b"q"[..]));
+        assert_eq!(
+            (v.row, v.family, v.qualifier),
+            (&b"r1"[..], &b"f"[..], &b"q"[..])
+        );
         assert_eq!(v.timestamp, 1_700_000_000_000);
     }
 
@@ -424,10 +466,22 @@ mod tests {
         let q2 = key(b"r", b"f", b"q2", 9, CellType::Put);
         let r2 = key(b"r\x00", b"f", b"", 1, CellType::Put);
         let last_on_row = key(b"r", b"", b"", 0, CellType::Minimum);
-        assert_eq!(compare_flat_keys(&newer, &a), Ordering::Less, "ts descending");
-        assert_eq!(compare_flat_keys(&del, &a), Ordering::Less, "type descending");
+        assert_eq!(
+            compare_flat_keys(&newer, &a),
+            Ordering::Less,
+            "ts descending"
+        );
+        assert_eq!(
+            compare_flat_keys(&del, &a),
+            Ordering::Less,
+            "type descending"
+        );
         assert_eq!(compare_flat_keys(&a, &q2), Ordering::Less);
-        assert_eq!(compare_flat_keys(&q2, &last_on_row), Ordering::Less, "last on row");
+        assert_eq!(
+            compare_flat_keys(&q2, &last_on_row),
+            Ordering::Less,
+            "last on row"
+        );
         assert_eq!(compare_flat_keys(&last_on_row, &r2), Ordering::Less);
         assert_eq!(compare_flat_keys(&first_on_row(b"r"), &a), Ordering::Less);
     }

@@ -78,7 +78,12 @@ pub fn chunk_count(data_len: usize, bytes_per_checksum: u32) -> usize {
 }
 
 /// Appends the checksums of `data` (header + on-disk payload) to `out`.
-pub fn append_checksums(kind: ChecksumType, bytes_per_checksum: u32, data: &[u8], out: &mut Vec<u8>) {
+pub fn append_checksums(
+    kind: ChecksumType,
+    bytes_per_checksum: u32,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) {
     for chunk in data.chunks(bytes_per_checksum.max(1) as usize) {
         out.extend_from_slice(&kind.compute(chunk).to_be_bytes());
     }
@@ -98,7 +103,11 @@ pub fn verify_checksums(
         return Err(FormatError::corrupt(
             "block",
             offset,
-            format!("{} checksum bytes stored, {} needed", sums.len(), n * CHECKSUM_SIZE),
+            format!(
+                "{} checksum bytes stored, {} needed",
+                sums.len(),
+                n * CHECKSUM_SIZE
+            ),
         ));
     }
     if kind == ChecksumType::Null {
@@ -134,7 +143,11 @@ mod tests {
     #[test]
     fn chunks_and_verify() {
         let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
-        for kind in [ChecksumType::Null, ChecksumType::Crc32, ChecksumType::Crc32c] {
+        for kind in [
+            ChecksumType::Null,
+            ChecksumType::Crc32,
+            ChecksumType::Crc32c,
+        ] {
             let mut sums = Vec::new();
             append_checksums(kind, 512, &data, &mut sums);
             assert_eq!(sums.len(), 8);
@@ -143,7 +156,14 @@ mod tests {
                 let mut bad = data.clone();
                 bad[700] ^= 1;
                 let err = verify_checksums(kind, 512, &bad, &sums, 77).unwrap_err();
-                assert!(matches!(err, FormatError::ChecksumMismatch { offset: 77, chunk: 1, .. }));
+                assert!(matches!(
+                    err,
+                    FormatError::ChecksumMismatch {
+                        offset: 77,
+                        chunk: 1,
+                        ..
+                    }
+                ));
             }
         }
     }

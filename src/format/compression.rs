@@ -144,9 +144,11 @@ impl Compressor {
             return Err(codec.unsupported());
         }
         let zstd = if codec == Compression::Zstd {
-            let mut c = zstd::bulk::Compressor::new(ZSTD_DEFAULT_LEVEL).map_err(|e| codec_err(codec, e))?;
+            let mut c =
+                zstd::bulk::Compressor::new(ZSTD_DEFAULT_LEVEL).map_err(|e| codec_err(codec, e))?;
             c.include_checksum(false).map_err(|e| codec_err(codec, e))?;
-            c.include_contentsize(true).map_err(|e| codec_err(codec, e))?;
+            c.include_contentsize(true)
+                .map_err(|e| codec_err(codec, e))?;
             Some(c)
         } else {
             None
@@ -212,15 +214,21 @@ impl Compressor {
             }
             Compression::Lz4 => {
                 let start = out.len();
-                out.resize(start + lz4_flex::block::get_maximum_output_size(slice.len()), 0);
-                let n = lz4_flex::block::compress_into(slice, &mut out[start..]).map_err(|e| codec_err(codec, e))?;
+                out.resize(
+                    start + lz4_flex::block::get_maximum_output_size(slice.len()),
+                    0,
+                );
+                let n = lz4_flex::block::compress_into(slice, &mut out[start..])
+                    .map_err(|e| codec_err(codec, e))?;
                 out.truncate(start + n);
             }
             Compression::Zstd => {
                 let z = self.zstd.as_mut().ok_or_else(|| codec.unsupported())?;
                 let start = out.len();
                 out.resize(start + zstd::zstd_safe::compress_bound(slice.len()), 0);
-                let n = z.compress_to_buffer(slice, &mut out[start..]).map_err(|e| codec_err(codec, e))?;
+                let n = z
+                    .compress_to_buffer(slice, &mut out[start..])
+                    .map_err(|e| codec_err(codec, e))?;
                 out.truncate(start + n);
             }
             _ => return Err(codec.unsupported()),
@@ -262,10 +270,19 @@ impl Decompressor {
     /// input's size) for the output.
     pub fn decompress(&mut self, input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<()> {
         let codec = self.codec;
-        if raw_len > MAX_UNCOMPRESSED_SIZE || raw_len > input.len().saturating_mul(codec.max_ratio()).saturating_add(64) {
+        if raw_len > MAX_UNCOMPRESSED_SIZE
+            || raw_len
+                > input
+                    .len()
+                    .saturating_mul(codec.max_ratio())
+                    .saturating_add(64)
+        {
             return Err(FormatError::Codec {
                 codec: codec.name(),
-                detail: format!("{raw_len} uncompressed bytes cannot come from {} compressed bytes", input.len()),
+                detail: format!(
+                    "{raw_len} uncompressed bytes cannot come from {} compressed bytes",
+                    input.len()
+                ),
             });
         }
         let start = out.len();
@@ -286,7 +303,8 @@ impl Decompressor {
             }
             Compression::Zstd if input.starts_with(&ZSTD_MAGIC) => {
                 out.reserve(raw_len);
-                let dec = zstd::stream::read::Decoder::new(input).map_err(|e| codec_err(codec, e))?;
+                let dec =
+                    zstd::stream::read::Decoder::new(input).map_err(|e| codec_err(codec, e))?;
                 dec.take(raw_len as u64 + 1)
                     .read_to_end(out)
                     .map_err(|e| codec_err(codec, e))?;
@@ -309,15 +327,22 @@ impl Decompressor {
     }
 
     /// Hadoop block framing: groups of [rawLen][compLen chunk]... until the input ends.
-    fn decode_block_framing(&mut self, input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<()> {
+    fn decode_block_framing(
+        &mut self,
+        input: &[u8],
+        raw_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let codec = self.codec;
         let start = out.len();
         let mut pos = 0usize;
         let read_u32 = |pos: &mut usize| -> Result<usize> {
-            let b = input.get(*pos..*pos + 4).ok_or_else(|| FormatError::Codec {
-                codec: codec.name(),
-                detail: format!("block framing truncated at byte {}", *pos),
-            })?;
+            let b = input
+                .get(*pos..*pos + 4)
+                .ok_or_else(|| FormatError::Codec {
+                    codec: codec.name(),
+                    detail: format!("block framing truncated at byte {}", *pos),
+                })?;
             *pos += 4;
             Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
         };
@@ -327,15 +352,19 @@ impl Decompressor {
             if group_end > raw_len {
                 return Err(FormatError::Codec {
                     codec: codec.name(),
-                    detail: format!("framing group of {group_len} bytes overruns the {raw_len}-byte payload"),
+                    detail: format!(
+                        "framing group of {group_len} bytes overruns the {raw_len}-byte payload"
+                    ),
                 });
             }
             while out.len() - start < group_end {
                 let clen = read_u32(&mut pos)?;
-                let chunk = input.get(pos..pos + clen).ok_or_else(|| FormatError::Codec {
-                    codec: codec.name(),
-                    detail: format!("chunk of {clen} bytes at byte {pos} overruns the payload"),
-                })?;
+                let chunk = input
+                    .get(pos..pos + clen)
+                    .ok_or_else(|| FormatError::Codec {
+                        codec: codec.name(),
+                        detail: format!("chunk of {clen} bytes at byte {pos} overruns the payload"),
+                    })?;
                 pos += clen;
                 let room = group_end - (out.len() - start);
                 self.decompress_chunk(chunk, room, out)?;
@@ -361,13 +390,16 @@ impl Decompressor {
             }
             Compression::Lz4 => {
                 out.resize(at + room, 0);
-                let n = lz4_flex::block::decompress_into(chunk, &mut out[at..]).map_err(|e| codec_err(codec, e))?;
+                let n = lz4_flex::block::decompress_into(chunk, &mut out[at..])
+                    .map_err(|e| codec_err(codec, e))?;
                 out.truncate(at + n);
             }
             Compression::Zstd => {
                 let z = self.zstd.as_mut().ok_or_else(|| codec.unsupported())?;
                 out.resize(at + room, 0);
-                let n = z.decompress_to_buffer(chunk, &mut out[at..]).map_err(|e| codec_err(codec, e))?;
+                let n = z
+                    .decompress_to_buffer(chunk, &mut out[at..])
+                    .map_err(|e| codec_err(codec, e))?;
                 out.truncate(at + n);
             }
             _ => return Err(codec.unsupported()),
@@ -401,7 +433,9 @@ mod tests {
     use super::*;
 
     fn sample(n: usize) -> Vec<u8> {
-        (0..n).map(|i| ((i * 7) % 251) as u8 ^ ((i / 1000) as u8)).collect()
+        (0..n)
+            .map(|i| ((i * 7) % 251) as u8 ^ ((i / 1000) as u8))
+            .collect()
     }
 
     #[test]
@@ -409,7 +443,15 @@ mod tests {
         for codec in Compression::SUPPORTED {
             let mut c = Compressor::new(codec).unwrap();
             let mut d = Decompressor::new(codec).unwrap();
-            for n in [0usize, 1, 100, 65536, SNAPPY_MAX_INPUT, SNAPPY_MAX_INPUT + 1, 600_000] {
+            for n in [
+                0usize,
+                1,
+                100,
+                65536,
+                SNAPPY_MAX_INPUT,
+                SNAPPY_MAX_INPUT + 1,
+                600_000,
+            ] {
                 let raw = sample(n);
                 let mut framed = Vec::new();
                 c.compress(&raw, &mut framed).unwrap();
@@ -424,14 +466,20 @@ mod tests {
     fn block_framing_layout() {
         let raw = sample(1000);
         let mut framed = Vec::new();
-        Compressor::new(Compression::Snappy).unwrap().compress(&raw, &mut framed).unwrap();
+        Compressor::new(Compression::Snappy)
+            .unwrap()
+            .compress(&raw, &mut framed)
+            .unwrap();
         assert_eq!(&framed[0..4], &1000u32.to_be_bytes());
         let clen = u32::from_be_bytes([framed[4], framed[5], framed[6], framed[7]]) as usize;
         assert_eq!(framed.len(), 8 + clen);
         // Multi-chunk: one rawLen, several chunks, one empty trailing group.
         let big = sample(LZ4_MAX_INPUT * 2 + 5);
         let mut framed = Vec::new();
-        Compressor::new(Compression::Lz4).unwrap().compress(&big, &mut framed).unwrap();
+        Compressor::new(Compression::Lz4)
+            .unwrap()
+            .compress(&big, &mut framed)
+            .unwrap();
         assert_eq!(&framed[0..4], &(big.len() as u32).to_be_bytes());
         assert_eq!(&framed[framed.len() - 4..], &[0, 0, 0, 0]);
     }
@@ -439,7 +487,10 @@ mod tests {
     #[test]
     fn gzip_header_is_javas() {
         let mut framed = Vec::new();
-        Compressor::new(Compression::Gz).unwrap().compress(b"hello", &mut framed).unwrap();
+        Compressor::new(Compression::Gz)
+            .unwrap()
+            .compress(b"hello", &mut framed)
+            .unwrap();
         assert_eq!(&framed[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0]);
     }
 
@@ -448,7 +499,10 @@ mod tests {
         let raw = sample(5000);
         let frame = zstd::bulk::compress(&raw, 3).unwrap();
         let mut back = Vec::new();
-        Decompressor::new(Compression::Zstd).unwrap().decompress(&frame, raw.len(), &mut back).unwrap();
+        Decompressor::new(Compression::Zstd)
+            .unwrap()
+            .decompress(&frame, raw.len(), &mut back)
+            .unwrap();
         assert_eq!(back, raw);
     }
 
@@ -457,11 +511,24 @@ mod tests {
         for codec in Compression::SUPPORTED {
             let mut d = Decompressor::new(codec).unwrap();
             let mut out = Vec::new();
-            assert!(d.decompress(&[1, 2, 3], 1 << 30, &mut out).is_err(), "{codec:?}");
-            assert!(d.decompress(&[0, 0, 0, 9, 0, 0, 0, 2, 0xff, 0xff], 9, &mut out).is_err(), "{codec:?}");
+            assert!(
+                d.decompress(&[1, 2, 3], 1 << 30, &mut out).is_err(),
+                "{codec:?}"
+            );
+            assert!(
+                d.decompress(&[0, 0, 0, 9, 0, 0, 0, 2, 0xff, 0xff], 9, &mut out)
+                    .is_err(),
+                "{codec:?}"
+            );
             let mut framed = Vec::new();
-            Compressor::new(codec).unwrap().compress(b"abcdefgh", &mut framed).unwrap();
-            assert!(d.decompress(&framed, 9, &mut out).is_err(), "{codec:?} wrong length");
+            Compressor::new(codec)
+                .unwrap()
+                .compress(b"abcdefgh", &mut framed)
+                .unwrap();
+            assert!(
+                d.decompress(&framed, 9, &mut out).is_err(),
+                "{codec:?} wrong length"
+            );
         }
     }
 }

@@ -64,11 +64,17 @@ pub fn value_kind(key: &[u8]) -> ValueKind {
     use keys::*;
     let k = std::str::from_utf8(key).unwrap_or("");
     match k {
-        AVG_KEY_LEN | AVG_VALUE_LEN | MAX_TAGS_LEN | KEY_VALUE_VERSION | BLOOM_FILTER_PARAM => ValueKind::I32,
-        CREATE_TIME_TS | LEN_OF_BIGGEST_CELL | MAX_MEMSTORE_TS_KEY | EARLIEST_PUT_TS | MAX_SEQ_ID_KEY
-        | BULKLOAD_TIMESTAMP | DELETE_FAMILY_COUNT => ValueKind::I64,
-        TAGS_COMPRESSED | MAJOR_COMPACTION_KEY | EXCLUDE_FROM_MINOR_COMPACTION | HISTORICAL => ValueKind::Bool,
-        DATA_BLOCK_ENCODING | INDEX_BLOCK_ENCODING | BULKLOAD_SOURCE_TASK | BLOOM_FILTER_TYPE => ValueKind::Str,
+        AVG_KEY_LEN | AVG_VALUE_LEN | MAX_TAGS_LEN | KEY_VALUE_VERSION | BLOOM_FILTER_PARAM => {
+            ValueKind::I32
+        }
+        CREATE_TIME_TS | LEN_OF_BIGGEST_CELL | MAX_MEMSTORE_TS_KEY | EARLIEST_PUT_TS
+        | MAX_SEQ_ID_KEY | BULKLOAD_TIMESTAMP | DELETE_FAMILY_COUNT => ValueKind::I64,
+        TAGS_COMPRESSED | MAJOR_COMPACTION_KEY | EXCLUDE_FROM_MINOR_COMPACTION | HISTORICAL => {
+            ValueKind::Bool
+        }
+        DATA_BLOCK_ENCODING | INDEX_BLOCK_ENCODING | BULKLOAD_SOURCE_TASK | BLOOM_FILTER_TYPE => {
+            ValueKind::Str
+        }
         LASTKEY | KEY_OF_BIGGEST_CELL => ValueKind::Key,
         TIMERANGE => ValueKind::TimeRange,
         _ => ValueKind::Bytes,
@@ -107,11 +113,15 @@ impl FileInfo {
     }
     /// An i32 value; `None` when absent or not 4 bytes.
     pub fn get_i32(&self, key: &str) -> Option<i32> {
-        self.get(key).and_then(|v| v.try_into().ok()).map(i32::from_be_bytes)
+        self.get(key)
+            .and_then(|v| v.try_into().ok())
+            .map(i32::from_be_bytes)
     }
     /// An i64 value; `None` when absent or not 8 bytes.
     pub fn get_i64(&self, key: &str) -> Option<i64> {
-        self.get(key).and_then(|v| v.try_into().ok()).map(i64::from_be_bytes)
+        self.get(key)
+            .and_then(|v| v.try_into().ok())
+            .map(i64::from_be_bytes)
     }
     /// A boolean (any non-zero byte is true).
     pub fn get_bool(&self, key: &str) -> Option<bool> {
@@ -125,7 +135,10 @@ impl FileInfo {
         let v = self.get(keys::TIMERANGE)?;
         if v.len() == 16 {
             let (a, b) = v.split_at(8);
-            return Some((i64::from_be_bytes(a.try_into().ok()?), i64::from_be_bytes(b.try_into().ok()?)));
+            return Some((
+                i64::from_be_bytes(a.try_into().ok()?),
+                i64::from_be_bytes(b.try_into().ok()?),
+            ));
         }
         None
     }
@@ -161,7 +174,11 @@ impl FileInfo {
             let mut c = Cursor::new(payload, offset, "file info");
             let n = c.i32()?;
             if n < 0 || n as usize > payload.len() {
-                return Err(FormatError::corrupt("file info", offset, format!("entry count {n}")));
+                return Err(FormatError::corrupt(
+                    "file info",
+                    offset,
+                    format!("entry count {n}"),
+                ));
             }
             for _ in 0..n {
                 let kl = c.vint_len()?;

@@ -91,7 +91,9 @@ impl Trailer {
             .encode_length_delimited(out)
             .map_err(|e| FormatError::Invalid(format!("trailer: {e}")))?;
         if out.len() - start > TRAILER_SIZE - VERSION_SIZE {
-            return Err(FormatError::Invalid("trailer protobuf exceeds 4092 bytes".into()));
+            return Err(FormatError::Invalid(
+                "trailer protobuf exceeds 4092 bytes".into(),
+            ));
         }
         out.resize(start + TRAILER_SIZE - VERSION_SIZE, 0);
         let version = (self.minor_version << 24) | (self.major_version & 0x00ff_ffff);
@@ -130,10 +132,15 @@ impl Trailer {
         let at = len - TRAILER_SIZE;
         let t = &file[at..len - VERSION_SIZE];
         if &t[..8] != TRAILER_MAGIC {
-            return Err(FormatError::corrupt("trailer", at as u64, "missing TRABLK\"$ magic"));
+            return Err(FormatError::corrupt(
+                "trailer",
+                at as u64,
+                "missing TRABLK\"$ magic",
+            ));
         }
-        let p = FileTrailerProto::decode_length_delimited(&t[8..])
-            .map_err(|e| FormatError::corrupt("trailer", at as u64 + 8, format!("protobuf: {e}")))?;
+        let p = FileTrailerProto::decode_length_delimited(&t[8..]).map_err(|e| {
+            FormatError::corrupt("trailer", at as u64 + 8, format!("protobuf: {e}"))
+        })?;
         Ok(Trailer {
             file_info_offset: p.file_info_offset.unwrap_or(0),
             load_on_open_data_offset: p.load_on_open_data_offset.unwrap_or(0),
@@ -187,8 +194,12 @@ mod tests {
         t.write(&mut out).unwrap();
         assert_eq!(out.len(), TRAILER_SIZE);
         let mut want = b"TRABLK\"$".to_vec();
-        want.extend_from_slice(&[0x4a, 0x08, 0xa7, 0x01, 0x10, 0x40, 0x18, 0x1d, 0x20, 0x93, 0x23]);
-        want.extend_from_slice(&[0x28, 1, 0x30, 0, 0x38, 1, 0x40, 1, 0x48, 0, 0x50, 0, 0x5a, 0x30]);
+        want.extend_from_slice(&[
+            0x4a, 0x08, 0xa7, 0x01, 0x10, 0x40, 0x18, 0x1d, 0x20, 0x93, 0x23,
+        ]);
+        want.extend_from_slice(&[
+            0x28, 1, 0x30, 0, 0x38, 1, 0x40, 1, 0x48, 0, 0x50, 0, 0x5a, 0x30,
+        ]);
         want.extend_from_slice(COMPARATOR_INNER_STORE.as_bytes());
         want.extend_from_slice(&[0x60, 0x02]);
         assert_eq!(&out[..want.len()], &want[..]);

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::{CellEncoder, CellDecoder, EncodingContext, KeyLayout};
+use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout};
 use crate::format::bytes::{put_vlong, Cursor};
 use crate::format::cell::CellRef;
 use crate::format::error::{FormatError, Result};
@@ -87,13 +87,24 @@ pub struct NoneDecoder {
 
 impl NoneDecoder {
     /// A decoder over the whole payload, starting `start` bytes in.
-    pub fn new(payload: Vec<u8>, start: usize, ctx: EncodingContext, block_offset: u64) -> NoneDecoder {
+    pub fn new(
+        payload: Vec<u8>,
+        start: usize,
+        ctx: EncodingContext,
+        block_offset: u64,
+    ) -> NoneDecoder {
         let end = payload.len();
         NoneDecoder::with_range(payload, start, end, ctx, block_offset)
     }
 
     /// A decoder over `payload[start..end]`.
-    pub fn with_range(payload: Vec<u8>, start: usize, end: usize, ctx: EncodingContext, block_offset: u64) -> NoneDecoder {
+    pub fn with_range(
+        payload: Vec<u8>,
+        start: usize,
+        end: usize,
+        ctx: EncodingContext,
+        block_offset: u64,
+    ) -> NoneDecoder {
         let end = end.min(payload.len());
         let start = start.min(end);
         NoneDecoder {
@@ -148,9 +159,17 @@ impl CellDecoder for NoneDecoder {
             let vlen = c.u32()? as usize;
             c.skip(klen)?;
             c.skip(vlen)?;
-            let tags_len = if self.ctx.include_tags { c.u16()? as usize } else { 0 };
+            let tags_len = if self.ctx.include_tags {
+                c.u16()? as usize
+            } else {
+                0
+            };
             c.skip(tags_len)?;
-            let seq = if self.ctx.include_mvcc { c.vlong()? as u64 } else { 0 };
+            let seq = if self.ctx.include_mvcc {
+                c.vlong()? as u64
+            } else {
+                0
+            };
             Ok((klen, vlen, tags_len, c.position(), seq))
         })();
         let (klen, vlen, tags_len, total, seq) = parsed.map_err(|e| self.corrupt(e.to_string()))?;
@@ -207,7 +226,13 @@ mod tests {
     fn cells() -> Vec<Cell> {
         let mut v = Vec::new();
         for i in 0..50u32 {
-            let mut c = Cell::put(format!("row{i:03}").as_bytes(), b"f", b"q", 1000 - i as i64, &i.to_be_bytes());
+            let mut c = Cell::put(
+                format!("row{i:03}").as_bytes(),
+                b"f",
+                b"q",
+                1000 - i as i64,
+                &i.to_be_bytes(),
+            );
             if i % 7 == 0 {
                 c.tags = vec![0, 2, 1, i as u8];
             }
@@ -261,7 +286,12 @@ mod tests {
             include_mvcc: true,
             compress_tags: false,
         };
-        for bytes in [vec![0u8, 0, 0, 200, 0, 0, 0, 1, 1], vec![0, 0, 0, 12, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]] {
+        for bytes in [
+            vec![0u8, 0, 0, 200, 0, 0, 0, 1, 1],
+            vec![
+                0, 0, 0, 12, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            ],
+        ] {
             let mut d = NoneDecoder::new(bytes, 0, ctx, 4096);
             assert!(d.advance().is_err());
         }
