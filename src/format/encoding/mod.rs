@@ -20,9 +20,24 @@ use super::block::BlockType;
 use super::cell::{compare_keys, CellRef, CellType, KeyView};
 use super::error::{FormatError, Result};
 
+pub mod delta;
+pub mod diff;
+pub mod fast_diff;
 mod none;
+pub mod prefix;
+pub mod row_index;
+pub mod tags;
 
+#[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
+mod proptests;
+
+pub use diff::{DiffDecoder, DiffEncoder};
+pub use fast_diff::{FastDiffDecoder, FastDiffEncoder};
 pub use none::{NoneDecoder, NoneEncoder};
+pub use prefix::{PrefixDecoder, PrefixEncoder};
+pub use row_index::{RowIndexDecoder, RowIndexEncoder};
 
 /// `DataBlockEncoding`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -147,7 +162,8 @@ pub trait CellDecoder: Send {
 
     /// The current cell.
     fn cell(&self) -> CellRef<'_> {
-        self.layout().cell(self.key(), self.value(), self.tags(), self.seq_id())
+        self.layout()
+            .cell(self.key(), self.value(), self.tags(), self.seq_id())
     }
 
     /// Positions on the first cell whose key is ≥ `target`, searching from the start of the
@@ -189,9 +205,15 @@ impl KeyLayout {
     /// Validates `key` (lengths consistent, known type) and records its layout. `offset` is
     /// the file offset of the block, for the error.
     pub fn parse(key: &[u8], offset: u64) -> Result<KeyLayout> {
-        let v = KeyView::parse(key).ok_or_else(|| FormatError::corrupt("cell key", offset, "malformed key lengths"))?;
-        let cell_type = CellType::from_code(v.type_code)
-            .ok_or_else(|| FormatError::corrupt("cell key", offset, format!("unknown cell type {}", v.type_code)))?;
+        let v = KeyView::parse(key)
+            .ok_or_else(|| FormatError::corrupt("cell key", offset, "malformed key lengths"))?;
+        let cell_type = CellType::from_code(v.type_code).ok_or_else(|| {
+            FormatError::corrupt(
+                "cell key",
+                offset,
+                format!("unknown cell type {}", v.type_code),
+            )
+        })?;
         let row_end = 2 + v.row.len();
         let fam_start = row_end + 1;
         let fam_end = fam_start + v.family.len();
@@ -217,7 +239,13 @@ impl KeyLayout {
     }
 
     /// A cell from this layout's key and the other parts.
-    pub fn cell<'a>(&self, key: &'a [u8], value: &'a [u8], tags: &'a [u8], seq_id: u64) -> CellRef<'a> {
+    pub fn cell<'a>(
+        &self,
+        key: &'a [u8],
+        value: &'a [u8],
+        tags: &'a [u8],
+        seq_id: u64,
+    ) -> CellRef<'a> {
         CellRef {
             row: &key[self.row.clone()],
             family: &key[self.family.clone()],
@@ -232,10 +260,16 @@ impl KeyLayout {
 }
 
 /// An encoder for `encoding`.
-pub fn new_encoder(encoding: DataBlockEncoding, ctx: EncodingContext) -> Result<Box<dyn CellEncoder>> {
+pub fn new_encoder(
+    encoding: DataBlockEncoding,
+    ctx: EncodingContext,
+) -> Result<Box<dyn CellEncoder>> {
     match encoding {
         DataBlockEncoding::None => Ok(Box::new(NoneEncoder::new(ctx))),
-        other => Err(FormatError::Unsupported(format!("writing {} encoding", other.name()))),
+        DataBlockEncoding::Prefix => Ok(Box::new(PrefixEncoder::new(ctx))),
+        DataBlockEncoding::Diff => Ok(Box::new(DiffEncoder::new(ctx))),
+        DataBlockEncoding::FastDiff => Ok(Box::new(FastDiffEncoder::new(ctx))),
+        DataBlockEncoding::RowIndexV1 => Ok(Box::new(RowIndexEncoder::new(ctx))),
     }
 }
 
@@ -251,12 +285,31 @@ pub fn new_decoder(
         BlockType::Data => Ok(Box::new(NoneDecoder::new(payload, 0, ctx, offset))),
         BlockType::EncodedData => {
             if payload.len() < 2 {
-                return Err(FormatError::corrupt("encoded data block", offset, "payload shorter than its encoding id"));
+                return Err(FormatError::corrupt(
+                    "encoded data block",
+                    offset,
+                    "payload shorter than its encoding id",
+                ));
             }
             let id = u16::from_be_bytes([payload[0], payload[1]]);
             match DataBlockEncoding::from_id(id) {
-                Some(e) => Err(FormatError::Unsupported(format!("reading {} encoding", e.name()))),
-                None => Err(FormatError::corrupt("encoded data block", offset, format!("unknown encoding id {id}"))),
+                Some(DataBlockEncoding::Prefix) => {
+                    Ok(Box::new(PrefixDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::Diff) => {
+                    Ok(Box::new(DiffDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::FastDiff) => {
+                    Ok(Box::new(FastDiffDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::RowIndexV1) => {
+                    Ok(Box::new(RowIndexDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::None) | None => Err(FormatError::corrupt(
+                    "encoded data block",
+                    offset,
+                    format!("unknown encoding id {id}"),
+                )),
             }
         }
         other => Err(FormatError::corrupt(
