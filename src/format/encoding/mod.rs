@@ -31,6 +31,8 @@ pub mod tags;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod proptests;
 
 pub use diff::{DiffDecoder, DiffEncoder};
