@@ -90,8 +90,8 @@ pub fn write_row_and_qualifier(cell: &CellRef<'_>, common: usize, out: &mut Vec<
         }
         out.extend_from_slice(cell.qualifier);
     } else {
-        let shared_qual =
-            common - (row_len + ROW_LENGTH_SIZE) - (cell.family.len() + FAMILY_LENGTH_SIZE);
+        let shared_qual = common
+            .saturating_sub(row_len + ROW_LENGTH_SIZE + cell.family.len() + FAMILY_LENGTH_SIZE);
         out.extend_from_slice(cell.qualifier.get(shared_qual..).unwrap_or_default());
     }
 }

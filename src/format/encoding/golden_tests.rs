@@ -108,3 +108,50 @@ fn tag_compression_worked_example() {
     );
     check(DataBlockEncoding::Prefix, ctx, &cells, &want);
 }
+
+/// Corrupt payloads report the block offset, the encoding and the payload position.
+#[test]
+fn corrupt_payloads_name_where() {
+    let err = |e: DataBlockEncoding, payload: Vec<u8>| -> String {
+        let mut dec = match new_decoder(e.block_type(), payload, CTX, 8192) {
+            Ok(d) => d,
+            Err(err) => return err.to_string(),
+        };
+        loop {
+            match dec.advance() {
+                Ok(true) => {}
+                Ok(false) => panic!("{} decoded without error", e.name()),
+                Err(err) => return err.to_string(),
+            }
+        }
+    };
+    // PREFIX cell 2 cut short: 1 of its 10 key bytes present.
+    let mut p = unhex(&format!(
+        "00 02 00 00 00 5e 13 02 00 {KEY1} 76 31 00 00 0a 02 09 62"
+    ));
+    assert_eq!(
+        err(DataBlockEncoding::Prefix, p.clone()),
+        "corrupt encoded data block at offset 8192: PREFIX cell at payload byte 32: \
+         truncated cell record at offset 35: needed 10 bytes, 1 available"
+    );
+    // A common prefix longer than the previous key.
+    p.truncate(32);
+    p.extend(unhex("01 00 30 00"));
+    assert_eq!(
+        err(DataBlockEncoding::Prefix, p),
+        "corrupt encoded data block at offset 8192: PREFIX cell at payload byte 32: \
+         corrupt cell record at offset 32: common prefix 48 is longer than the previous key (19 bytes)"
+    );
+    // The stated unencoded size must match the cells.
+    let p = unhex(&format!("00 04 00 00 00 21 00 13 02 00 {KEY1} 76 31 00 00"));
+    assert_eq!(
+        err(DataBlockEncoding::FastDiff, p),
+        "corrupt encoded data block at offset 8192: FAST_DIFF block states 33 unencoded bytes but its cells take 32"
+    );
+    // ROW_INDEX_V1 whose row count does not fit its trailer.
+    assert_eq!(
+        err(DataBlockEncoding::RowIndexV1, unhex("00 07 00 00 00 05 00 00 00 00")),
+        "corrupt encoded data block at offset 8192: ROW_INDEX_V1: 5 row offsets do not fit between \
+         the cell section (0 bytes) and the payload end (10 bytes)"
+    );
+}

@@ -12,6 +12,10 @@
 //! id (i16 at the head of every ENCODED_DATA payload; DO NOT CHANGE):
 //!   NONE 0 (never written in a block), PREFIX 2, DIFF 3, FAST_DIFF 4, ROW_INDEX_V1 7
 //! ```
+//!
+//! Modules: `none` (NONE, also the cell format of ROW_INDEX_V1), `delta` (what PREFIX, DIFF
+//! and FAST_DIFF share: framing, common prefix, record suffix, generic encoder/decoder),
+//! `prefix`, `diff`, `fast_diff`, `row_index`, and `tags` (tag compression).
 
 use std::cmp::Ordering;
 use std::ops::Range;

@@ -28,6 +28,8 @@ pub struct RowIndexEncoder {
     row_offsets: Vec<u32>,
     prev_row: Vec<u8>,
     has_prev: bool,
+    /// Cells in the current block (for the out-of-order error).
+    cells: u64,
     unencoded: usize,
     encoded: usize,
 }
@@ -40,6 +42,7 @@ impl RowIndexEncoder {
             row_offsets: Vec::new(),
             prev_row: Vec::new(),
             has_prev: false,
+            cells: 0,
             unencoded: 0,
             encoded: 0,
         }
@@ -52,6 +55,7 @@ impl CellEncoder for RowIndexEncoder {
         self.cells_start = out.len();
         self.row_offsets.clear();
         self.has_prev = false;
+        self.cells = 0;
         self.unencoded = 0;
         self.encoded = 0;
     }
@@ -66,8 +70,8 @@ impl CellEncoder for RowIndexEncoder {
                 Ordering::Equal => false,
                 Ordering::Greater => {
                     return Err(FormatError::OutOfOrder {
-                        index: self.row_offsets.len() as u64,
-                        detail: "row sorts before the previous cell's row".into(),
+                        index: self.cells,
+                        detail: "row sorts before the previous cell's row in the same block".into(),
                     })
                 }
             },
@@ -79,6 +83,7 @@ impl CellEncoder for RowIndexEncoder {
             index_bytes = INT_LEN;
         }
         self.has_prev = true;
+        self.cells += 1;
         let size = write_none_cell(&self.ctx, cell, out);
         self.unencoded += size;
         self.encoded += size + index_bytes;
