@@ -12,6 +12,10 @@
 //! id (i16 at the head of every ENCODED_DATA payload; DO NOT CHANGE):
 //!   NONE 0 (never written in a block), PREFIX 2, DIFF 3, FAST_DIFF 4, ROW_INDEX_V1 7
 //! ```
+//!
+//! Modules: `none` (NONE, also the cell format of ROW_INDEX_V1), `delta` (what PREFIX, DIFF
+//! and FAST_DIFF share: framing, common prefix, record suffix, generic encoder/decoder),
+//! `prefix`, `diff`, `fast_diff`, `row_index`, and `tags` (tag compression).
 
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -20,9 +24,26 @@ use super::block::BlockType;
 use super::cell::{compare_keys, CellRef, CellType, KeyView};
 use super::error::{FormatError, Result};
 
+pub mod delta;
+pub mod diff;
+pub mod fast_diff;
 mod none;
+pub mod prefix;
+pub mod row_index;
+pub mod tags;
 
+#[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
+mod proptests;
+
+pub use diff::{DiffDecoder, DiffEncoder};
+pub use fast_diff::{FastDiffDecoder, FastDiffEncoder};
 pub use none::{NoneDecoder, NoneEncoder};
+pub use prefix::{PrefixDecoder, PrefixEncoder};
+pub use row_index::{RowIndexDecoder, RowIndexEncoder};
 
 /// `DataBlockEncoding`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -251,10 +272,10 @@ pub fn new_encoder(
 ) -> Result<Box<dyn CellEncoder>> {
     match encoding {
         DataBlockEncoding::None => Ok(Box::new(NoneEncoder::new(ctx))),
-        other => Err(FormatError::Unsupported(format!(
-            "writing {} encoding",
-            other.name()
-        ))),
+        DataBlockEncoding::Prefix => Ok(Box::new(PrefixEncoder::new(ctx))),
+        DataBlockEncoding::Diff => Ok(Box::new(DiffEncoder::new(ctx))),
+        DataBlockEncoding::FastDiff => Ok(Box::new(FastDiffEncoder::new(ctx))),
+        DataBlockEncoding::RowIndexV1 => Ok(Box::new(RowIndexEncoder::new(ctx))),
     }
 }
 
@@ -278,11 +299,19 @@ pub fn new_decoder(
             }
             let id = u16::from_be_bytes([payload[0], payload[1]]);
             match DataBlockEncoding::from_id(id) {
-                Some(e) => Err(FormatError::Unsupported(format!(
-                    "reading {} encoding",
-                    e.name()
-                ))),
-                None => Err(FormatError::corrupt(
+                Some(DataBlockEncoding::Prefix) => {
+                    Ok(Box::new(PrefixDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::Diff) => {
+                    Ok(Box::new(DiffDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::FastDiff) => {
+                    Ok(Box::new(FastDiffDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::RowIndexV1) => {
+                    Ok(Box::new(RowIndexDecoder::new(payload, ctx, offset)?))
+                }
+                Some(DataBlockEncoding::None) | None => Err(FormatError::corrupt(
                     "encoded data block",
                     offset,
                     format!("unknown encoding id {id}"),

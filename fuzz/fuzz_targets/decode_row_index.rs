@@ -1,0 +1,9 @@
+#![no_main]
+//! Fuzzes the ROW_INDEX_V1 decoder: decode every cell, then seek (see common.rs).
+
+use hfkit::format::encoding::DataBlockEncoding;
+use libfuzzer_sys::fuzz_target;
+
+mod common;
+
+fuzz_target!(|data: &[u8]| common::run(DataBlockEncoding::RowIndexV1, data));
