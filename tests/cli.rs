@@ -239,11 +239,6 @@ fn hbase_fixtures_pass_verify_and_print_their_cells() {
         return;
     };
     for f in common::fixtures(&root) {
-        if f.encoding() != hfkit::format::encoding::DataBlockEncoding::None
-            && std::env::var("HFKIT_ONLY_NONE").is_ok()
-        {
-            continue;
-        }
         let p = f.hfile.to_str().unwrap();
         let o = hfkit(&["hfile", "verify", p]);
         assert!(o.status.success(), "{}: {}", f.name, text(&o.stderr));
