@@ -7,6 +7,8 @@
 //!   Its prose specification is `formats/hfile.md`.
 //! - [`table`]: table schemas (TOML and HBase shell forms), family attributes and HBase's
 //!   validation, region split points. Prose: `formats/schema.md`.
+//! - [`pipeline`]: the import pipeline's per-record encoders: the rowkey spec language and cell
+//!   value encodings. Prose: `formats/rowkey.md`.
 //! - [`cli`]: the `hfkit` command line, a thin layer over the public API.
 //!
 //! Upper layers (table, import pipeline, merge reader, maintenance) are built on `format`.
@@ -15,4 +17,5 @@
 
 pub mod cli;
 pub mod format;
+pub mod pipeline;
 pub mod table;
