@@ -12,6 +12,24 @@
 //! the ordered encodings of [`super::rowkey`].
 
 use super::error::{quote, RowkeyError};
+use crate::table::ValueType;
+
+/// Appends the cell value of `text` (input field `field`) encoded as `ty`.
+pub fn encode_value(
+    ty: ValueType,
+    field: &str,
+    text: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), RowkeyError> {
+    match ty {
+        ValueType::String => {
+            out.extend_from_slice(text);
+            Ok(())
+        }
+        ValueType::Int64 => encode_int64(field, text, out),
+        ValueType::Double => encode_double(field, text, out),
+    }
+}
 
 /// `Bytes.toBytes(long)`: 8 bytes, big-endian.
 pub fn long_bytes(v: i64) -> [u8; 8] {
@@ -79,6 +97,21 @@ mod tests {
         assert_eq!(double_bytes(f64::INFINITY), [0x7F, 0xF0, 0, 0, 0, 0, 0, 0]);
         // Java's canonical NaN 0x7ff8000000000000 is also Rust's.
         assert_eq!(double_bytes(f64::NAN), [0x7F, 0xF8, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn encode_by_type() {
+        let mut out = Vec::new();
+        encode_value(ValueType::String, "s", b"-2", &mut out).unwrap();
+        encode_value(ValueType::Int64, "n", b"-2", &mut out).unwrap();
+        encode_value(ValueType::Double, "d", b"-2", &mut out).unwrap();
+        let want = [
+            b"-2".as_slice(),
+            &long_bytes(-2),
+            &[0xC0, 0, 0, 0, 0, 0, 0, 0],
+        ]
+        .concat();
+        assert_eq!(out, want);
     }
 
     #[test]

@@ -16,9 +16,15 @@
 //! there is one; family; attribute; key).
 
 pub mod error;
+pub mod schema;
+pub mod shell;
 pub mod split;
 
 pub use error::{Location, SchemaError};
+pub use schema::{
+    BloomFilterKind, ColumnMapping, FamilySchema, ImportMapping, KeepDeletedCells, ParsedSchema,
+    SplitSpec, TableName, TableSchema, TimestampSource, ValueType,
+};
 pub use split::{
     sample_splits, to_bytes_binary, to_string_binary, Regions, SplitAlgorithm, Splitter,
 };
