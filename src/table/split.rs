@@ -123,11 +123,21 @@ fn range_error(algorithm: &'static str, reason: impl Into<String>) -> SchemaErro
     }
 }
 
+/// Most regions hfkit pre-splits a table into (HBase has no fixed limit; a million regions is
+/// far beyond any sane table and keeps a typo from allocating billions of keys).
+pub const MAX_REGIONS: usize = 1_000_000;
+
 fn check_regions(algorithm: &'static str, regions: usize) -> Result<u128, SchemaError> {
     if regions < 2 {
         return Err(range_error(
             algorithm,
             format!("number of regions must be greater than 1, got {regions}"),
+        ));
+    }
+    if regions > MAX_REGIONS {
+        return Err(range_error(
+            algorithm,
+            format!("{regions} regions is more than hfkit's limit of {MAX_REGIONS}"),
         ));
     }
     Ok(regions as u128)
@@ -565,8 +575,10 @@ pub fn read_splits_file(path: &Path) -> Result<Vec<Vec<u8>>, SchemaError> {
 /// `s_0 < ... < s_{m-1}`, split key `i` (i = 1..regions-1) is `s_{floor(i*m/regions)}`. Repeated
 /// and empty cut points are dropped, as is `s_0` (it would leave region 0 without sampled rows),
 /// so a small or skewed sample yields fewer than `regions - 1` keys. The result is sorted, unique
-/// and non-empty, ready for [`Regions::new`].
+/// and non-empty, ready for [`Regions::new`]. `regions` above [`MAX_REGIONS`] counts as
+/// `MAX_REGIONS`.
 pub fn sample_splits<K: AsRef<[u8]>>(sample: &[K], regions: usize) -> Vec<Vec<u8>> {
+    let regions = regions.min(MAX_REGIONS);
     let mut keys: Vec<&[u8]> = sample.iter().map(|k| k.as_ref()).collect();
     keys.sort_unstable();
     keys.dedup();
@@ -731,6 +743,11 @@ mod tests {
         s.set_first_row("ff").unwrap();
         s.set_last_row("0f").unwrap();
         assert!(s.split(2).unwrap_err().to_string().contains("less than"));
+        let e = SplitAlgorithm::Uniform
+            .split(usize::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("limit of 1000000"), "{e}");
         let mut u = SplitAlgorithm::Uniform.splitter();
         u.set_last_row(&"\\xFF".repeat(16)).unwrap();
         assert!(u.split(2).unwrap_err().to_string().contains("15 bytes"));
