@@ -1,14 +1,27 @@
 //! The import pipeline: sources → rowkey encoders → cells → bounded-memory sort → region
-//! partitioning → bulk-load HFiles. Spec: `formats/import.md`.
+//! partitioning → bulk-load HFiles. Spec: `formats/import.md`, `formats/rowkey.md`.
 //!
-//! | module | owns |
-//! |---|---|
-//! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once |
-//! | [`source`] | CSV/TSV (plain, gzip, zstd) and Parquet inputs, in positioned batches |
-//! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text |
-//! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them |
+//! | module | owns | prose |
+//! |---|---|---|
+//! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
+//! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
+//! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
+//! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
+//! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
+//! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
+//! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
+//!
+//! Each stage has its own error enum; the import driver reports them with the file, line and
+//! field at fault.
 
+pub mod error;
+pub mod hash;
 pub mod output;
 pub mod parquet_source;
+pub mod rowkey;
 pub mod sort;
 pub mod source;
+pub mod value;
+
+pub use error::RowkeyError;
+pub use rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};

@@ -1,0 +1,95 @@
+//! [`RowkeyError`], the pipeline layer's one error type: a rowkey spec that does not parse or
+//! compile, or a record whose fields cannot be encoded (rowkey or cell value). Messages name the
+//! spec column, the function, or the field, and what was wrong.
+
+/// Longest excerpt of an offending value quoted in a message.
+const MAX_QUOTED: usize = 64;
+
+/// Quotes an input value for a message: lossy UTF-8, control characters escaped, shortened.
+pub(crate) fn quote(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut s = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == MAX_QUOTED {
+            s.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            s.push_str(&c.escape_default().to_string());
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// Everything that can go wrong turning a spec and a record into a row key or a cell value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RowkeyError {
+    /// The spec text is not well-formed; `column` counts characters from 1.
+    #[error("rowkey spec, column {column}: expected {expected}, found {found}")]
+    Syntax {
+        column: usize,
+        expected: String,
+        found: String,
+    },
+
+    /// A call to a function the language does not have.
+    #[error("rowkey spec, column {column}: unknown function '{name}' (known: {known})")]
+    UnknownFunction {
+        column: usize,
+        name: String,
+        known: &'static str,
+    },
+
+    /// A function called with the wrong arguments.
+    #[error("rowkey spec, column {column}: {function}: {message}")]
+    BadArgument {
+        column: usize,
+        function: &'static str,
+        message: String,
+    },
+
+    /// The spec names a field the input does not have.
+    #[error(
+        "rowkey spec uses field '{field}', which the input does not have (fields: {available})"
+    )]
+    UnknownField { field: String, available: String },
+
+    /// A record lacks a field the spec needs.
+    #[error("field '{field}' is missing")]
+    MissingField { field: String },
+
+    /// A value that must be a number is not (`what` is the field or the function and argument).
+    #[error("{what}: '{value}' is not {expected}")]
+    NotANumber {
+        what: String,
+        value: String,
+        expected: &'static str,
+    },
+
+    /// A number outside what the encoding accepts.
+    #[error("{what}: {value} is out of range: {reason}")]
+    OutOfRange {
+        what: String,
+        value: String,
+        reason: String,
+    },
+
+    /// `pad` input longer than its width.
+    #[error("{what}: '{value}' has {len} characters, more than the pad width {width}")]
+    TooWide {
+        what: String,
+        value: String,
+        len: usize,
+        width: usize,
+    },
+
+    /// The encoded row key is empty (HBase has no empty row).
+    #[error("the row key is empty")]
+    EmptyKey,
+
+    /// The encoded row key exceeds HBase's limit.
+    #[error("the row key is {len} bytes, more than HBase's maximum of {max}")]
+    KeyTooLong { len: usize, max: usize },
+}
