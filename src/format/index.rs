@@ -456,7 +456,11 @@ pub fn parse_non_root(payload: &[u8], offset: u64) -> Result<Vec<IndexEntry>> {
     let mut entries = Vec::with_capacity(n);
     for i in 0..n {
         let (s, e) = (secondary[i], secondary[i + 1]);
-        if s < 0 || e < s + NON_ROOT_ENTRY_OVERHEAD as i32 || e as usize > body.len() {
+        // i64: `s + 12` overflows i32 for a corrupt `s` near i32::MAX.
+        if s < 0
+            || (e as i64) < s as i64 + NON_ROOT_ENTRY_OVERHEAD as i64
+            || e as usize > body.len()
+        {
             return Err(FormatError::corrupt(
                 what,
                 offset,
@@ -599,6 +603,12 @@ mod tests {
     fn garbage_index_blocks_are_errors() {
         assert!(parse_non_root(&[0, 0, 0, 5, 0, 0], 0).is_err());
         assert!(parse_non_root(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3], 0).is_err());
+        // Secondary index entry near i32::MAX (used to overflow `s + 12`).
+        let mut p = vec![0, 0, 0, 1];
+        p.extend_from_slice(&0x7fff_fffau32.to_be_bytes());
+        p.extend_from_slice(&0x7fff_ffffu32.to_be_bytes());
+        p.extend_from_slice(&[0; 20]);
+        assert!(parse_non_root(&p, 0).is_err());
         assert!(parse_root(&[0; 5], 1, 0, "root").is_err());
         assert!(parse_root(&[0; 5], 1_000_000, 0, "root").is_err());
     }

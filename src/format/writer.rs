@@ -353,14 +353,23 @@ impl<W: Write> HFileWriter<W> {
         if !self.block_open {
             self.new_block();
         }
+        let cell_at = self.payload.len();
         self.cell_encoder.encode(cell, &mut self.payload)?;
 
         let key_len = cell.key_len();
-        if self.first_key_in_block.is_none() {
-            self.first_key_in_block = Some(cell.key());
-        }
         self.last_key.clear();
-        cell.write_key(&mut self.last_key);
+        // A NONE block holds the flat key right after the cell's two i32 lengths: copy it in
+        // one piece rather than serializing it a second time (hot path).
+        match self.payload.get(cell_at + 8..cell_at + 8 + key_len) {
+            Some(k) if self.opts.encoding == DataBlockEncoding::None => {
+                self.last_key.extend_from_slice(k)
+            }
+            _ => cell.write_key(&mut self.last_key),
+        }
+        debug_assert_eq!(self.last_key, cell.key());
+        if self.first_key_in_block.is_none() {
+            self.first_key_in_block = Some(self.last_key.clone());
+        }
         if self.first_key.is_none() {
             self.first_key = Some(self.last_key.clone());
         }
