@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 
+use hfkit::format::bloom::{BloomQuery, BloomType};
 use hfkit::format::cell::{
     compare_cells, compare_keys, first_on_column, first_on_row, write_key_parts, Cell, CellType,
     CellTypeOwned, KeyView, MAX_ROW_LEN,
@@ -30,7 +31,7 @@ use hfkit::format::writer::{HFileWriter, WriterOptions};
 use hfkit::format::FormatError;
 
 /// Data block encodings under test. Widen to `&DataBlockEncoding::ALL` once the encodings land.
-const ENCODINGS: &[DataBlockEncoding] = &[DataBlockEncoding::None];
+const ENCODINGS: &[DataBlockEncoding] = &DataBlockEncoding::ALL;
 
 const CHECKSUMS: [ChecksumType; 3] = [
     ChecksumType::Null,
@@ -194,6 +195,7 @@ prop_compose! {
         include_mvcc in any::<bool>(),
         compress_tags in any::<bool>(),
         store_file in any::<bool>(),
+        bloom in select(vec![None, Some(BloomType::Row), Some(BloomType::RowCol), Some(BloomType::RowPrefixFixedLength(3))]),
     ) -> WriterOptions {
         WriterOptions {
             block_size,
@@ -207,6 +209,8 @@ prop_compose! {
             index_block_size,
             index_min_entries,
             store_file,
+            // Bloom filters exist only in store files.
+            bloom: if store_file { bloom } else { None },
             ..WriterOptions::default()
         }
     }
@@ -411,13 +415,36 @@ fn check(cells: &[Cell], opts: &WriterOptions, probes: &[Vec<u8>]) -> u32 {
         }
     }
 
-    // Row gets via seek.
+    // Row gets: the Bloom filter first (it may never rule out a present row or column), then
+    // a seek.
     let mut rows: BTreeSet<Vec<u8>> = BTreeSet::new();
     for key in &keys {
         rows.insert(KeyView::parse(key).unwrap().row.to_vec());
     }
+    let mut probe = reader.bloom_probe().unwrap();
+    for key in &keys {
+        let k = KeyView::parse(key).unwrap();
+        let present = want
+            .iter()
+            .any(|c| c.row == k.row && c.family == k.family && c.qualifier == k.qualifier);
+        let query = BloomQuery::RowCol {
+            row: k.row,
+            family: k.family,
+            qualifier: k.qualifier,
+        };
+        if present {
+            assert!(
+                probe.might_contain(query).unwrap(),
+                "Bloom ruled out a present column"
+            );
+        }
+    }
     for row in &rows {
         let model: Vec<&Cell> = want.iter().filter(|c| &c.row == row).collect();
+        if !probe.might_contain(BloomQuery::Row(row)).unwrap() {
+            assert!(model.is_empty(), "Bloom ruled out a present row");
+            continue;
+        }
         let mut got = Vec::new();
         let mut cur = s.seek(&first_on_row(row)).unwrap().map(|c| c.to_owned());
         while let Some(c) = cur {
