@@ -553,8 +553,8 @@ fn sweep_produces_index_depths_1_2_and_3() {
                 compression: Compression::SUPPORTED[n % Compression::SUPPORTED.len()],
                 encoding: ENCODINGS[n % ENCODINGS.len()],
                 checksum_type: CHECKSUMS[n % CHECKSUMS.len()],
-                include_tags: n % 2 == 0,
-                include_mvcc: n % 3 != 0,
+                include_tags: n.is_multiple_of(2),
+                include_mvcc: !n.is_multiple_of(3),
                 ..WriterOptions::default()
             };
             n += 1;

@@ -218,7 +218,7 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>, spans: &[(usize, usize, bool)]) ->
             _ => {
                 let n = 1 + rng.below(64);
                 let fill = rng.next() as u8;
-                bytes.splice(at..at, std::iter::repeat(fill).take(n));
+                bytes.splice(at..at, std::iter::repeat_n(fill, n));
                 what.push(format!("insert {n} × {fill:#x} at {at}"));
             }
         }
