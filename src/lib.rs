@@ -5,6 +5,8 @@
 //! - [`format`]: the HFile v3 byte format (cells, blocks, checksums, compression, data block
 //!   encodings, block index, Bloom filters, FileInfo, trailer) and the store-file writer and reader.
 //!   Its prose specification is `formats/hfile.md`.
+//! - [`read`]: Get and Scan over a store's HFiles with HBase's delete / version / TTL semantics
+//!   (`formats/read.md`).
 //! - [`cli`]: the `hfkit` command line, a thin layer over the public API.
 //!
 //! Upper layers (table, import pipeline, merge reader, maintenance) are built on `format`.
@@ -13,4 +15,5 @@
 
 pub mod cli;
 pub mod format;
+pub mod read;
 pub mod table;
