@@ -115,11 +115,10 @@ impl DeleteTracker {
         }
         match cell.cell_type {
             CellType::DeleteFamily => self.family_stamp = Some(ts),
-            CellType::DeleteFamilyVersion => {
-                if !self.family_version_stamps.contains(&ts) {
-                    self.family_version_stamps.push(ts);
-                }
+            CellType::DeleteFamilyVersion if !self.family_version_stamps.contains(&ts) => {
+                self.family_version_stamps.push(ts);
             }
+            CellType::DeleteFamilyVersion => {}
             t @ (CellType::Delete | CellType::DeleteColumn) => {
                 if let Some((cur, _)) = self.column {
                     // A less specific marker for the same column is ignored.

@@ -114,7 +114,8 @@ fn should_skip(
         let tr = opts.time_range;
         // HBase `TimeRange.includesTimeRange` (file range inclusive). An all-time query never
         // skips (HBase would skip a file holding only timestamps outside [0, i64::MAX)).
-        if !tr.is_all_time() && !(fmin < tr.max && fmax >= tr.min) {
+        let overlaps = fmin < tr.max && fmax >= tr.min;
+        if !tr.is_all_time() && !overlaps {
             return Ok(Some(Skip::TimeRange));
         }
         // Whole-file expiry is only safe when no version survives TTL.
@@ -401,10 +402,7 @@ impl RowScanner<'_> {
     fn collect_reverse_rows(&mut self) -> Result<()> {
         let mut rows: Vec<Vec<u8>> = Vec::new();
         for i in 0..self.cursors.len() {
-            loop {
-                let Some(r) = self.cursors[i].peek_row() else {
-                    break;
-                };
+            while let Some(r) = self.cursors[i].peek_row() {
                 if self.beyond_stop(r) {
                     break;
                 }
