@@ -5,6 +5,7 @@
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
 mod hfile;
+mod import;
 mod table;
 
 use std::io::{self, Write};
@@ -42,7 +43,9 @@ pub enum Command {
     /// Inspect, verify and write single HFiles (HBase HFile v3).
     #[command(subcommand)]
     Hfile(hfile::HfileCommand),
-    /// Directory tables: describe, check.
+    /// Import CSV/TSV/Parquet files into bulk-load HFiles (and optionally attach them).
+    Import(import::ImportArgs),
+    /// Directory tables: create, describe, check.
     #[command(subcommand)]
     Table(table::TableCommand),
     /// Attach a bulk-load directory (DIR/<family>/<hfile>) to a table: all files become visible
@@ -103,6 +106,7 @@ where
     let result = match cli.command {
         Command::Hfile(cmd) => hfile::run(cmd, &mut out),
         Command::Table(cmd) => table::run(cmd, &mut out),
+        Command::Import(args) => import::import(args, &mut out),
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);

@@ -9,6 +9,7 @@
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
 //! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
+//! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //!
 //! Each stage has its own error enum; the import driver reports them with the file, line and
@@ -16,6 +17,7 @@
 
 pub mod error;
 pub mod hash;
+pub mod import;
 pub mod output;
 pub mod parquet_source;
 pub mod rowkey;

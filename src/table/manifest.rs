@@ -107,6 +107,30 @@ impl FamilyEntry {
         }
     }
 
+    /// The entry for a family of a parsed schema.
+    pub fn from_schema(f: &crate::table::FamilySchema) -> FamilyEntry {
+        use crate::table::{BloomFilterKind, KeepDeletedCells};
+        FamilyEntry {
+            name: f.name.clone(),
+            versions: f.versions,
+            min_versions: f.min_versions,
+            ttl_seconds: f.ttl_seconds,
+            keep_deleted_cells: match f.keep_deleted_cells {
+                KeepDeletedCells::False => "FALSE",
+                KeepDeletedCells::True => "TRUE",
+                KeepDeletedCells::Ttl => "TTL",
+            }
+            .into(),
+            compression: f.compression.name().into(),
+            data_block_encoding: f.data_block_encoding.name().into(),
+            bloom_filter: match f.bloom {
+                BloomFilterKind::RowPrefixFixedLength(n) => format!("ROWPREFIX_FIXED_LENGTH:{n}"),
+                other => other.name().into(),
+            },
+            block_size: f.block_size,
+        }
+    }
+
     /// The writer options a bulk-load file of this family is written with.
     pub fn writer_options(&self, create_time: i64) -> Result<WriterOptions, TableError> {
         let bad = |what: &str, v: &str| {

@@ -1,0 +1,379 @@
+//! `hfkit import`, `hfkit plan` and `hfkit table create`: the import pipeline and schemas on the
+//! command line.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use super::{CliError, EXIT_OK};
+use crate::pipeline::import::{run_import, ImportOptions, InputFormat, Progress};
+use crate::pipeline::source::{expand_paths, CsvOptions};
+use crate::table::directory::Table;
+use crate::table::manifest::FamilyEntry;
+use crate::table::{ParsedSchema, TableSchema};
+
+const IMPORT_HELP: &str = "\
+The schema file (TOML; see formats/schema.md) names the table, its families and their
+attributes, the split points, the rowkey spec and the column mapping. Example:
+
+  hfkit import --schema users.toml 'data/*.csv.gz' --out bulk/ --report report.json
+  hfkit import --schema events.toml events.parquet --table tables/events
+
+Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
+group and row), column and reason, and nothing is written. With --bad-rows FILE, rejected
+records are written there with their reasons (up to --max-bad-rows, default 0 = none allowed:
+raise it) and the import goes on.
+
+Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.";
+
+#[derive(Debug, Args)]
+#[command(after_help = IMPORT_HELP)]
+pub struct ImportArgs {
+    /// Table schema with its import mapping (TOML).
+    #[arg(long)]
+    schema: PathBuf,
+    /// Input files or globs (CSV/TSV, optionally .gz or .zst; or Parquet).
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// Bulk-load output directory (DIR/<family>/<hfile>); must not already hold HFiles.
+    #[arg(long, required_unless_present = "table")]
+    out: Option<PathBuf>,
+    /// Attach the result to this table directory in the same run (created from the schema if
+    /// it does not exist).
+    #[arg(long)]
+    table: Option<PathBuf>,
+    /// Input format: csv, tsv or parquet (default: by extension).
+    #[arg(long)]
+    format: Option<String>,
+    /// CSV field delimiter (one byte; `\t` for tab).
+    #[arg(long)]
+    delimiter: Option<String>,
+    /// CSV quote character.
+    #[arg(long, default_value = "\"")]
+    quote: String,
+    /// CSV escape character inside quotes (default: doubled quotes).
+    #[arg(long)]
+    escape: Option<String>,
+    /// Skip lines starting with this character.
+    #[arg(long)]
+    comment: Option<String>,
+    /// The input has no header line; name its columns with --columns.
+    #[arg(long)]
+    no_header: bool,
+    /// Column names, comma-separated (for files without a header, or to rename).
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+    /// Memory for sorting before spilling to disk (e.g. 512MB, 4GB). Default: a quarter of RAM.
+    #[arg(long)]
+    memory: Option<String>,
+    /// Directory for spill files (default: inside the output directory).
+    #[arg(long)]
+    temp_dir: Option<PathBuf>,
+    /// Roll to a new HFile (at a row boundary) past this size (default 10GB).
+    #[arg(long)]
+    max_file_size: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Cell timestamp for mapped columns without one, epoch ms (default: now).
+    #[arg(long)]
+    timestamp: Option<i64>,
+    /// Write rejected records here and go on.
+    #[arg(long)]
+    bad_rows: Option<PathBuf>,
+    /// Most rejected records tolerated with --bad-rows.
+    #[arg(long, default_value_t = 0)]
+    max_bad_rows: u64,
+    /// Write a machine-readable report (JSON) here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// No progress and no summary.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn load_schema(path: &Path) -> Result<ParsedSchema, CliError> {
+    let parsed = TableSchema::from_file(path).map_err(|e| CliError::failure(e.to_string()))?;
+    for w in &parsed.warnings {
+        eprintln!("hfkit: warning: {w}");
+    }
+    Ok(parsed)
+}
+
+fn one_byte(name: &str, s: &str) -> Result<u8, CliError> {
+    let s = if s == "\\t" { "\t" } else { s };
+    match s.as_bytes() {
+        [b] => Ok(*b),
+        _ => Err(CliError::usage(format!(
+            "--{name}: '{s}' is not a single character"
+        ))),
+    }
+}
+
+fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
+    crate::table::schema::parse_size_bytes(s)
+        .ok()
+        .filter(|n| *n > 0)
+        .map(|n| n as u64)
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--{name}: '{s}' is not a size such as 512MB or 4GB"
+            ))
+        })
+}
+
+fn total_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(8 << 30)
+}
+
+pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let parsed = load_schema(&a.schema)?;
+    if let Some(t) = a.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .map_err(|e| CliError::failure(format!("--threads: {e}")))?;
+    }
+    let inputs = expand_paths(&a.inputs).map_err(|e| CliError::failure(e.to_string()))?;
+    let parquet = match a.format.as_deref() {
+        Some("parquet") => true,
+        Some("csv") | Some("tsv") => false,
+        Some(other) => {
+            return Err(CliError::usage(format!(
+                "--format: '{other}' is not csv, tsv or parquet"
+            )))
+        }
+        None => inputs
+            .iter()
+            .all(|p| p.extension().is_some_and(|e| e == "parquet")),
+    };
+    let format = if parquet {
+        InputFormat::Parquet
+    } else {
+        let tsv = a.format.as_deref() == Some("tsv")
+            || inputs
+                .first()
+                .is_some_and(|p| p.to_string_lossy().contains(".tsv"));
+        InputFormat::Csv(CsvOptions {
+            delimiter: match &a.delimiter {
+                Some(d) => one_byte("delimiter", d)?,
+                None if tsv => b'\t',
+                None => b',',
+            },
+            quote: one_byte("quote", &a.quote)?,
+            escape: a
+                .escape
+                .as_deref()
+                .map(|e| one_byte("escape", e))
+                .transpose()?,
+            comment: a
+                .comment
+                .as_deref()
+                .map(|c| one_byte("comment", c))
+                .transpose()?,
+            has_header: !a.no_header,
+            columns: a.columns.clone(),
+        })
+    };
+    if a.no_header && a.columns.is_none() {
+        return Err(CliError::usage("--no-header needs --columns"));
+    }
+    let staging;
+    let out_dir = match (&a.out, &a.table) {
+        (Some(o), _) => o.clone(),
+        (None, Some(t)) => {
+            staging = t
+                .join(".tmp")
+                .join(format!("import-{}", std::process::id()));
+            staging.clone()
+        }
+        (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
+    };
+    let mut opts = ImportOptions::new(inputs, format, out_dir.clone());
+    opts.memory_budget = match &a.memory {
+        Some(m) => parse_size("memory", m)? as usize,
+        None => (total_memory() / 4) as usize,
+    };
+    opts.temp_dir = a.temp_dir.clone();
+    if let Some(s) = &a.max_file_size {
+        opts.max_file_size = parse_size("max-file-size", s)?;
+    }
+    if let Some(t) = a.timestamp {
+        opts.import_time = t;
+    }
+    opts.bad_rows = a.bad_rows.clone();
+    opts.max_bad_rows = a.max_bad_rows;
+    if !a.quiet {
+        opts.progress = Some(progress_reporter());
+    }
+    // With --table, make sure the table exists before spending time on the import.
+    let table = match &a.table {
+        Some(t) if t.join("CURRENT").exists() => {
+            Some(Table::open(t).map_err(|e| CliError::failure(e.to_string()))?)
+        }
+        Some(t) => Some(create_table(t, &parsed.table)?),
+        None => None,
+    };
+    let result = run_import(&parsed.table, &parsed.mapping, opts);
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            if a.table.is_some() {
+                let _ = std::fs::remove_dir_all(&out_dir);
+            }
+            return Err(CliError::failure(e.to_string()));
+        }
+    };
+    let attach = match &table {
+        Some(t) => {
+            let r = t.attach(&out_dir);
+            let _ = std::fs::remove_dir_all(&out_dir);
+            Some(r.map_err(|e| {
+                CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
+            })?)
+        }
+        None => None,
+    };
+    for w in &report.warnings {
+        eprintln!("hfkit: warning: {w}");
+    }
+    if let Some(p) = &a.report {
+        let mut v = serde_json::to_value(&report).map_err(|e| CliError::failure(e.to_string()))?;
+        if let Some(at) = &attach {
+            v["attached"] = serde_json::json!({"manifest_version": at.version, "seq_id": at.seq_id, "files": at.files.len()});
+        }
+        let text =
+            serde_json::to_string_pretty(&v).map_err(|e| CliError::failure(e.to_string()))?;
+        std::fs::write(p, text + "\n")
+            .map_err(|e| CliError::failure(format!("{}: {e}", p.display())))?;
+    }
+    if !a.quiet {
+        writeln!(
+            out,
+            "imported {} rows ({} rejected) into {} cells ({} duplicates dropped) in {} files, {:.1} MB, across {} regions in {:.1}s ({:.0} cells/s); peak RSS {:.0} MB",
+            report.rows_read,
+            report.rows_rejected,
+            report.cells,
+            report.duplicate_cells,
+            report.files,
+            report.output_bytes as f64 / 1e6,
+            report.regions.len(),
+            report.wall_seconds,
+            report.cells as f64 / report.wall_seconds.max(1e-9),
+            report.peak_rss_bytes as f64 / 1e6
+        )?;
+        if let Some(at) = &attach {
+            writeln!(
+                out,
+                "attached to {} as manifest version {}",
+                a.table.as_deref().unwrap_or(Path::new("")).display(),
+                at.version
+            )?;
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// Progress on stderr: a bar on a terminal, a plain line every few seconds otherwise.
+fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
+    let started = Instant::now();
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Box::new(move |p: &Progress| {
+            bar.set_length(p.total_input_bytes);
+            bar.set_position(p.input_bytes);
+            let rate = p.rows as f64 / started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{}: {} rows, {} cells, {:.0} rows/s",
+                p.phase, p.rows, p.cells, rate
+            ));
+            if p.phase == "writing" && p.input_bytes >= p.total_input_bytes {
+                bar.set_position(p.total_input_bytes);
+            }
+        })
+    } else {
+        let mut last = Instant::now() - std::time::Duration::from_secs(10);
+        Box::new(move |p: &Progress| {
+            if last.elapsed().as_secs() >= 5 {
+                last = Instant::now();
+                eprintln!(
+                    "hfkit: {} {} rows, {} cells, {:.0} MB of {:.0} MB input, {:.0}s",
+                    p.phase,
+                    p.rows,
+                    p.cells,
+                    p.input_bytes as f64 / 1e6,
+                    p.total_input_bytes as f64 / 1e6,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        })
+    }
+}
+
+/// Creates a table directory from a schema (splits must not need a sample).
+fn create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliError> {
+    let regions = schema.splits.regions(None).map_err(|e| {
+        CliError::failure(format!(
+            "{e} (a table made from a schema needs fixed split points)"
+        ))
+    })?;
+    let families = schema
+        .families
+        .iter()
+        .map(FamilyEntry::from_schema)
+        .collect();
+    Table::create(dir, &schema.full_name(), families, regions.split_keys())
+        .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
+}
+
+/// `hfkit table create DIR (--schema S | --hbase-shell "create ...")`.
+pub fn table_create(
+    dir: &Path,
+    schema: Option<&Path>,
+    shell: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let parsed = match (schema, shell) {
+        (Some(p), None) => load_schema(p)?,
+        (None, Some(text)) => {
+            let p = TableSchema::from_shell(text).map_err(|e| CliError::failure(e.to_string()))?;
+            for w in &p.warnings {
+                eprintln!("hfkit: warning: {w}");
+            }
+            p
+        }
+        _ => {
+            return Err(CliError::usage(
+                "give exactly one of --schema FILE or --hbase-shell \"create ...\"",
+            ))
+        }
+    };
+    let t = create_table(dir, &parsed.table)?;
+    let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+    writeln!(
+        out,
+        "created table {} at {} with {} families and {} regions",
+        m.table,
+        dir.display(),
+        m.families.len(),
+        m.regions.len()
+    )?;
+    Ok(EXIT_OK)
+}
