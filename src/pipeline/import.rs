@@ -84,6 +84,12 @@ pub struct Progress {
     pub total_input_bytes: u64,
 }
 
+/// A progress callback.
+pub type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
+
+/// Reads the next batch of an input; false at its end.
+type BatchReader = Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError>>;
+
 /// How to run an import.
 pub struct ImportOptions {
     pub inputs: Vec<PathBuf>,
@@ -101,7 +107,7 @@ pub struct ImportOptions {
     pub max_bad_rows: u64,
     pub batch_rows: usize,
     pub sample_rows: usize,
-    pub progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    pub progress: Option<ProgressFn>,
 }
 
 impl ImportOptions {
@@ -174,14 +180,24 @@ enum BoundTimestamp {
     Field(usize, String),
 }
 
+/// A cell encoded by a worker: byte ranges (offset, length) into its arena.
+struct EncodedCell {
+    family: u8,
+    row: (u32, u32),
+    qualifier: (u32, u32),
+    timestamp: i64,
+    value: (u32, u32),
+}
+
+fn slice(arena: &[u8], (at, len): (u32, u32)) -> &[u8] {
+    &arena[at as usize..(at + len) as usize]
+}
+
 /// What one worker produced for a slice of a batch.
 #[derive(Default)]
 struct Encoded {
     arena: Vec<u8>,
-    /// (family, row range, qualifier range, timestamp, value range) into `arena`.
-    cells: Vec<(u8, (u32, u32), (u32, u32), i64, (u32, u32))>,
-    /// Record index (in the batch) where each record's cells start; rejected records have none.
-    record_starts: Vec<(usize, usize)>,
+    cells: Vec<EncodedCell>,
     rejected: Vec<(usize, String)>,
     key_len_sum: u64,
     key_len_min: usize,
@@ -319,8 +335,7 @@ pub fn run_import(
 
     let inputs = opts.inputs.clone();
     for path in &inputs {
-        let mut file_rows = 0u64;
-        let mut units: Vec<Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError>>> = Vec::new();
+        let mut units: Vec<BatchReader> = Vec::new();
         let columns: Vec<String>;
         match &opts.format {
             InputFormat::Csv(csv_opts) => {
@@ -407,33 +422,31 @@ pub fn run_import(
                     }
                 }
                 for e in &encoded {
+                    // The monotonic-keys check across worker slices.
                     if let Some(first) = e.cells.first() {
-                        let k = &e.arena[first.1 .0 as usize..(first.1 .0 + first.1 .1) as usize];
-                        if !prev_key.is_empty() && k >= prev_key.as_slice() {
+                        if !prev_key.is_empty() && slice(&e.arena, first.row) >= prev_key.as_slice()
+                        {
                             ascending += 1;
                         }
                     }
-                    for &(fam, (ro, rl), (qo, ql), ts, (vo, vl)) in &e.cells {
+                    for c in &e.cells {
                         let a = &e.arena;
                         sorter.add(
-                            fam,
-                            &a[ro as usize..(ro + rl) as usize],
-                            &a[qo as usize..(qo + ql) as usize],
-                            ts,
+                            c.family,
+                            slice(a, c.row),
+                            slice(a, c.qualifier),
+                            c.timestamp,
                             CellType::Put,
-                            &a[vo as usize..(vo + vl) as usize],
+                            slice(a, c.value),
                         )?;
                         report.cells += 1;
                     }
                     if let Some(last) = e.cells.last() {
                         prev_key.clear();
-                        prev_key.extend_from_slice(
-                            &e.arena[last.1 .0 as usize..(last.1 .0 + last.1 .1) as usize],
-                        );
+                        prev_key.extend_from_slice(slice(&e.arena, last.row));
                     }
                 }
                 report.rows_read += batch.records.len() as u64;
-                file_rows += batch.records.len() as u64;
                 progress.rows = report.rows_read;
                 progress.cells = report.cells;
                 if last_tick.elapsed().as_millis() >= 500 {
@@ -444,7 +457,6 @@ pub fn run_import(
                 }
             }
         }
-        let _ = file_rows;
         progress.input_bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     }
     if let Some((mut w, p)) = bad_rows.take() {
@@ -467,7 +479,7 @@ pub fn run_import(
             .ok_or_else(|| ImportError::Invalid("internal: family index out of range".into()))?;
         output.append(c.family as usize, &c.cell(family))?;
         written += 1;
-        if written % (1 << 20) == 0 && last_tick.elapsed().as_millis() >= 500 {
+        if written.is_multiple_of(1 << 20) && last_tick.elapsed().as_millis() >= 500 {
             last_tick = Instant::now();
             progress.cells = written;
             if let Some(cb) = opts.progress.as_mut() {
@@ -668,15 +680,14 @@ fn encode_record(
             return;
         }
         let v_len = out.arena.len() - v_at;
-        out.cells.push((
-            c.family,
+        out.cells.push(EncodedCell {
+            family: c.family,
             row,
-            (q_at as u32, c.qualifier.len() as u32),
-            ts,
-            (v_at as u32, v_len as u32),
-        ));
+            qualifier: (q_at as u32, c.qualifier.len() as u32),
+            timestamp: ts,
+            value: (v_at as u32, v_len as u32),
+        });
     }
-    out.record_starts.push((index, cells_at));
     out.keys += 1;
     out.key_len_sum += key_len as u64;
     out.key_len_min = out.key_len_min.min(key_len);
@@ -685,8 +696,9 @@ fn encode_record(
     if out.keys > 1 && key >= out.last_key.as_slice() {
         out.ascending += 1;
     }
-    let key = key.to_vec();
-    out.last_key = key;
+    out.last_key.clear();
+    out.last_key
+        .extend_from_slice(&out.arena[arena_at..arena_at + key_len]);
 }
 
 /// Encoded row keys of the first `sample_rows` records, for sampled split points.
@@ -694,10 +706,7 @@ fn sample_keys(spec: &RowkeySpec, opts: &ImportOptions) -> Result<Vec<Vec<u8>>, 
     let mut keys = Vec::new();
     for path in &opts.inputs {
         let mut batch = Batch::default();
-        let (mut next, columns): (
-            Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError>>,
-            Vec<String>,
-        ) = match &opts.format {
+        let (mut next, columns): (BatchReader, Vec<String>) = match &opts.format {
             InputFormat::Csv(o) => {
                 let mut s = CsvSource::open(path, o)?;
                 let c = s.columns().to_vec();
