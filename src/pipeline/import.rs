@@ -285,6 +285,12 @@ pub fn run_import(
             })
         })
         .collect::<Result<_, ImportError>>()?;
+    let mut dir_guard = OutputDirGuard {
+        dir: opts.out_dir.clone(),
+        created: !opts.out_dir.exists(),
+        families: schema.families.iter().map(|f| f.name.clone()).collect(),
+        armed: true,
+    };
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| ImportError::Io {
         path: opts.out_dir.clone(),
         source,
@@ -516,7 +522,31 @@ pub fn run_import(
     report.warnings = design_warnings(&report, keys, ascending);
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();
+    dir_guard.armed = false;
     Ok(report)
+}
+
+/// On a failed import, removes the (then empty) family directories and the output directory
+/// if the import created it.
+struct OutputDirGuard {
+    dir: PathBuf,
+    created: bool,
+    families: Vec<String>,
+    armed: bool,
+}
+
+impl Drop for OutputDirGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        for f in &self.families {
+            let _ = std::fs::remove_dir(self.dir.join(f));
+        }
+        if self.created {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
 }
 
 /// HBase table-design warnings (hot regions, monotonic keys, key length).
@@ -676,7 +706,7 @@ fn encode_record(
         out.arena.extend_from_slice(&c.qualifier);
         let v_at = out.arena.len();
         if let Err(e) = encode_value(c.value_type, &c.source, v, &mut out.arena) {
-            reject(out, format!("column '{}': {e}", c.source));
+            reject(out, format!("column {e}"));
             return;
         }
         let v_len = out.arena.len() - v_at;
