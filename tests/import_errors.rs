@@ -88,7 +88,7 @@ fn unparsable_number() {
     fails(
         &format!("{HEADER}{GOOD}3,carl,c@x,Oslo,lots,1700000000002\n"),
         None,
-        &["in.csv: line 4", "column 'score'", "'lots'"],
+        &["in.csv: line 4", "field 'score'", "'lots'"],
     );
 }
 

@@ -706,7 +706,7 @@ fn encode_record(
         out.arena.extend_from_slice(&c.qualifier);
         let v_at = out.arena.len();
         if let Err(e) = encode_value(c.value_type, &c.source, v, &mut out.arena) {
-            reject(out, format!("column {e}"));
+            reject(out, e.to_string());
             return;
         }
         let v_len = out.arena.len() - v_at;
