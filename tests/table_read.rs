@@ -697,3 +697,41 @@ fn cli_read_errors_name_the_problem() {
     let help = stdout(&hfkit(&["scan", "--help"]));
     assert!(help.contains("toStringBinary") && help.contains("--prefix"));
 }
+
+#[test]
+fn cli_scan_into_a_closed_pipe_exits_0() {
+    use std::io::{BufRead, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let t = Table::create(
+        &dir,
+        "default:t",
+        vec![FamilyEntry::new("f")],
+        &[b"r05000".to_vec()],
+    )
+    .unwrap();
+    let cells: Vec<Cell> = (0..10_000)
+        .map(|i| Cell::put(format!("r{i:05}").as_bytes(), b"f", b"q", 1, b"value"))
+        .collect();
+    std::fs::create_dir_all(tmp.path().join("bulk/f")).unwrap();
+    std::fs::write(tmp.path().join("bulk/f/x"), hfile_bytes("f", &cells)).unwrap();
+    t.attach(&tmp.path().join("bulk")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["scan", dir.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("ROW"));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

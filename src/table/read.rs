@@ -280,7 +280,11 @@ impl TableReader {
         opts: &ReadOptions,
     ) -> Result<(Vec<Cell>, ReadStats), TableError> {
         self.check_columns(opts)?;
-        let Some(region) = self.regions.iter().find(|r| r.region.contains(row)) else {
+        let i = self
+            .regions
+            .partition_point(|r| r.region.start_key.as_slice() <= row);
+        let region = i.checked_sub(1).map(|i| &self.regions[i]);
+        let Some(region) = region.filter(|r| r.region.contains(row)) else {
             return Err(TableError::Corrupt {
                 path: self.dir.clone(),
                 detail: format!(
