@@ -6,6 +6,7 @@
 
 mod hfile;
 mod import;
+mod read;
 mod table;
 
 use std::io::{self, Write};
@@ -57,6 +58,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read one row of a table directory (all families, or the --column ones).
+    Get(read::GetArgs),
+    /// Scan rows of a table directory across regions, in row order (or reversed).
+    Scan(read::ScanArgs),
 }
 
 /// An error the CLI reports: a message, and whether it is a usage error.
@@ -108,6 +113,8 @@ where
         Command::Table(cmd) => table::run(cmd, &mut out),
         Command::Import(args) => import::import(args, &mut out),
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
+        Command::Get(args) => read::get(args, &mut out),
+        Command::Scan(args) => read::scan(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {

@@ -230,6 +230,14 @@ pub struct ReadOptions {
     pub now_ms: i64,
 }
 
+impl ReadOptions {
+    /// Checks the options as [`get`] and [`scan`] do: a valid time range, `max_versions ≥ 1`,
+    /// no qualifiers in a raw read.
+    pub fn validate(&self) -> Result<()> {
+        scan::validate(self)
+    }
+}
+
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {

@@ -29,7 +29,7 @@ fn family_columns(opts: &ReadOptions, family: &[u8]) -> Option<Option<Vec<Vec<u8
     found.then_some(Some(quals))
 }
 
-fn validate(opts: &ReadOptions) -> Result<()> {
+pub(super) fn validate(opts: &ReadOptions) -> Result<()> {
     opts.time_range.validate()?;
     if opts.max_versions == 0 {
         return Err(ReadError::Options("max_versions must be at least 1".into()));

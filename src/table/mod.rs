@@ -11,6 +11,7 @@
 //! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer | `table.md` §"Manifest" |
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
+//! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
@@ -19,6 +20,7 @@ pub mod directory;
 pub mod error;
 pub mod fsops;
 pub mod manifest;
+pub mod read;
 pub mod schema;
 pub mod shell;
 pub mod split;
@@ -52,6 +54,15 @@ pub enum TableError {
     NotDurable { version: u64, detail: String },
     #[error(transparent)]
     Format(#[from] crate::format::FormatError),
+    /// A read of a table failed: `what` names the read (the row of a Get, the region of a
+    /// Scan).
+    #[error("{}: {what}: {source}", table.display())]
+    Read {
+        table: PathBuf,
+        what: String,
+        #[source]
+        source: Box<crate::read::ReadError>,
+    },
     #[error(transparent)]
     Schema(#[from] SchemaError),
 }
