@@ -11,16 +11,20 @@
 //! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer | `table.md` §"Manifest" |
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
+//! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
+//! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
 
+pub mod compact;
 pub mod directory;
 pub mod error;
 pub mod fsops;
 pub mod manifest;
 pub mod schema;
 pub mod shell;
+pub mod snapshot;
 pub mod split;
 
 pub use error::{Location, SchemaError};
