@@ -753,3 +753,135 @@ fn a_crash_while_creating_a_snapshot_leaves_none_or_all_of_it() {
         }
     }
 }
+
+fn parse_cell(row: &str, fam: &str, q: &str, ts: &str, t: &str, v: &str) -> String {
+    use hfkit::table::to_bytes_binary;
+    let c = Cell {
+        cell_type: CellTypeOwned(CellType::from_name(t).unwrap()),
+        ..Cell::put(
+            &to_bytes_binary(row).unwrap(),
+            &to_bytes_binary(fam).unwrap(),
+            &to_bytes_binary(q).unwrap(),
+            ts.parse().unwrap(),
+            &to_bytes_binary(v).unwrap(),
+        )
+    };
+    cell_line(&c.as_ref(), false)
+}
+
+#[test]
+fn exports_round_trip() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use hfkit::table::export::CellFormat;
+
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 21, 3);
+    // Bytes CSV must escape: a comma, a quote, a backslash, a newline, non-ASCII.
+    let odd = tmp.path().join("odd");
+    std::fs::create_dir_all(odd.join("a")).unwrap();
+    write_file(
+        &odd.join("a").join("x"),
+        vec![Cell::put(
+            b"r05,\"x\\\n\xff",
+            b"a",
+            b"q\x00",
+            31_000,
+            b"v,\"\\\n\x80",
+        )],
+    );
+    t.attach(&odd).unwrap();
+    let want = scan_live(&t, NOW);
+    assert!(want.len() > 50);
+
+    let csv_path = tmp.path().join("cells.csv");
+    let r = t
+        .export_cells(None, CellFormat::Csv, &csv_path, NOW)
+        .unwrap();
+    assert_eq!(r.cells as usize, want.len());
+    let mut rd = csv::Reader::from_path(&csv_path).unwrap();
+    assert_eq!(
+        rd.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["row", "family", "qualifier", "timestamp", "type", "value"]
+    );
+    let got: Vec<String> = rd
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            parse_cell(&r[0], &r[1], &r[2], &r[3], &r[4], &r[5])
+        })
+        .collect();
+    same(&got, &want, "CSV");
+    assert!(t
+        .export_cells(None, CellFormat::Csv, &csv_path, NOW)
+        .is_err());
+
+    let pq_path = tmp.path().join("cells.parquet");
+    t.export_cells(None, CellFormat::Parquet, &pq_path, NOW)
+        .unwrap();
+    let f = std::fs::File::open(&pq_path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut got = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        let bin = |i: usize| b.column(i).as_binary::<i32>().clone();
+        let (row, fam, q, v) = (bin(0), bin(1), bin(2), bin(5));
+        let ts = b.column(3).as_primitive::<Int64Type>().clone();
+        let ty = b.column(4).as_string::<i32>().clone();
+        for i in 0..b.num_rows() {
+            let c = Cell {
+                cell_type: CellTypeOwned(CellType::from_name(ty.value(i)).unwrap()),
+                ..Cell::put(
+                    row.value(i),
+                    fam.value(i),
+                    q.value(i),
+                    ts.value(i),
+                    v.value(i),
+                )
+            };
+            got.push(cell_line(&c.as_ref(), false));
+        }
+    }
+    same(&got, &want, "Parquet");
+
+    // A self-contained copy, and a bulk-load directory that attaches back to the same view.
+    let r = t.export_table(None, &tmp.path().join("copy")).unwrap();
+    let copy = Table::open(&r.path).unwrap();
+    assert_eq!(scan_live(&copy, NOW), want);
+    std::fs::remove_dir_all(t.dir().join("data")).ok();
+    assert_eq!(scan_live(&copy, NOW), want, "the copy stands alone");
+}
+
+#[test]
+fn bulkload_and_snapshot_exports() {
+    use hfkit::table::export::CellFormat;
+    let tmp = tmpdir();
+    let (t, families) = random_table(tmp.path(), 22, 3);
+    t.snapshot_create("s").unwrap();
+    let at_s = scan_live(&t, NOW);
+    let mut rng = Rng(1);
+    t.attach(&random_bulk(tmp.path(), &mut rng, &families, "x"))
+        .unwrap();
+    let bulk = tmp.path().join("bulk");
+    let r = t.export_bulkload(Some("s"), &bulk).unwrap();
+    assert!(r.files >= 3);
+    let fresh = Table::create(
+        &tmp.path().join("fresh"),
+        "default:t",
+        families.clone(),
+        &[b"r10".to_vec(), b"r20".to_vec()],
+    )
+    .unwrap();
+    fresh.attach(&bulk).unwrap();
+    same(&scan_live(&fresh, NOW), &at_s, "bulk load of the export");
+    let csv_path = tmp.path().join("s.csv");
+    let r = t
+        .export_cells(Some("s"), CellFormat::Csv, &csv_path, NOW)
+        .unwrap();
+    assert_eq!(r.cells as usize, at_s.len());
+    let copy = t.export_table(Some("s"), &tmp.path().join("copy")).unwrap();
+    assert_eq!(scan_live(&Table::open(&copy.path).unwrap(), NOW), at_s);
+}

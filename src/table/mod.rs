@@ -13,6 +13,7 @@
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
 //! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
+//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet | `table.md` §"Export" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
@@ -20,6 +21,7 @@
 pub mod compact;
 pub mod directory;
 pub mod error;
+pub mod export;
 pub mod fsops;
 pub mod manifest;
 pub mod schema;
