@@ -885,3 +885,89 @@ fn bulkload_and_snapshot_exports() {
     let copy = t.export_table(Some("s"), &tmp.path().join("copy")).unwrap();
     assert_eq!(scan_live(&Table::open(&copy.path).unwrap(), NOW), at_s);
 }
+
+#[test]
+fn cli_maintenance_commands() {
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 31, 4);
+    let dir = t.dir().display().to_string();
+    let p = |s: &str| tmp.path().join(s).display().to_string();
+    let run = |args: &[&str]| {
+        let mut v = vec!["hfkit"];
+        v.extend_from_slice(args);
+        hfkit::cli::run(v)
+    };
+    let visible = scan_live(&t, NOW);
+    assert_eq!(run(&["snapshot", "create", &dir, "s1"]), 0);
+    assert_eq!(run(&["snapshot", "list", &dir, "--json"]), 0);
+    assert_eq!(run(&["compact", &dir, "--now-ms", "32000"]), 0);
+    assert_eq!(
+        run(&["compact", &dir, "--major", "--family", "a", "--now-ms", "32000", "--json"]),
+        0
+    );
+    assert_eq!(run(&["compact", &dir, "--region", "nope"]), 1);
+    assert_eq!(scan_live(&t, NOW), visible);
+    assert_eq!(
+        run(&[
+            "alter",
+            &dir,
+            "--family",
+            "b",
+            "--compression",
+            "zstd",
+            "--ttl",
+            "FOREVER",
+            "--keep-deleted-cells",
+            "false",
+            "--versions",
+            "3"
+        ]),
+        0
+    );
+    assert_eq!(run(&["alter", &dir, "--family", "b", "--ttl", "soon"]), 2);
+    assert_eq!(
+        run(&[
+            "export",
+            &dir,
+            "--format",
+            "csv",
+            "--to",
+            &p("c.csv"),
+            "--now-ms",
+            "32000"
+        ]),
+        0
+    );
+    assert_eq!(
+        run(&[
+            "export",
+            &dir,
+            "--snapshot",
+            "s1",
+            "--format",
+            "parquet",
+            "--to",
+            &p("c.pq")
+        ]),
+        0
+    );
+    assert_eq!(run(&["export", &dir, "--bulkload", &p("bulk")]), 0);
+    assert_eq!(run(&["export", &dir, "--to", &p("copy")]), 0);
+    assert_eq!(run(&["export", &dir]), 2);
+    assert_eq!(
+        run(&[
+            "snapshot",
+            "clone",
+            &dir,
+            "s1",
+            &p("clone"),
+            "--name",
+            "default:c"
+        ]),
+        0
+    );
+    assert_eq!(run(&["snapshot", "restore", &dir, "s1"]), 0);
+    assert_eq!(run(&["snapshot", "delete", &dir, "s1"]), 0);
+    assert_eq!(run(&["snapshot", "delete", &dir, "s1"]), 1);
+    assert!(t.check().unwrap().is_ok());
+}

@@ -5,6 +5,7 @@
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
 mod hfile;
+mod maint;
 mod table;
 
 use std::io::{self, Write};
@@ -54,6 +55,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Offline maintenance: compact, alter, snapshot, export.
+    #[command(flatten)]
+    Maint(maint::MaintCommand),
 }
 
 /// An error the CLI reports: a message, and whether it is a usage error.
@@ -104,6 +108,7 @@ where
         Command::Hfile(cmd) => hfile::run(cmd, &mut out),
         Command::Table(cmd) => table::run(cmd, &mut out),
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
+        Command::Maint(cmd) => maint::run(cmd, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {
