@@ -53,7 +53,7 @@ fn write_input(path: &Path, f: usize, cells: usize) -> (usize, usize) {
         w.append(&Cell::put(row.as_bytes(), b"f", b"q0", 2000, v.as_bytes()).as_ref())
             .unwrap();
         n += 1;
-        if k % 4 == 0 {
+        if k.is_multiple_of(4) {
             w.append(&Cell::put(row.as_bytes(), b"f", b"q0", 1000, b"old-value-xx").as_ref())
                 .unwrap();
             n += 1;
