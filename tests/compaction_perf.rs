@@ -8,6 +8,10 @@
 //!
 //! `HFKIT_BENCH_DIR` chooses the scratch directory (default: `/dev/shm` when present, so the
 //! numbers are CPU, not disk). `HFKIT_BENCH_CELLS` overrides the cell count (default 10M).
+//!
+//! Measured once (2 shared cores, tmpfs, 10,000,008 cells, 564 MB in 8 files, NONE / NONE /
+//! ROW Bloom): floor 3.57 s = 158 MB/s, 2.80 M cells/s; major compaction 7.12 s = 79 MB/s,
+//! 1.40 M cells/s of input (2.0× the floor: the 8-way merge and the matcher).
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
