@@ -7,6 +7,7 @@
 mod hfile;
 mod import;
 mod read;
+mod maint;
 mod table;
 
 use std::io::{self, Write};
@@ -62,6 +63,9 @@ pub enum Command {
     Get(read::GetArgs),
     /// Scan rows of a table directory across regions, in row order (or reversed).
     Scan(read::ScanArgs),
+    /// Offline maintenance: compact, alter, snapshot, export.
+    #[command(flatten)]
+    Maint(maint::MaintCommand),
 }
 
 /// An error the CLI reports: a message, and whether it is a usage error.
@@ -115,6 +119,7 @@ where
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
         Command::Get(args) => read::get(args, &mut out),
         Command::Scan(args) => read::scan(args, &mut out),
+        Command::Maint(cmd) => maint::run(cmd, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {

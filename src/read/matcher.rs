@@ -107,6 +107,27 @@ impl DeleteTracker {
             && self.column.is_none()
     }
 
+    /// Whether a marker adds nothing to what the tracker already masks (HBase's
+    /// `ScanDeleteTracker.isRedundantDelete`, used by minor compactions): a DeleteFamily or
+    /// DeleteFamilyVersion at or below the DeleteFamily stamp, or a Delete / DeleteColumn
+    /// covered by that stamp or by a DeleteColumn of the same column at or above it.
+    pub fn is_redundant_delete(&self, cell: &CellRef<'_>) -> bool {
+        let ts = cell.timestamp;
+        let by_family = self.family_stamp.is_some_and(|f| ts <= f);
+        match cell.cell_type {
+            CellType::DeleteFamily | CellType::DeleteFamilyVersion => by_family,
+            CellType::Delete | CellType::DeleteColumn => {
+                by_family
+                    || self.column.is_some_and(|(t, dts)| {
+                        t == CellType::DeleteColumn
+                            && self.column_qualifier == cell.qualifier
+                            && ts <= dts
+                    })
+            }
+            _ => false,
+        }
+    }
+
     /// Records a delete marker (cells arrive in store order).
     pub fn add(&mut self, cell: &CellRef<'_>) {
         let ts = cell.timestamp;

@@ -165,6 +165,11 @@ impl Table {
         &self.dir
     }
 
+    /// The filesystem commits go through.
+    pub(crate) fn fs(&self) -> &dyn Fs {
+        self.fs.as_ref()
+    }
+
     /// The live manifest. A reader reads it once and uses that version for its whole read.
     pub fn manifest(&self) -> Result<Manifest, TableError> {
         manifest::read_current(&self.dir)
@@ -192,13 +197,14 @@ impl Table {
         Ok(WriterLock { _file: file })
     }
 
-    /// Removes files that the live manifest does not name: leftovers of writers that died.
-    /// Requires the writers' lock (so no attach is in flight).
+    /// Removes files that neither the live manifest nor any snapshot names: leftovers of
+    /// writers that died, inputs of finished compactions, files of deleted snapshots.
+    /// Requires the writers' lock (so no writer is in flight). A snapshot that cannot be read
+    /// stops the collection with an error before anything is removed.
     pub fn collect_garbage(&self, _lock: &WriterLock) -> Result<usize, TableError> {
         let m = self.manifest()?;
-        let live: std::collections::HashSet<PathBuf> =
-            m.files.iter().map(|e| self.file_path(e)).collect();
-        let mut removed = 0;
+        let live = self.referenced_files(&m)?;
+        let mut removed = super::snapshot::remove_snapshot_leftovers(self);
         for p in self.orphans(&live)? {
             if std::fs::remove_file(&p).is_ok() {
                 removed += 1;
@@ -223,6 +229,19 @@ impl Table {
             removed += 1;
         }
         Ok(removed)
+    }
+
+    /// Paths of the files the manifest `m` or any snapshot names.
+    fn referenced_files(
+        &self,
+        m: &Manifest,
+    ) -> Result<std::collections::HashSet<PathBuf>, TableError> {
+        let mut live: std::collections::HashSet<PathBuf> =
+            m.files.iter().map(|e| self.file_path(e)).collect();
+        for s in super::snapshot::list_snapshots(self)? {
+            live.extend(s.manifest.files.iter().map(|e| self.file_path(e)));
+        }
+        Ok(live)
     }
 
     /// Files under `data/` and `.tmp/` not in `live`.
@@ -311,7 +330,26 @@ impl Table {
                 }
             }
         }
-        let live = m.files.iter().map(|e| self.file_path(e)).collect();
+        match super::snapshot::list_snapshots(self) {
+            Ok(snaps) => {
+                for s in snaps {
+                    for e in &s.manifest.files {
+                        let p = self.file_path(e);
+                        if !p.is_file() {
+                            r.problems.push(format!(
+                                "{}: named by snapshot {} but missing",
+                                p.display(),
+                                s.name
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(e) => r.problems.push(format!("snapshots: {e}")),
+        }
+        let live = self
+            .referenced_files(&m)
+            .unwrap_or_else(|_| m.files.iter().map(|e| self.file_path(e)).collect());
         r.orphans = self.orphans(&live)?;
         Ok(r)
     }
@@ -626,7 +664,7 @@ impl Table {
 }
 
 /// 32 hex characters unique within this machine (time, process id, counter).
-fn unique_hex() -> String {
+pub(crate) fn unique_hex() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -12,17 +12,23 @@
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
+//! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
+//! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
+//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet | `table.md` §"Export" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
 
+pub mod compact;
 pub mod directory;
 pub mod error;
+pub mod export;
 pub mod fsops;
 pub mod manifest;
 pub mod read;
 pub mod schema;
 pub mod shell;
+pub mod snapshot;
 pub mod split;
 
 pub use error::{Location, SchemaError};

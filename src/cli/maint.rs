@@ -1,0 +1,389 @@
+//! `hfkit compact`, `hfkit alter`, `hfkit snapshot ...` and `hfkit export`: offline
+//! maintenance over `table::compact`, `table::snapshot` and `table::export`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::json;
+
+use super::{CliError, EXIT_OK};
+use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
+use crate::table::directory::Table;
+use crate::table::export::{CellFormat, ExportReport};
+
+#[derive(Debug, Subcommand)]
+pub enum MaintCommand {
+    /// Compact store files. Minor (default): HBase's ratio-based selection per store (at least
+    /// 3 files, at most 10, ratio 1.2); a selection of every file of a store drops delete
+    /// markers as a major compaction does. --major: every file, one output per store, deleted,
+    /// expired and excess versions dropped. One commit for the whole run.
+    Compact {
+        table: PathBuf,
+        #[arg(long)]
+        major: bool,
+        /// Only this region (id, as `table describe` shows).
+        #[arg(long)]
+        region: Option<String>,
+        /// Only this family.
+        #[arg(long)]
+        family: Option<String>,
+        /// Minor: every file of each store instead of the ratio selection.
+        #[arg(long)]
+        all: bool,
+        /// "Now" for TTL, epoch ms (default: the clock).
+        #[arg(long)]
+        now_ms: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a family's settings (a new manifest version). Files already written keep their
+    /// format; later attaches and compactions use the new settings.
+    Alter {
+        table: PathBuf,
+        #[arg(long)]
+        family: String,
+        /// NONE, SNAPPY, GZ, LZ4, ZSTD ...
+        #[arg(long)]
+        compression: Option<String>,
+        /// NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1.
+        #[arg(long)]
+        encoding: Option<String>,
+        /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n>.
+        #[arg(long)]
+        bloom: Option<String>,
+        #[arg(long)]
+        block_size: Option<u32>,
+        #[arg(long)]
+        versions: Option<u32>,
+        #[arg(long)]
+        min_versions: Option<u32>,
+        /// Seconds, or FOREVER.
+        #[arg(long)]
+        ttl: Option<String>,
+        #[arg(long, value_enum)]
+        keep_deleted_cells: Option<KeepDeletedArg>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Snapshots: saved manifest versions that pin their files (no data is copied).
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
+    /// Export the table (or a snapshot): --to DIR a checked table copy (hard links or copies);
+    /// --bulkload DIR a DIR/<family>/<hfile> tree for `hbase completebulkload`; --format csv or
+    /// parquet with --to FILE: every cell a read returns, one per line / row.
+    Export {
+        table: PathBuf,
+        #[arg(long)]
+        snapshot: Option<String>,
+        /// Destination: a table directory, or with --format the output file.
+        #[arg(long, conflicts_with = "bulkload")]
+        to: Option<PathBuf>,
+        #[arg(long)]
+        bulkload: Option<PathBuf>,
+        #[arg(long, value_enum, requires = "to")]
+        format: Option<FormatArg>,
+        /// "Now" for TTL in cell exports, epoch ms (default: the clock).
+        #[arg(long)]
+        now_ms: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Save the live manifest as snapshot NAME.
+    Create {
+        table: PathBuf,
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List snapshots.
+    List {
+        table: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete snapshot NAME; files nothing else names are removed.
+    Delete { table: PathBuf, name: String },
+    /// Make snapshot NAME the live contents again (one commit).
+    Restore { table: PathBuf, name: String },
+    /// Create a new table at NEW_DIR from snapshot NAME (hard links or copies).
+    Clone {
+        table: PathBuf,
+        name: String,
+        new_dir: PathBuf,
+        /// Table name in the new manifest (default: the same).
+        #[arg(long = "name")]
+        table_name: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum KeepDeletedArg {
+    False,
+    True,
+    Ttl,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FormatArg {
+    Csv,
+    Parquet,
+}
+
+fn open(dir: &Path) -> Result<Table, CliError> {
+    Table::open(dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
+}
+
+fn fail(dir: &Path) -> impl Fn(crate::table::TableError) -> CliError + '_ {
+    move |e| CliError::failure(format!("{}: {e}", dir.display()))
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), CliError> {
+    serde_json::to_writer_pretty(&mut *out, v).map_err(|e| CliError::failure(e.to_string()))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
+    match cmd {
+        MaintCommand::Compact {
+            table,
+            major,
+            region,
+            family,
+            all,
+            now_ms: now,
+            json,
+        } => {
+            let t = open(&table)?;
+            let opts = CompactOptions {
+                major,
+                region,
+                family,
+                all_files: all,
+                now_ms: now.unwrap_or_else(now_ms),
+                ..CompactOptions::default()
+            };
+            let r = t
+                .compact_with_progress(&opts, &mut |s: &StoreCompaction| {
+                    eprintln!(
+                        "compacted {}/{}: {} files, {} cells -> {} cells ({} markers) in {} ms",
+                        s.region,
+                        s.family,
+                        s.inputs.len(),
+                        s.input_cells,
+                        s.output_cells,
+                        s.output_markers,
+                        s.elapsed_ms
+                    );
+                })
+                .map_err(fail(&table))?;
+            if json {
+                let v = serde_json::to_value(&r).map_err(|e| CliError::failure(e.to_string()))?;
+                print_json(out, &v)?;
+            } else {
+                match r.version {
+                    None => writeln!(out, "nothing to compact")?,
+                    Some(v) => writeln!(
+                        out,
+                        "compacted {} stores ({} files -> {}) as manifest version {v}; {} files removed",
+                        r.stores.len(),
+                        r.stores.iter().map(|s| s.inputs.len()).sum::<usize>(),
+                        r.stores.iter().filter(|s| s.output.is_some()).count(),
+                        r.garbage_removed
+                    )?,
+                }
+            }
+            Ok(EXIT_OK)
+        }
+        MaintCommand::Alter {
+            table,
+            family,
+            compression,
+            encoding,
+            bloom,
+            block_size,
+            versions,
+            min_versions,
+            ttl,
+            keep_deleted_cells,
+            json,
+        } => {
+            let ttl_seconds = match ttl.as_deref() {
+                None => None,
+                Some(s) if s.eq_ignore_ascii_case("FOREVER") => Some(None),
+                Some(s) => Some(Some(s.parse::<u64>().map_err(|_| {
+                    CliError::usage(format!("--ttl '{s}': expected seconds or FOREVER"))
+                })?)),
+            };
+            let changes = FamilyChanges {
+                compression,
+                data_block_encoding: encoding,
+                bloom_filter: bloom,
+                block_size,
+                versions,
+                min_versions,
+                ttl_seconds,
+                keep_deleted_cells: keep_deleted_cells.map(|k| {
+                    match k {
+                        KeepDeletedArg::False => "FALSE",
+                        KeepDeletedArg::True => "TRUE",
+                        KeepDeletedArg::Ttl => "TTL",
+                    }
+                    .to_string()
+                }),
+            };
+            let t = open(&table)?;
+            let f = t.alter(&family, &changes).map_err(fail(&table))?;
+            let version = t.manifest().map_err(fail(&table))?.version;
+            if json {
+                let v = json!({"version": version, "family": f});
+                print_json(out, &v)?;
+            } else {
+                writeln!(
+                    out,
+                    "family {}: VERSIONS {}, MIN_VERSIONS {}, TTL {}, KEEP_DELETED_CELLS {}, COMPRESSION {}, DATA_BLOCK_ENCODING {}, BLOOMFILTER {}, BLOCKSIZE {} (manifest version {version})",
+                    f.name,
+                    f.versions,
+                    f.min_versions,
+                    f.ttl_seconds.map(|t| t.to_string()).unwrap_or_else(|| "FOREVER".into()),
+                    f.keep_deleted_cells,
+                    f.compression,
+                    f.data_block_encoding,
+                    f.bloom_filter,
+                    f.block_size
+                )?;
+            }
+            Ok(EXIT_OK)
+        }
+        MaintCommand::Snapshot(cmd) => snapshot(cmd, out),
+        MaintCommand::Export {
+            table,
+            snapshot,
+            to,
+            bulkload,
+            format,
+            now_ms: now,
+            json,
+        } => {
+            let t = open(&table)?;
+            let snap = snapshot.as_deref();
+            let r: ExportReport =
+                match (to, bulkload, format) {
+                    (Some(to), None, None) => t.export_table(snap, &to),
+                    (None, Some(dir), None) => t.export_bulkload(snap, &dir),
+                    (Some(file), None, Some(f)) => {
+                        let format = match f {
+                            FormatArg::Csv => CellFormat::Csv,
+                            FormatArg::Parquet => CellFormat::Parquet,
+                        };
+                        t.export_cells(snap, format, &file, now.unwrap_or_else(now_ms))
+                    }
+                    _ => return Err(CliError::usage(
+                        "export needs --to DIR, --bulkload DIR, or --format csv|parquet --to FILE",
+                    )),
+                }
+                .map_err(fail(&table))?;
+            if json {
+                let v = serde_json::to_value(&r).map_err(|e| CliError::failure(e.to_string()))?;
+                print_json(out, &v)?;
+            } else {
+                writeln!(
+                    out,
+                    "exported manifest version {}{} to {}: {} files, {} cells, {} bytes",
+                    r.version,
+                    r.snapshot
+                        .as_deref()
+                        .map(|s| format!(" (snapshot {s})"))
+                        .unwrap_or_default(),
+                    r.path.display(),
+                    r.files,
+                    r.cells,
+                    r.bytes
+                )?;
+            }
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> {
+    match cmd {
+        SnapshotCommand::Create { table, name, json } => {
+            let t = open(&table)?;
+            let s = t.snapshot_create(&name).map_err(fail(&table))?;
+            if json {
+                let v = serde_json::to_value(&s).map_err(|e| CliError::failure(e.to_string()))?;
+                print_json(out, &v)?;
+            } else {
+                writeln!(
+                    out,
+                    "snapshot {} of manifest version {}: {} files, {} cells, {} bytes",
+                    s.name, s.manifest_version, s.files, s.cells, s.bytes
+                )?;
+            }
+        }
+        SnapshotCommand::List { table, json } => {
+            let t = open(&table)?;
+            let list = t.snapshots().map_err(fail(&table))?;
+            if json {
+                let v =
+                    serde_json::to_value(&list).map_err(|e| CliError::failure(e.to_string()))?;
+                print_json(out, &v)?;
+            } else {
+                for s in list {
+                    writeln!(
+                        out,
+                        "{}\tversion {}\tcreated_ms {}\t{} files\t{} cells\t{} bytes",
+                        s.name, s.manifest_version, s.created_ms, s.files, s.cells, s.bytes
+                    )?;
+                }
+            }
+        }
+        SnapshotCommand::Delete { table, name } => {
+            let t = open(&table)?;
+            let n = t.snapshot_delete(&name).map_err(fail(&table))?;
+            writeln!(out, "deleted snapshot {name}; {n} files removed")?;
+        }
+        SnapshotCommand::Restore { table, name } => {
+            let t = open(&table)?;
+            let r = t.snapshot_restore(&name).map_err(fail(&table))?;
+            writeln!(
+                out,
+                "restored snapshot {name} as manifest version {} ({} files); {} files removed",
+                r.version, r.files, r.garbage_removed
+            )?;
+        }
+        SnapshotCommand::Clone {
+            table,
+            name,
+            new_dir,
+            table_name,
+        } => {
+            let t = open(&table)?;
+            let c = t
+                .snapshot_clone(&name, &new_dir, table_name.as_deref())
+                .map_err(fail(&table))?;
+            let m = c.manifest().map_err(fail(&new_dir))?;
+            writeln!(
+                out,
+                "cloned snapshot {name} to {} (table {}, {} files)",
+                new_dir.display(),
+                m.table,
+                m.files.len()
+            )?;
+        }
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,399 @@
+//! Export: a table (live, or as of a snapshot) as a self-contained table directory, as a
+//! bulk-load directory for `hbase completebulkload`, or as cells in CSV or Parquet.
+//! Spec: `formats/table.md` §"Export".
+//!
+//! ```text
+//! --to DIR        DIR/ a table: files hard-linked (or copied), manifest rewritten, checked
+//! --bulkload DIR  DIR/<family>/<hfile>: one file per region × family (several files of a
+//!                 store are merged, the newest of equal keys kept, as HBase would load them
+//!                 with one sequence id)
+//! --format csv    header, then row,family,qualifier,timestamp,type,value — bytes as
+//!                 Bytes.toStringBinary text (printable ASCII as is, others \xNN)
+//! --format parquet  row, family, qualifier: binary; timestamp: int64; type: utf8; value: binary
+//! ```
+//!
+//! Cell exports go through the read path (merge + matcher, every version the family's
+//! VERSIONS allows, TTL at the given clock): they hold what a user would read. Every export
+//! holds the writers' lock, so no compaction or restore removes files under it, and is
+//! written under a temporary name and renamed into place when complete.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression as ParquetCompression;
+use parquet::file::properties::WriterProperties;
+use serde::Serialize;
+
+use super::compact::open_region_stores;
+use super::directory::{unique_hex, Table};
+use super::manifest::Manifest;
+use super::split::to_string_binary;
+use super::TableError;
+use crate::format::cell::{Cell, CellRef};
+use crate::format::reader::HFileReader;
+use crate::format::writer::HFileWriter;
+use crate::read::{self, MergeScanner, ReadOptions};
+
+/// Cells per Parquet row group (bounds the writer's memory).
+pub const PARQUET_ROW_GROUP_CELLS: usize = 65_536;
+
+/// The cell file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum CellFormat {
+    Csv,
+    Parquet,
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExportReport {
+    pub path: PathBuf,
+    /// Manifest version exported.
+    pub version: u64,
+    pub snapshot: Option<String>,
+    pub files: usize,
+    pub cells: u64,
+    pub bytes: u64,
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> TableError + '_ {
+    move |e| TableError::io(path, e)
+}
+
+/// A temporary sibling of `dest`.
+fn sibling_tmp(dest: &Path) -> Result<PathBuf, TableError> {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .ok_or_else(|| TableError::Invalid(format!("{}: not a file name", dest.display())))?;
+    Ok(dest.with_file_name(format!(".{name}.hfkit-{}", unique_hex())))
+}
+
+fn refuse_existing(dest: &Path) -> Result<(), TableError> {
+    if dest.is_dir() {
+        let mut it = std::fs::read_dir(dest).map_err(io_err(dest))?;
+        if it.next().is_some() {
+            return Err(TableError::Invalid(format!(
+                "{} exists and is not empty",
+                dest.display()
+            )));
+        }
+    } else if dest.exists() {
+        return Err(TableError::Invalid(format!("{} exists", dest.display())));
+    }
+    Ok(())
+}
+
+impl Table {
+    /// The manifest to export: the live one or a snapshot's.
+    fn export_manifest(&self, snapshot: Option<&str>) -> Result<Manifest, TableError> {
+        match snapshot {
+            Some(s) => Ok(self.snapshot(s)?.manifest),
+            None => self.manifest(),
+        }
+    }
+
+    /// A self-contained, checked copy of the table (or of a snapshot) at `dest`.
+    pub fn export_table(
+        &self,
+        snapshot: Option<&str>,
+        dest: &Path,
+    ) -> Result<ExportReport, TableError> {
+        let _lock = self.lock()?;
+        let m = self.export_manifest(snapshot)?;
+        super::snapshot::materialize(self, &m, dest)?;
+        Ok(ExportReport {
+            path: dest.to_path_buf(),
+            version: m.version,
+            snapshot: snapshot.map(String::from),
+            files: m.files.len(),
+            cells: m.files.iter().map(|f| f.entries).sum(),
+            bytes: m.files.iter().map(|f| f.size).sum(),
+        })
+    }
+
+    /// A bulk-load directory `dest/<family>/<hfile>` for `hbase completebulkload`. A store with
+    /// one file is linked (or copied); a store with several is merged into one file with the
+    /// family's settings, keeping only the newest of cells with equal keys (HBase gives all files
+    /// of one bulk load the same sequence id, so it could not tell them apart). Markers, masked
+    /// and expired cells are kept: this is the table's raw contents.
+    pub fn export_bulkload(
+        &self,
+        snapshot: Option<&str>,
+        dest: &Path,
+    ) -> Result<ExportReport, TableError> {
+        let _lock = self.lock()?;
+        let m = self.export_manifest(snapshot)?;
+        refuse_existing(dest)?;
+        let tmp = sibling_tmp(dest)?;
+        let r = self
+            .write_bulkload(&m, &tmp)
+            .and_then(|(files, cells, bytes)| {
+                std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
+                Ok((files, cells, bytes))
+            });
+        match r {
+            Ok((files, cells, bytes)) => Ok(ExportReport {
+                path: dest.to_path_buf(),
+                version: m.version,
+                snapshot: snapshot.map(String::from),
+                files,
+                cells,
+                bytes,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    fn write_bulkload(&self, m: &Manifest, out: &Path) -> Result<(usize, u64, u64), TableError> {
+        let fs = self.fs();
+        let (mut files, mut cells, mut bytes) = (0, 0, 0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        for fam in &m.families {
+            let fam_dir = out.join(&fam.name);
+            fs.create_dir_all(&fam_dir).map_err(io_err(&fam_dir))?;
+            for region in &m.regions {
+                let mut store: Vec<_> = m
+                    .files
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.region == region.id && e.family == fam.name)
+                    .collect();
+                store.sort_by_key(|(i, e)| (e.seq_id, *i));
+                let name = unique_hex();
+                let to = fam_dir.join(&name);
+                match store.as_slice() {
+                    [] => continue,
+                    [(_, e)] => {
+                        fs.link_or_copy(&self.file_path(e), &to)
+                            .map_err(io_err(&to))?;
+                        cells += e.entries;
+                        bytes += e.size;
+                    }
+                    several => {
+                        let mut readers = Vec::new();
+                        for (_, e) in several {
+                            readers.push((HFileReader::open(self.file_path(e))?, e.seq_id));
+                        }
+                        let mut opts = fam.writer_options(now)?;
+                        opts.include_tags = true;
+                        let file = File::create(&to).map_err(io_err(&to))?;
+                        let mut w =
+                            HFileWriter::new(BufWriter::with_capacity(1 << 20, file), opts)?;
+                        let rerr = |e: read::ReadError| TableError::Invalid(e.to_string());
+                        let mut merge = MergeScanner::new(readers.iter().map(|(r, s)| (r, *s)))
+                            .map_err(rerr)?;
+                        merge.seek_to_first().map_err(rerr)?;
+                        let (mut prev, mut key) = (Vec::new(), Vec::new());
+                        let mut first = true;
+                        while let Some(c) = merge.peek() {
+                            key.clear();
+                            c.write_key(&mut key);
+                            if first || key != prev {
+                                w.append(&c)?;
+                                cells += 1;
+                            }
+                            first = false;
+                            std::mem::swap(&mut prev, &mut key);
+                            merge.advance().map_err(rerr)?;
+                        }
+                        let (buf, summary) = w.finish()?;
+                        let f = buf
+                            .into_inner()
+                            .map_err(|e| TableError::io(&to, e.into_error()))?;
+                        f.sync_all().map_err(io_err(&to))?;
+                        bytes += summary.file_size;
+                    }
+                }
+                files += 1;
+            }
+            fs.sync_dir(&fam_dir).map_err(io_err(&fam_dir))?;
+        }
+        fs.sync_dir(out).map_err(io_err(out))?;
+        Ok((files, cells, bytes))
+    }
+
+    /// Every cell a user would read (all versions the families keep, TTL at `now_ms`), region
+    /// by region, rows in order, as CSV or Parquet at `dest` (a file).
+    pub fn export_cells(
+        &self,
+        snapshot: Option<&str>,
+        format: CellFormat,
+        dest: &Path,
+        now_ms: i64,
+    ) -> Result<ExportReport, TableError> {
+        let _lock = self.lock()?;
+        let m = self.export_manifest(snapshot)?;
+        refuse_existing(dest)?;
+        let tmp = sibling_tmp(dest)?;
+        let file = File::create(&tmp).map_err(io_err(&tmp))?;
+        let result = match format {
+            CellFormat::Csv => self.write_csv(&m, file, now_ms),
+            CellFormat::Parquet => self.write_parquet(&m, file, now_ms),
+        }
+        .and_then(|cells| {
+            File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(io_err(&tmp))?;
+            std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
+            Ok(cells)
+        });
+        match result {
+            Ok(cells) => Ok(ExportReport {
+                path: dest.to_path_buf(),
+                version: m.version,
+                snapshot: snapshot.map(String::from),
+                files: 1,
+                cells,
+                bytes: std::fs::metadata(dest).map(|md| md.len()).unwrap_or(0),
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Calls `f` with every cell a read returns, region by region.
+    fn for_each_read_cell(
+        &self,
+        m: &Manifest,
+        now_ms: i64,
+        f: &mut dyn FnMut(&Cell) -> Result<(), TableError>,
+    ) -> Result<(), TableError> {
+        let opts = ReadOptions {
+            max_versions: u32::MAX,
+            now_ms,
+            ..ReadOptions::default()
+        };
+        let rerr = |e: read::ReadError| TableError::Invalid(e.to_string());
+        for region in &m.regions {
+            let stores = open_region_stores(self, m, &region.id)?;
+            for row in read::scan(&stores, &opts).map_err(rerr)? {
+                for c in &row.map_err(rerr)?.cells {
+                    f(c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_csv(&self, m: &Manifest, file: File, now_ms: i64) -> Result<u64, TableError> {
+        let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+        let cerr = |e: csv::Error| TableError::Invalid(format!("CSV: {e}"));
+        w.write_record(["row", "family", "qualifier", "timestamp", "type", "value"])
+            .map_err(cerr)?;
+        let mut n = 0u64;
+        self.for_each_read_cell(m, now_ms, &mut |c| {
+            w.write_record([
+                to_string_binary(&c.row),
+                to_string_binary(&c.family),
+                to_string_binary(&c.qualifier),
+                c.timestamp.to_string(),
+                c.cell_type().name().to_string(),
+                to_string_binary(&c.value),
+            ])
+            .map_err(cerr)?;
+            n += 1;
+            Ok(())
+        })?;
+        w.flush()
+            .map_err(|e| TableError::Invalid(format!("CSV: {e}")))?;
+        Ok(n)
+    }
+
+    fn write_parquet(&self, m: &Manifest, file: File, now_ms: i64) -> Result<u64, TableError> {
+        let schema = Arc::new(cell_schema());
+        let props = WriterProperties::builder()
+            .set_compression(ParquetCompression::SNAPPY)
+            .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_CELLS))
+            .build();
+        let perr = |e: parquet::errors::ParquetError| TableError::Invalid(format!("Parquet: {e}"));
+        let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(perr)?;
+        let mut batch = CellBatch::default();
+        let mut n = 0u64;
+        self.for_each_read_cell(m, now_ms, &mut |c| {
+            batch.push(&c.as_ref());
+            n += 1;
+            if batch.len() >= PARQUET_ROW_GROUP_CELLS {
+                w.write(&batch.take(&schema)?).map_err(perr)?;
+            }
+            Ok(())
+        })?;
+        if batch.len() > 0 {
+            w.write(&batch.take(&schema)?).map_err(perr)?;
+        }
+        let mut inner = w.into_inner().map_err(perr)?;
+        inner
+            .flush()
+            .map_err(|e| TableError::Invalid(format!("Parquet: {e}")))?;
+        Ok(n)
+    }
+}
+
+/// The Parquet schema of exported cells.
+pub fn cell_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("row", DataType::Binary, false),
+        Field::new("family", DataType::Binary, false),
+        Field::new("qualifier", DataType::Binary, false),
+        Field::new("timestamp", DataType::Int64, false),
+        Field::new("type", DataType::Utf8, false),
+        Field::new("value", DataType::Binary, false),
+    ])
+}
+
+/// Columns of cells being gathered for one record batch.
+#[derive(Default)]
+struct CellBatch {
+    row: Vec<Vec<u8>>,
+    family: Vec<Vec<u8>>,
+    qualifier: Vec<Vec<u8>>,
+    timestamp: Vec<i64>,
+    cell_type: Vec<&'static str>,
+    value: Vec<Vec<u8>>,
+}
+
+impl CellBatch {
+    fn len(&self) -> usize {
+        self.row.len()
+    }
+
+    fn push(&mut self, c: &CellRef<'_>) {
+        self.row.push(c.row.to_vec());
+        self.family.push(c.family.to_vec());
+        self.qualifier.push(c.qualifier.to_vec());
+        self.timestamp.push(c.timestamp);
+        self.cell_type.push(c.cell_type.name());
+        self.value.push(c.value.to_vec());
+    }
+
+    fn take(&mut self, schema: &Arc<Schema>) -> Result<RecordBatch, TableError> {
+        let bin = |v: &mut Vec<Vec<u8>>| -> ArrayRef {
+            let a = BinaryArray::from_iter_values(v.iter());
+            v.clear();
+            Arc::new(a)
+        };
+        let cols: Vec<ArrayRef> = vec![
+            bin(&mut self.row),
+            bin(&mut self.family),
+            bin(&mut self.qualifier),
+            Arc::new(Int64Array::from(std::mem::take(&mut self.timestamp))),
+            Arc::new(StringArray::from(std::mem::take(&mut self.cell_type))),
+            bin(&mut self.value),
+        ];
+        RecordBatch::try_new(schema.clone(), cols)
+            .map_err(|e| TableError::Invalid(format!("Parquet batch: {e}")))
+    }
+}

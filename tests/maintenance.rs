@@ -1,0 +1,973 @@
+//! Offline maintenance: compaction equivalence and crash safety, alter, snapshots (isolation,
+//! restore under crashes, clone) and export round trips.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hfkit::format::cell::{compare_cells, Cell, CellType, CellTypeOwned};
+use hfkit::format::fileinfo::keys;
+use hfkit::format::reader::HFileReader;
+use hfkit::format::text::cell_line;
+use hfkit::format::writer::{HFileWriter, WriterOptions};
+use hfkit::read::{self, ReadOptions};
+use hfkit::table::compact::{open_region_stores, CompactOptions, CompactionPolicy, FamilyChanges};
+use hfkit::table::directory::Table;
+use hfkit::table::fsops::FaultFs;
+use hfkit::table::manifest::{FamilyEntry, Manifest};
+
+/// A scratch directory, on tmpfs when there is one: these tests fsync hundreds of times and
+/// measure semantics, not the disk.
+fn tmpdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::tempdir_in(shm) {
+            return d;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// What a user sees: every region scanned with the read path, all versions the families
+/// allow, at `now_ms`. `raw` returns markers and masked cells too.
+fn scan_manifest(t: &Table, m: &Manifest, now_ms: i64, raw: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &m.regions {
+        let stores = open_region_stores(t, m, &r.id).unwrap();
+        let opts = ReadOptions {
+            max_versions: u32::MAX,
+            now_ms,
+            raw,
+            ..ReadOptions::default()
+        };
+        for row in read::scan(&stores, &opts).unwrap() {
+            for c in row.unwrap().cells {
+                out.push(cell_line(&c.as_ref(), false));
+            }
+        }
+    }
+    out
+}
+
+fn scan_live(t: &Table, now_ms: i64) -> Vec<String> {
+    scan_manifest(t, &t.manifest().unwrap(), now_ms, false)
+}
+
+/// Asserts equal cell lists, showing only the differences.
+fn same(after: &[String], before: &[String], what: &str) {
+    if after != before {
+        let a: std::collections::BTreeSet<_> = after.iter().collect();
+        let b: std::collections::BTreeSet<_> = before.iter().collect();
+        panic!(
+            "{what}: appeared {:?}, vanished {:?}",
+            a.difference(&b).collect::<Vec<_>>(),
+            b.difference(&a).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Every cell of every live file, sorted (the physical contents).
+fn raw_files(t: &Table) -> Vec<String> {
+    let m = t.manifest().unwrap();
+    let mut out = Vec::new();
+    for e in &m.files {
+        let r = HFileReader::open(t.file_path(e)).unwrap();
+        let mut s = r.scanner().unwrap();
+        while let Some(c) = s.next().unwrap() {
+            out.push(cell_line(&c, false));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A random cell of `family`. `version_deletes`: may produce Delete / DeleteFamilyVersion.
+fn random_cell(rng: &mut Rng, family: &str, version_deletes: bool) -> Cell {
+    let row = format!("r{:02}", rng.below(30));
+    let quals = ["", "q1", "q2", "q3"];
+    let ts = 1000 * (1 + rng.below(30) as i64);
+    let t = match rng.below(20) {
+        0 if version_deletes => CellType::Delete,
+        1 => CellType::DeleteColumn,
+        2 => CellType::DeleteFamily,
+        3 if version_deletes => CellType::DeleteFamilyVersion,
+        _ => CellType::Put,
+    };
+    let q = if t.is_delete_family_kind() {
+        ""
+    } else {
+        quals[rng.below(4) as usize]
+    };
+    let value = if t == CellType::Put {
+        format!("v{}", rng.below(1000))
+    } else {
+        String::new()
+    };
+    Cell {
+        cell_type: CellTypeOwned(t),
+        ..Cell::put(
+            row.as_bytes(),
+            family.as_bytes(),
+            q.as_bytes(),
+            ts,
+            value.as_bytes(),
+        )
+    }
+}
+
+fn write_file(path: &Path, mut cells: Vec<Cell>) {
+    cells.sort_by(|a, b| compare_cells(&a.as_ref(), &b.as_ref()));
+    cells.dedup_by(|a, b| compare_cells(&a.as_ref(), &b.as_ref()).is_eq());
+    let mut w = HFileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    for c in &cells {
+        w.append(&c.as_ref()).unwrap();
+    }
+    std::fs::write(path, w.finish().unwrap().0).unwrap();
+}
+
+/// A bulk-load directory with 1–2 random files per family.
+fn random_bulk(root: &Path, rng: &mut Rng, families: &[FamilyEntry], tag: &str) -> PathBuf {
+    let d = root.join(format!("bulk-{tag}"));
+    for f in families {
+        let fd = d.join(&f.name);
+        std::fs::create_dir_all(&fd).unwrap();
+        let version_deletes = f.keep_deleted_cells == "FALSE";
+        for i in 0..1 + rng.below(2) {
+            let n = 5 + rng.below(60);
+            let cells = (0..n)
+                .map(|_| random_cell(rng, &f.name, version_deletes))
+                .collect();
+            write_file(&fd.join(format!("h{i}")), cells);
+        }
+    }
+    d
+}
+
+fn family(
+    name: &str,
+    versions: u32,
+    min_versions: u32,
+    ttl: Option<u64>,
+    kdc: &str,
+) -> FamilyEntry {
+    FamilyEntry {
+        versions,
+        min_versions,
+        ttl_seconds: ttl,
+        keep_deleted_cells: kdc.into(),
+        ..FamilyEntry::new(name)
+    }
+}
+
+/// A random table with `attaches` loads over three regions.
+fn random_table(root: &Path, seed: u64, attaches: usize) -> (Table, Vec<FamilyEntry>) {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let kdcs = ["FALSE", "TRUE", "TTL"];
+    let mut families = Vec::new();
+    for name in ["a", "b"] {
+        let versions = 1 + rng.below(3) as u32;
+        let min_versions = rng.below(versions as u64 + 1) as u32;
+        let ttl = (rng.below(2) == 0).then_some(15);
+        let kdc = kdcs[rng.below(3) as usize];
+        families.push(family(name, versions, min_versions, ttl, kdc));
+    }
+    let t = Table::create(
+        &root.join("t"),
+        "default:t",
+        families.clone(),
+        &[b"r10".to_vec(), b"r20".to_vec()],
+    )
+    .unwrap();
+    for i in 0..attaches {
+        let bulk = random_bulk(root, &mut rng, &families, &format!("{seed}-{i}"));
+        t.attach(&bulk).unwrap();
+    }
+    (t, families)
+}
+
+/// Now: timestamps run from 1 s to 30 s; a 15 s TTL expires about half of them.
+const NOW: i64 = 32_000;
+
+fn small_files_policy() -> CompactionPolicy {
+    CompactionPolicy {
+        min_compact_size: 0,
+        ..CompactionPolicy::default()
+    }
+}
+
+#[test]
+fn compaction_never_changes_what_a_read_returns() {
+    let mut subset_minors = 0;
+    for seed in 1..=12u64 {
+        let tmp = tmpdir();
+        let (t, families) = random_table(tmp.path(), seed, 4 + (seed % 3) as usize);
+        let before = scan_live(&t, NOW);
+        let ctx = format!("seed {seed}: {families:?}");
+
+        // Minor with the ratio policy on small files: usually a subset (RETAIN_DELETES).
+        let r = t
+            .compact(CompactOptions {
+                now_ms: NOW,
+                policy: small_files_policy(),
+                ..CompactOptions::default()
+            })
+            .unwrap();
+        subset_minors += r.stores.iter().filter(|s| !s.all_files).count();
+        same(
+            &scan_live(&t, NOW),
+            &before,
+            &format!("minor (ratio) {ctx}"),
+        );
+        assert!(t.check().unwrap().is_ok());
+
+        // Another load, then a minor over every file (DROP_DELETES).
+        let mut rng = Rng(seed + 100);
+        t.attach(&random_bulk(tmp.path(), &mut rng, &families, "extra"))
+            .unwrap();
+        let before = scan_live(&t, NOW);
+        t.compact(CompactOptions {
+            now_ms: NOW,
+            all_files: true,
+            ..CompactOptions::default()
+        })
+        .unwrap();
+        same(
+            &scan_live(&t, NOW),
+            &before,
+            &format!("minor (all files) {ctx}"),
+        );
+
+        t.attach(&random_bulk(tmp.path(), &mut rng, &families, "extra2"))
+            .unwrap();
+        let before = scan_live(&t, NOW);
+        let r = t
+            .compact(CompactOptions {
+                major: true,
+                now_ms: NOW,
+                ..CompactOptions::default()
+            })
+            .unwrap();
+        same(&scan_live(&t, NOW), &before, &format!("major {ctx}"));
+        let check = t.check().unwrap();
+        assert!(check.is_ok() && check.orphans.is_empty(), "{check:?}");
+
+        // One file per store; no marker (KEEP_DELETED_CELLS FALSE) and no excess version.
+        let m = t.manifest().unwrap();
+        for s in &r.stores {
+            assert!(s.all_files);
+            let n = m
+                .files
+                .iter()
+                .filter(|e| e.region == s.region && e.family == s.family)
+                .count();
+            assert!(n <= 1, "{ctx}");
+        }
+        for f in &families {
+            for reg in &m.regions {
+                for e in m
+                    .files
+                    .iter()
+                    .filter(|e| e.family == f.name && e.region == reg.id)
+                {
+                    let rd = HFileReader::open(t.file_path(e)).unwrap();
+                    assert_eq!(
+                        rd.file_info().get_bool(keys::MAJOR_COMPACTION_KEY),
+                        Some(true)
+                    );
+                    assert_eq!(
+                        rd.file_info().get_i64(keys::MAX_SEQ_ID_KEY),
+                        Some(e.seq_id as i64)
+                    );
+                    let mut sc = rd.scanner().unwrap();
+                    let mut col: Option<(Vec<u8>, Vec<u8>)> = None;
+                    let mut puts = 0;
+                    while let Some(c) = sc.next().unwrap() {
+                        if f.keep_deleted_cells == "FALSE" {
+                            assert!(!c.cell_type.is_delete(), "{ctx}: marker {c:?}");
+                        }
+                        if f.min_versions == 0 && f.ttl_seconds.is_some() {
+                            assert!(c.timestamp >= NOW - 15_000, "{ctx}: expired {c:?}");
+                        }
+                        let key = (c.row.to_vec(), c.qualifier.to_vec());
+                        if col.as_ref() != Some(&key) {
+                            col = Some(key);
+                            puts = 0;
+                        }
+                        if c.cell_type == CellType::Put {
+                            puts += 1;
+                            assert!(puts <= f.versions, "{ctx}: excess version {c:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(subset_minors >= 2, "only {subset_minors} subset minors");
+}
+
+#[test]
+fn minor_compaction_of_a_subset_keeps_markers_and_seq_ids() {
+    let tmp = tmpdir();
+    let f = family("f", 1, 0, None, "FALSE");
+    let t = Table::create(&tmp.path().join("t"), "default:t", vec![f], &[]).unwrap();
+    // One big old file, then three small ones: the ratio leaves the big one out.
+    let mk = |tag: &str, cells: Vec<Cell>| {
+        let d = tmp.path().join(tag);
+        std::fs::create_dir_all(d.join("f")).unwrap();
+        write_file(&d.join("f").join("x"), cells);
+        t.attach(&d).unwrap();
+    };
+    mk(
+        "big",
+        (0..2000)
+            .map(|i| Cell::put(format!("r{i:05}").as_bytes(), b"f", b"q", 10, b"old"))
+            .collect(),
+    );
+    mk(
+        "del",
+        vec![Cell {
+            cell_type: CellTypeOwned(CellType::DeleteColumn),
+            ..Cell::put(b"r00001", b"f", b"q", 10, b"")
+        }],
+    );
+    mk("p1", vec![Cell::put(b"r00002", b"f", b"q", 20, b"new")]);
+    mk("p2", vec![Cell::put(b"r00003", b"f", b"q", 20, b"new")]);
+    let before = scan_live(&t, 0);
+    let r = t
+        .compact(CompactOptions {
+            policy: small_files_policy(),
+            ..CompactOptions::default()
+        })
+        .unwrap();
+    assert_eq!(r.stores.len(), 1);
+    let s = &r.stores[0];
+    assert_eq!(s.inputs.len(), 3, "{s:?}");
+    assert!(!s.all_files);
+    assert_eq!(s.output_markers, 1, "the marker is kept for the older file");
+    let out = s.output.as_ref().unwrap();
+    assert_eq!(out.seq_id, 4, "max of the inputs");
+    let rd = HFileReader::open(t.file_path(out)).unwrap();
+    assert_eq!(
+        rd.file_info().get_bool(keys::MAJOR_COMPACTION_KEY),
+        Some(false)
+    );
+    assert_eq!(rd.file_info().get_i64(keys::MAX_SEQ_ID_KEY), Some(4));
+    assert_eq!(scan_live(&t, 0), before);
+    assert_eq!(t.manifest().unwrap().files.len(), 2);
+    // Nothing left to select (two files < min 3).
+    let r = t
+        .compact(CompactOptions {
+            policy: small_files_policy(),
+            ..CompactOptions::default()
+        })
+        .unwrap();
+    assert_eq!(r.version, None);
+}
+
+#[test]
+fn keep_deleted_cells_true_counts_deleted_versions_as_hbase_does() {
+    // Documented divergence (formats/table.md §Compaction): with KEEP_DELETED_CELLS, deleted
+    // Puts count toward VERSIONS in a major compaction, so an older version a read showed
+    // behind a Delete of the newer one is dropped.
+    let tmp = tmpdir();
+    let t = Table::create(
+        &tmp.path().join("t"),
+        "default:t",
+        vec![family("f", 1, 0, None, "TRUE")],
+        &[],
+    )
+    .unwrap();
+    let d = tmp.path().join("b");
+    std::fs::create_dir_all(d.join("f")).unwrap();
+    write_file(
+        &d.join("f").join("x"),
+        vec![
+            Cell::put(b"r", b"f", b"q", 10, b"new"),
+            Cell {
+                cell_type: CellTypeOwned(CellType::Delete),
+                ..Cell::put(b"r", b"f", b"q", 10, b"")
+            },
+            Cell::put(b"r", b"f", b"q", 5, b"old"),
+        ],
+    );
+    t.attach(&d).unwrap();
+    assert_eq!(scan_live(&t, 0).len(), 1, "the read shows the ts 5 version");
+    t.compact(CompactOptions {
+        major: true,
+        ..CompactOptions::default()
+    })
+    .unwrap();
+    assert_eq!(scan_live(&t, 0).len(), 0);
+    let raw = raw_files(&t);
+    assert_eq!(raw.len(), 2, "the marker and the deleted Put stay: {raw:?}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 7, 3);
+    let base = t.dir().to_path_buf();
+    let visible = scan_live(&t, NOW);
+    let before = raw_files(&t);
+    let after = {
+        let d = tmp.path().join("clean");
+        copy_dir(&base, &d);
+        let c = Table::open(&d).unwrap();
+        c.compact(CompactOptions {
+            major: true,
+            now_ms: NOW,
+            ..CompactOptions::default()
+        })
+        .unwrap();
+        raw_files(&c)
+    };
+    assert_ne!(before, after);
+    let mut points = 0;
+    for fail_at in 0.. {
+        let d = tmp.path().join(format!("crash{fail_at}"));
+        copy_dir(&base, &d);
+        let fs = Arc::new(FaultFs::new(fail_at));
+        let result = Table::open(&d)
+            .unwrap()
+            .with_fs(fs)
+            .compact(CompactOptions {
+                major: true,
+                now_ms: NOW,
+                ..CompactOptions::default()
+            });
+        let t = Table::open(&d).unwrap();
+        let check = t.check().unwrap();
+        assert!(check.is_ok(), "fault {fail_at}: {check:?}");
+        let now = raw_files(&t);
+        assert_eq!(scan_live(&t, NOW), visible, "fault {fail_at}");
+        let done = result.is_ok();
+        if done {
+            assert_eq!(now, after);
+        } else {
+            assert!(now == before || now == after, "fault {fail_at}: a mix");
+            points += 1;
+        }
+        // The next writer removes the leftovers.
+        let lock = t.lock().unwrap();
+        t.collect_garbage(&lock).unwrap();
+        drop(lock);
+        let check = t.check().unwrap();
+        assert!(
+            check.is_ok() && check.orphans.is_empty(),
+            "fault {fail_at}: {check:?}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        if done {
+            break;
+        }
+    }
+    eprintln!("injected a crash at each of {points} compaction steps");
+    assert!(points >= 8, "only {points} crash points");
+}
+
+#[test]
+fn alter_changes_settings_for_later_writes() {
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 3, 2);
+    let before = t.manifest().unwrap();
+    let f = t
+        .alter(
+            "a",
+            &FamilyChanges {
+                compression: Some("gz".into()),
+                data_block_encoding: Some("FAST_DIFF".into()),
+                bloom_filter: Some("ROWCOL".into()),
+                block_size: Some(4096),
+                versions: Some(3),
+                min_versions: Some(0),
+                ttl_seconds: Some(None),
+                keep_deleted_cells: Some("FALSE".into()),
+            },
+        )
+        .unwrap();
+    assert_eq!(f.compression, "GZ");
+    let m = t.manifest().unwrap();
+    assert_eq!(m.version, before.version + 1);
+    assert_eq!(m.files, before.files);
+    let visible = scan_live(&t, NOW);
+    t.compact(CompactOptions {
+        major: true,
+        now_ms: NOW,
+        family: Some("a".into()),
+        ..CompactOptions::default()
+    })
+    .unwrap();
+    assert_eq!(scan_live(&t, NOW), visible);
+    let m = t.manifest().unwrap();
+    for e in m.files.iter().filter(|e| e.family == "a") {
+        let r = HFileReader::open(t.file_path(e)).unwrap();
+        assert_eq!(r.compression().name(), "GZ");
+        assert_eq!(r.encoding().name(), "FAST_DIFF");
+        assert_eq!(
+            r.file_info().get_str(keys::BLOOM_FILTER_TYPE),
+            Some("ROWCOL")
+        );
+    }
+    // Invalid changes are refused and publish nothing.
+    let v = t.manifest().unwrap().version;
+    for bad in [
+        FamilyChanges {
+            versions: Some(0),
+            ..FamilyChanges::default()
+        },
+        FamilyChanges {
+            min_versions: Some(9),
+            ..FamilyChanges::default()
+        },
+        FamilyChanges {
+            compression: Some("NOPE".into()),
+            ..FamilyChanges::default()
+        },
+        FamilyChanges {
+            keep_deleted_cells: Some("MAYBE".into()),
+            ..FamilyChanges::default()
+        },
+    ] {
+        assert!(t.alter("a", &bad).is_err(), "{bad:?}");
+    }
+    assert!(t.alter("zz", &FamilyChanges::default()).is_err());
+    assert_eq!(t.manifest().unwrap().version, v);
+}
+
+/// Paths of every file under `data/`.
+fn data_files(t: &Table) -> std::collections::BTreeSet<PathBuf> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut stack = vec![t.dir().join("data")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p);
+            }
+        }
+    }
+    out
+}
+
+fn major(t: &Table) {
+    t.compact(CompactOptions {
+        major: true,
+        now_ms: NOW,
+        ..CompactOptions::default()
+    })
+    .unwrap();
+}
+
+#[test]
+fn snapshots_are_isolated_from_later_writes_and_free_their_files_when_deleted() {
+    let tmp = tmpdir();
+    let (t, families) = random_table(tmp.path(), 11, 3);
+    let s1 = t.snapshot_create("s1").unwrap();
+    assert_eq!(s1.manifest_version, t.manifest().unwrap().version);
+    let at_s1 = scan_manifest(&t, &t.snapshot("s1").unwrap().manifest, NOW, true);
+    let mut rng = Rng(5);
+    t.attach(&random_bulk(tmp.path(), &mut rng, &families, "later"))
+        .unwrap();
+    major(&t);
+    t.snapshot_create("s2").unwrap();
+    t.attach(&random_bulk(tmp.path(), &mut rng, &families, "later2"))
+        .unwrap();
+    major(&t);
+    // The snapshots still read as they were (raw: every cell, markers included).
+    assert_eq!(
+        scan_manifest(&t, &t.snapshot("s1").unwrap().manifest, NOW, true),
+        at_s1
+    );
+    let check = t.check().unwrap();
+    assert!(check.is_ok() && check.orphans.is_empty(), "{check:?}");
+    let names: Vec<_> = t.snapshots().unwrap().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["s1", "s2"]);
+    assert!(t.snapshot_create("s1").is_err(), "names are unique");
+    for bad in ["", ".x", "-x", "a/b", "a b"] {
+        assert!(t.snapshot_create(bad).is_err(), "{bad:?}");
+    }
+    // Deleting s1 frees what only s1 named; files s2 or the live manifest name stay.
+    let keep: std::collections::BTreeSet<PathBuf> = {
+        let m = t.manifest().unwrap();
+        let s2 = t.snapshot("s2").unwrap().manifest;
+        m.files
+            .iter()
+            .chain(s2.files.iter())
+            .map(|e| t.file_path(e))
+            .collect()
+    };
+    assert!(data_files(&t).len() > keep.len());
+    let removed = t.snapshot_delete("s1").unwrap();
+    assert!(removed > 0);
+    assert_eq!(data_files(&t), keep);
+    assert!(t.snapshot("s1").is_err());
+    t.snapshot_delete("s2").unwrap();
+    let live: std::collections::BTreeSet<PathBuf> = t
+        .manifest()
+        .unwrap()
+        .files
+        .iter()
+        .map(|e| t.file_path(e))
+        .collect();
+    assert_eq!(data_files(&t), live);
+}
+
+#[test]
+fn restore_and_clone_bring_back_a_snapshot() {
+    let tmp = tmpdir();
+    let (t, families) = random_table(tmp.path(), 12, 3);
+    t.snapshot_create("s").unwrap();
+    let at_s = scan_live(&t, NOW);
+    let mut rng = Rng(9);
+    t.attach(&random_bulk(tmp.path(), &mut rng, &families, "x"))
+        .unwrap();
+    major(&t);
+    assert_ne!(scan_live(&t, NOW), at_s);
+    let seq_before = t.manifest().unwrap().next_seq_id;
+    // Clone: a new table of hard links.
+    let c = t
+        .snapshot_clone("s", &tmp.path().join("clone"), Some("default:c"))
+        .unwrap();
+    assert_eq!(scan_live(&c, NOW), at_s);
+    assert_eq!(c.manifest().unwrap().table, "default:c");
+    assert!(c.check().unwrap().is_ok());
+    assert!(t
+        .snapshot_clone("s", &tmp.path().join("clone"), None)
+        .is_err());
+    // Restore: one commit; sequence ids keep increasing.
+    let r = t.snapshot_restore("s").unwrap();
+    assert_eq!(scan_live(&t, NOW), at_s);
+    let m = t.manifest().unwrap();
+    assert_eq!(m.version, r.version);
+    assert_eq!(m.next_seq_id, seq_before);
+    let check = t.check().unwrap();
+    assert!(check.is_ok() && check.orphans.is_empty(), "{check:?}");
+}
+
+#[test]
+fn a_crash_at_every_step_of_a_restore_leaves_before_or_after() {
+    let tmp = tmpdir();
+    let (t, families) = random_table(tmp.path(), 13, 2);
+    t.snapshot_create("s").unwrap();
+    let mut rng = Rng(3);
+    t.attach(&random_bulk(tmp.path(), &mut rng, &families, "x"))
+        .unwrap();
+    major(&t);
+    let base = t.dir().to_path_buf();
+    let before = raw_files(&t);
+    let after = {
+        let d = tmp.path().join("clean");
+        copy_dir(&base, &d);
+        let c = Table::open(&d).unwrap();
+        c.snapshot_restore("s").unwrap();
+        raw_files(&c)
+    };
+    assert_ne!(before, after);
+    let mut points = 0;
+    for fail_at in 0.. {
+        let d = tmp.path().join(format!("crash{fail_at}"));
+        copy_dir(&base, &d);
+        let fs = Arc::new(FaultFs::new(fail_at));
+        let result = Table::open(&d).unwrap().with_fs(fs).snapshot_restore("s");
+        let t = Table::open(&d).unwrap();
+        let check = t.check().unwrap();
+        assert!(check.is_ok(), "fault {fail_at}: {check:?}");
+        let now = raw_files(&t);
+        let done = result.is_ok();
+        if done {
+            assert_eq!(now, after);
+        } else {
+            assert!(now == before || now == after, "fault {fail_at}: a mix");
+            points += 1;
+        }
+        // The snapshot survives, and the next writer cleans up.
+        assert!(t.snapshot("s").is_ok());
+        let lock = t.lock().unwrap();
+        t.collect_garbage(&lock).unwrap();
+        drop(lock);
+        let check = t.check().unwrap();
+        assert!(
+            check.is_ok() && check.orphans.is_empty(),
+            "fault {fail_at}: {check:?}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        if done {
+            break;
+        }
+    }
+    eprintln!("injected a crash at each of {points} restore steps");
+    assert!(points >= 5, "only {points} crash points");
+}
+
+#[test]
+fn a_crash_while_creating_a_snapshot_leaves_none_or_all_of_it() {
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 14, 1);
+    let base = t.dir().to_path_buf();
+    for fail_at in 0.. {
+        let d = tmp.path().join(format!("crash{fail_at}"));
+        copy_dir(&base, &d);
+        let fs = Arc::new(FaultFs::new(fail_at));
+        let result = Table::open(&d).unwrap().with_fs(fs).snapshot_create("s");
+        let t = Table::open(&d).unwrap();
+        match t.snapshot("s") {
+            Ok(s) => assert_eq!(s.manifest, t.manifest().unwrap()),
+            Err(_) => assert!(result.is_err()),
+        }
+        let lock = t.lock().unwrap();
+        t.collect_garbage(&lock).unwrap();
+        drop(lock);
+        assert!(t.snapshots().is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+        if result.is_ok() {
+            break;
+        }
+    }
+}
+
+fn parse_cell(row: &str, fam: &str, q: &str, ts: &str, t: &str, v: &str) -> String {
+    use hfkit::table::to_bytes_binary;
+    let c = Cell {
+        cell_type: CellTypeOwned(CellType::from_name(t).unwrap()),
+        ..Cell::put(
+            &to_bytes_binary(row).unwrap(),
+            &to_bytes_binary(fam).unwrap(),
+            &to_bytes_binary(q).unwrap(),
+            ts.parse().unwrap(),
+            &to_bytes_binary(v).unwrap(),
+        )
+    };
+    cell_line(&c.as_ref(), false)
+}
+
+#[test]
+fn exports_round_trip() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use hfkit::table::export::CellFormat;
+
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 21, 3);
+    // Bytes CSV must escape: a comma, a quote, a backslash, a newline, non-ASCII.
+    let odd = tmp.path().join("odd");
+    std::fs::create_dir_all(odd.join("a")).unwrap();
+    write_file(
+        &odd.join("a").join("x"),
+        vec![Cell::put(
+            b"r05,\"x\\\n\xff",
+            b"a",
+            b"q\x00",
+            31_000,
+            b"v,\"\\\n\x80",
+        )],
+    );
+    t.attach(&odd).unwrap();
+    let want = scan_live(&t, NOW);
+    assert!(want.len() > 50);
+
+    let csv_path = tmp.path().join("cells.csv");
+    let r = t
+        .export_cells(None, CellFormat::Csv, &csv_path, NOW)
+        .unwrap();
+    assert_eq!(r.cells as usize, want.len());
+    let mut rd = csv::Reader::from_path(&csv_path).unwrap();
+    assert_eq!(
+        rd.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["row", "family", "qualifier", "timestamp", "type", "value"]
+    );
+    let got: Vec<String> = rd
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            parse_cell(&r[0], &r[1], &r[2], &r[3], &r[4], &r[5])
+        })
+        .collect();
+    same(&got, &want, "CSV");
+    assert!(t
+        .export_cells(None, CellFormat::Csv, &csv_path, NOW)
+        .is_err());
+
+    let pq_path = tmp.path().join("cells.parquet");
+    t.export_cells(None, CellFormat::Parquet, &pq_path, NOW)
+        .unwrap();
+    let f = std::fs::File::open(&pq_path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut got = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        let bin = |i: usize| b.column(i).as_binary::<i32>().clone();
+        let (row, fam, q, v) = (bin(0), bin(1), bin(2), bin(5));
+        let ts = b.column(3).as_primitive::<Int64Type>().clone();
+        let ty = b.column(4).as_string::<i32>().clone();
+        for i in 0..b.num_rows() {
+            let c = Cell {
+                cell_type: CellTypeOwned(CellType::from_name(ty.value(i)).unwrap()),
+                ..Cell::put(
+                    row.value(i),
+                    fam.value(i),
+                    q.value(i),
+                    ts.value(i),
+                    v.value(i),
+                )
+            };
+            got.push(cell_line(&c.as_ref(), false));
+        }
+    }
+    same(&got, &want, "Parquet");
+
+    // A self-contained copy, and a bulk-load directory that attaches back to the same view.
+    let r = t.export_table(None, &tmp.path().join("copy")).unwrap();
+    let copy = Table::open(&r.path).unwrap();
+    assert_eq!(scan_live(&copy, NOW), want);
+    std::fs::remove_dir_all(t.dir().join("data")).ok();
+    assert_eq!(scan_live(&copy, NOW), want, "the copy stands alone");
+}
+
+#[test]
+fn bulkload_and_snapshot_exports() {
+    use hfkit::table::export::CellFormat;
+    let tmp = tmpdir();
+    let (t, families) = random_table(tmp.path(), 22, 3);
+    t.snapshot_create("s").unwrap();
+    let at_s = scan_live(&t, NOW);
+    let mut rng = Rng(1);
+    t.attach(&random_bulk(tmp.path(), &mut rng, &families, "x"))
+        .unwrap();
+    let bulk = tmp.path().join("bulk");
+    let r = t.export_bulkload(Some("s"), &bulk).unwrap();
+    assert!(r.files >= 3);
+    let fresh = Table::create(
+        &tmp.path().join("fresh"),
+        "default:t",
+        families.clone(),
+        &[b"r10".to_vec(), b"r20".to_vec()],
+    )
+    .unwrap();
+    fresh.attach(&bulk).unwrap();
+    same(&scan_live(&fresh, NOW), &at_s, "bulk load of the export");
+    let csv_path = tmp.path().join("s.csv");
+    let r = t
+        .export_cells(Some("s"), CellFormat::Csv, &csv_path, NOW)
+        .unwrap();
+    assert_eq!(r.cells as usize, at_s.len());
+    let copy = t.export_table(Some("s"), &tmp.path().join("copy")).unwrap();
+    assert_eq!(scan_live(&Table::open(&copy.path).unwrap(), NOW), at_s);
+}
+
+#[test]
+fn cli_maintenance_commands() {
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 31, 4);
+    let dir = t.dir().display().to_string();
+    let p = |s: &str| tmp.path().join(s).display().to_string();
+    let run = |args: &[&str]| {
+        let mut v = vec!["hfkit"];
+        v.extend_from_slice(args);
+        hfkit::cli::run(v)
+    };
+    let visible = scan_live(&t, NOW);
+    assert_eq!(run(&["snapshot", "create", &dir, "s1"]), 0);
+    assert_eq!(run(&["snapshot", "list", &dir, "--json"]), 0);
+    assert_eq!(run(&["compact", &dir, "--now-ms", "32000"]), 0);
+    assert_eq!(
+        run(&["compact", &dir, "--major", "--family", "a", "--now-ms", "32000", "--json"]),
+        0
+    );
+    assert_eq!(run(&["compact", &dir, "--region", "nope"]), 1);
+    assert_eq!(scan_live(&t, NOW), visible);
+    assert_eq!(
+        run(&[
+            "alter",
+            &dir,
+            "--family",
+            "b",
+            "--compression",
+            "zstd",
+            "--ttl",
+            "FOREVER",
+            "--keep-deleted-cells",
+            "false",
+            "--versions",
+            "3"
+        ]),
+        0
+    );
+    assert_eq!(run(&["alter", &dir, "--family", "b", "--ttl", "soon"]), 2);
+    assert_eq!(
+        run(&[
+            "export",
+            &dir,
+            "--format",
+            "csv",
+            "--to",
+            &p("c.csv"),
+            "--now-ms",
+            "32000"
+        ]),
+        0
+    );
+    assert_eq!(
+        run(&[
+            "export",
+            &dir,
+            "--snapshot",
+            "s1",
+            "--format",
+            "parquet",
+            "--to",
+            &p("c.pq")
+        ]),
+        0
+    );
+    assert_eq!(run(&["export", &dir, "--bulkload", &p("bulk")]), 0);
+    assert_eq!(run(&["export", &dir, "--to", &p("copy")]), 0);
+    assert_eq!(run(&["export", &dir]), 2);
+    assert_eq!(
+        run(&[
+            "snapshot",
+            "clone",
+            &dir,
+            "s1",
+            &p("clone"),
+            "--name",
+            "default:c"
+        ]),
+        0
+    );
+    assert_eq!(run(&["snapshot", "restore", &dir, "s1"]), 0);
+    assert_eq!(run(&["snapshot", "delete", &dir, "s1"]), 0);
+    assert_eq!(run(&["snapshot", "delete", &dir, "s1"]), 1);
+    assert!(t.check().unwrap().is_ok());
+}
