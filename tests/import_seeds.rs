@@ -323,3 +323,62 @@ fn salted_event_table_100_regions() {
     assert_eq!(got, want);
     assert!(per_salt.iter().all(|&n| n > 0), "every salt bucket used");
 }
+
+/// The README's main job: import into a table in one run, then scan and get from it.
+#[test]
+fn import_into_a_table_then_scan_and_get() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        table.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = hfkit(&["table", "check", table.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("5805 cells"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // Only the table's own entries remain: no staging directory.
+    let names: Vec<String> = std::fs::read_dir(&table)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| [".lock", ".tmp", "CURRENT", "data", "manifests"].contains(&n.as_str())),
+        "{names:?}"
+    );
+    let o = hfkit(&[
+        "scan",
+        table.to_str().unwrap(),
+        "--format",
+        "cells",
+        "--now",
+        "1700000000000",
+    ]);
+    assert!(o.status.success());
+    // i: and s: cells of every user, and h: logins not yet expired at that instant.
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5805);
+    let o = hfkit(&[
+        "get",
+        table.to_str().unwrap(),
+        "001",
+        "--column",
+        "i:name",
+        "--format",
+        "cells",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "303031 69 6e616d65 1700000000000 Put 7573657220313030 -"
+    );
+}

@@ -193,9 +193,8 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let out_dir = match (&a.out, &a.table) {
         (Some(o), _) => o.clone(),
         (None, Some(t)) => {
-            staging = t
-                .join(".tmp")
-                .join(format!("import-{}", std::process::id()));
+            // Not under the table's .tmp/: the attach's garbage collection empties that first.
+            staging = t.join(format!(".import-{}", std::process::id()));
             staging.clone()
         }
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),

@@ -6,8 +6,8 @@
 
 mod hfile;
 mod import;
-mod read;
 mod maint;
+mod read;
 mod table;
 
 use std::io::{self, Write};

@@ -362,6 +362,12 @@ impl Table {
         let m = self.manifest()?;
         let mut skipped = Vec::new();
         let inputs = self.discover(bulk_dir, &m, &mut skipped)?;
+        if inputs.is_empty() && skipped.is_empty() {
+            return Err(TableError::Invalid(format!(
+                "{}: no HFiles found (expected DIR/<family>/<hfile>)",
+                bulk_dir.display()
+            )));
+        }
         let seq_id = m.next_seq_id;
         let staging = self
             .dir
