@@ -11,7 +11,7 @@
 //!
 //! `ordinal` is the input order. Cells equal in (family, row, qualifier, timestamp) are
 //! duplicates: the one added last (highest ordinal) wins, the others are dropped and counted.
-//! The in-memory sort compares an 8-byte key (family index and the first 7 row bytes) first,
+//! The in-memory sort compares a 16-byte key (family index and the first 15 row bytes) first,
 //! then whole records; it runs on rayon's thread pool.
 
 use std::cmp::Ordering;
@@ -27,7 +27,7 @@ use crate::format::cell::{CellRef, CellType};
 /// Bytes of a record before its row, qualifier and value.
 pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1;
 /// Bookkeeping bytes per buffered cell besides its record (sort key and offset).
-pub const ENTRY_OVERHEAD: usize = 16;
+pub const ENTRY_OVERHEAD: usize = 24;
 
 /// Errors of the sorter.
 #[derive(Debug, thiserror::Error)]
@@ -120,12 +120,15 @@ pub fn compare(a: &SortedCell<'_>, b: &SortedCell<'_>) -> Ordering {
         .then_with(|| b.ordinal.cmp(&a.ordinal))
 }
 
-fn prefix_key(family: u8, row: &[u8]) -> u64 {
-    let mut k = [0u8; 8];
+/// Family and the first 15 row bytes, zero-padded: comparing these orders most pairs without
+/// decoding the records (a shorter row compares as its zero-padded form, which never inverts
+/// the order; equal prefixes fall back to the full comparison).
+fn prefix_key(family: u8, row: &[u8]) -> u128 {
+    let mut k = [0u8; 16];
     k[0] = family;
-    let n = row.len().min(7);
+    let n = row.len().min(15);
     k[1..1 + n].copy_from_slice(&row[..n]);
-    u64::from_be_bytes(k)
+    u128::from_be_bytes(k)
 }
 
 /// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches
@@ -134,7 +137,7 @@ pub struct CellSorter {
     memory_budget: usize,
     temp_dir: PathBuf,
     arena: Vec<u8>,
-    entries: Vec<(u64, usize)>,
+    entries: Vec<(u128, usize)>,
     runs: Vec<PathBuf>,
     next_ordinal: u64,
     duplicates: u64,
@@ -385,7 +388,7 @@ impl Ord for HeapItem {
 enum Source {
     Memory {
         arena: Vec<u8>,
-        entries: Vec<(u64, usize)>,
+        entries: Vec<(u128, usize)>,
         pos: usize,
     },
     Runs {
