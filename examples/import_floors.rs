@@ -29,7 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("csv_parse: {rows} rows in {s:.2}s = {:.0} rows/s, {:.0} MB/s of input ({bytes} field bytes)", rows as f64 / s, size / s / 1e6);
 
     // Snappy floor over the output's cells in NONE format.
-    let ctx = EncodingContext { include_tags: true, include_mvcc: true, compress_tags: false };
+    let ctx = EncodingContext {
+        include_tags: true,
+        include_mvcc: true,
+        compress_tags: false,
+    };
     let mut blocks: Vec<Vec<u8>> = Vec::new();
     let mut cells = 0u64;
     let mut stack = vec![std::path::PathBuf::from(&args[2])];
