@@ -11,38 +11,11 @@
 //! h ^= h >>> 13; h *= m; h ^= h >>> 15
 //! ```
 
-const M: u32 = 0x5bd1_e995;
-const R: u32 = 24;
-
-/// `MurmurHash.hash(bytes, seed)` exactly as HBase computes it, as a Java `int`.
+/// `MurmurHash.hash(bytes, seed)` exactly as HBase computes it, as a Java `int`. The one
+/// implementation lives with the Bloom filters (`format::bloom::hash`); this is the rowkey
+/// layer's name for it.
 pub fn murmur_hash(data: &[u8], seed: i32) -> i32 {
-    // Java's int `length`; inputs above 2 GiB wrap as they would there.
-    let mut h = (seed ^ data.len() as i32) as u32;
-    let mut words = data.chunks_exact(4);
-    for w in &mut words {
-        let mut k = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h = h.wrapping_mul(M);
-        h ^= k;
-    }
-    let tail = words.remainder();
-    let signed = |b: u8| b as i8 as i32 as u32;
-    if tail.len() >= 3 {
-        h ^= signed(tail[2]) << 16;
-    }
-    if tail.len() >= 2 {
-        h ^= signed(tail[1]) << 8;
-    }
-    if !tail.is_empty() {
-        h ^= signed(tail[0]);
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> 13;
-    h = h.wrapping_mul(M);
-    h ^= h >> 15;
-    h as i32
+    crate::format::bloom::hash::hash(crate::format::bloom::hash::HashType::Murmur, data, seed)
 }
 
 #[cfg(test)]

@@ -294,17 +294,7 @@ impl Drop for BulkOutput {
 }
 
 fn unique_name() -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    format!(
-        "{nanos:016x}{:08x}{:08x}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    crate::table::directory::unique_hex()
 }
 
 #[cfg(test)]
