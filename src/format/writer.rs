@@ -299,19 +299,16 @@ impl<W: Write> HFileWriter<W> {
         cell.validate()?;
         let mut dup = false;
         if self.entry_count > 0 {
-            let family = KeyView::parse(&self.last_key)
-                .map(|k| k.family)
-                .unwrap_or_default();
-            if family != cell.family {
+            let last = KeyView::parse(&self.last_key)
+                .ok_or_else(|| FormatError::Invalid("internal: last key unparsable".into()))?;
+            if last.family != cell.family {
                 return Err(FormatError::Invalid(format!(
                     "an HFile holds one column family: cell {} has family '{}', the file's is '{}'",
                     self.entry_count,
                     String::from_utf8_lossy(cell.family),
-                    String::from_utf8_lossy(family)
+                    String::from_utf8_lossy(last.family)
                 )));
             }
-            let last = KeyView::parse(&self.last_key)
-                .ok_or_else(|| FormatError::Invalid("internal: last key unparsable".into()))?;
             match compare_keys(&last, &KeyView::of(cell)) {
                 Ordering::Greater => {
                     return Err(FormatError::OutOfOrder {
