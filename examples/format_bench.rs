@@ -36,7 +36,7 @@ fn measure<T>(mut f: impl FnMut() -> T) -> (T, f64, f64) {
             best = (Some(v), cpu, wall);
         }
     }
-    (best.0.unwrap_or_else(|| f()), best.1, best.2)
+    (best.0.unwrap_or_else(f), best.1, best.2)
 }
 
 fn main() {
