@@ -17,8 +17,9 @@ use crate::format::fileinfo::{keys, FileInfo};
 use crate::format::trailer::Trailer;
 
 fn fixtures_dir() -> Option<PathBuf> {
+    // $HFKIT_HBASE_FIXTURES names the fixtures root (holding hbase/), as everywhere else.
     let dir = match std::env::var_os("HFKIT_HBASE_FIXTURES") {
-        Some(d) => PathBuf::from(d),
+        Some(d) => PathBuf::from(d).join("hbase"),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/hbase"),
     };
     if dir.is_dir() {
