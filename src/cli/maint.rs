@@ -251,19 +251,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 let v = json!({"version": version, "family": f});
                 print_json(out, &v)?;
             } else {
-                writeln!(
-                    out,
-                    "family {}: VERSIONS {}, MIN_VERSIONS {}, TTL {}, KEEP_DELETED_CELLS {}, COMPRESSION {}, DATA_BLOCK_ENCODING {}, BLOOMFILTER {}, BLOCKSIZE {} (manifest version {version})",
-                    f.name,
-                    f.versions,
-                    f.min_versions,
-                    f.ttl_seconds.map(|t| t.to_string()).unwrap_or_else(|| "FOREVER".into()),
-                    f.keep_deleted_cells,
-                    f.compression,
-                    f.data_block_encoding,
-                    f.bloom_filter,
-                    f.block_size
-                )?;
+                writeln!(out, "{} (manifest version {version})", f.describe())?;
             }
             Ok(EXIT_OK)
         }

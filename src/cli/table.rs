@@ -67,19 +67,7 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
         m.table, m.version, m.next_seq_id
     )?;
     for f in &m.families {
-        writeln!(
-            out,
-            "family {}: VERSIONS {}, MIN_VERSIONS {}, TTL {}, KEEP_DELETED_CELLS {}, COMPRESSION {}, DATA_BLOCK_ENCODING {}, BLOOMFILTER {}, BLOCKSIZE {}",
-            f.name,
-            f.versions,
-            f.min_versions,
-            f.ttl_seconds.map(|t| t.to_string()).unwrap_or_else(|| "FOREVER".into()),
-            f.keep_deleted_cells,
-            f.compression,
-            f.data_block_encoding,
-            f.bloom_filter,
-            f.block_size
-        )?;
+        writeln!(out, "{}", f.describe())?;
     }
     for r in &m.regions {
         let files: Vec<_> = m.files.iter().filter(|e| e.region == r.id).collect();

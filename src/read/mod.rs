@@ -46,7 +46,7 @@
 
 pub mod matcher;
 pub mod merge;
-mod scan;
+pub(crate) mod scan;
 
 use std::sync::Arc;
 

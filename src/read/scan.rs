@@ -56,7 +56,7 @@ fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The row range `[start, stop)` of a scan (`stop = None`: unbounded).
-fn row_range(opts: &ReadOptions) -> (Vec<u8>, Option<Vec<u8>>) {
+pub(crate) fn row_range(opts: &ReadOptions) -> (Vec<u8>, Option<Vec<u8>>) {
     let mut start = opts.start_row.clone();
     let mut stop = (!opts.stop_row.is_empty()).then(|| opts.stop_row.clone());
     if let Some(p) = &opts.prefix {

@@ -131,6 +131,22 @@ impl FamilyEntry {
         }
     }
 
+    /// One line in the HBase shell's attribute style, for `table describe` and `alter`.
+    pub fn describe(&self) -> String {
+        format!(
+            "family {}: VERSIONS {}, MIN_VERSIONS {}, TTL {}, KEEP_DELETED_CELLS {}, COMPRESSION {}, DATA_BLOCK_ENCODING {}, BLOOMFILTER {}, BLOCKSIZE {}",
+            self.name,
+            self.versions,
+            self.min_versions,
+            self.ttl_seconds.map(|t| t.to_string()).unwrap_or_else(|| "FOREVER".into()),
+            self.keep_deleted_cells,
+            self.compression,
+            self.data_block_encoding,
+            self.bloom_filter,
+            self.block_size
+        )
+    }
+
     /// The writer options a bulk-load file of this family is written with.
     pub fn writer_options(&self, create_time: i64) -> Result<WriterOptions, TableError> {
         let bad = |what: &str, v: &str| {

@@ -29,6 +29,7 @@ use super::TableError;
 use crate::format::cell::Cell;
 use crate::format::reader::HFileReader;
 use crate::format::FormatError;
+use crate::read::scan::row_range;
 use crate::read::{
     self, FamilyReadSettings, KeepDeleted, ReadError, ReadOptions, ReadStats, Row, RowScanner,
     Store,
@@ -92,37 +93,6 @@ pub fn add_stats(a: &mut ReadStats, b: ReadStats) {
 /// True for an error that means "the file is not there".
 fn is_not_found(e: &FormatError) -> bool {
     matches!(e, FormatError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-}
-
-/// The smallest row greater than every row starting with `prefix`; `None` when unbounded.
-fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut p = prefix.to_vec();
-    while let Some(last) = p.pop() {
-        if last != 0xFF {
-            p.push(last + 1);
-            return Some(p);
-        }
-    }
-    None
-}
-
-/// The row range `[start, stop)` of a scan (`stop = None`: unbounded), as `read::scan`
-/// computes it.
-fn row_range(opts: &ReadOptions) -> (Vec<u8>, Option<Vec<u8>>) {
-    let mut start = opts.start_row.clone();
-    let mut stop = (!opts.stop_row.is_empty()).then(|| opts.stop_row.clone());
-    if let Some(p) = &opts.prefix {
-        if p.as_slice() > start.as_slice() {
-            start = p.clone();
-        }
-        if let Some(ps) = prefix_successor(p) {
-            stop = Some(match stop {
-                Some(s) if s < ps => s,
-                _ => ps,
-            });
-        }
-    }
-    (start, stop)
 }
 
 impl TableReader {
@@ -523,6 +493,5 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(row_range(&opts), (b"ab".to_vec(), Some(b"abz".to_vec())));
-        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
     }
 }
