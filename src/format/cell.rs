@@ -13,6 +13,7 @@
 
 use std::cmp::Ordering;
 
+use super::bytes::compare_bytes;
 use super::error::{FormatError, Result};
 
 /// Bytes of a flat key that are not row, family or qualifier: 2 + 1 + 8 + 1.
@@ -199,11 +200,13 @@ impl<'a> CellRef<'a> {
     }
 
     /// Length of the flat key.
+    #[inline]
     pub fn key_len(&self) -> usize {
         self.row.len() + self.family.len() + self.qualifier.len() + KEY_INFRASTRUCTURE_SIZE
     }
 
     /// Appends the flat key.
+    #[inline]
     pub fn write_key(&self, out: &mut Vec<u8>) {
         write_key_parts(
             out,
@@ -224,7 +227,22 @@ impl<'a> CellRef<'a> {
 
     /// Checks the limits HBase puts on a cell (row ≤ 32767 bytes, family ≤ 127 bytes, key and
     /// value lengths fit in an i32, tags ≤ 65535 bytes and well formed).
+    #[inline]
     pub fn validate(&self) -> Result<()> {
+        // Hot path (every appended cell): plain length checks, tags walked only when present.
+        if self.row.len() <= MAX_ROW_LEN
+            && self.family.len() <= MAX_FAMILY_LEN
+            && self.key_len() <= i32::MAX as usize
+            && self.value.len() <= i32::MAX as usize
+            && self.tags.is_empty()
+        {
+            return Ok(());
+        }
+        self.validate_slow()
+    }
+
+    #[cold]
+    fn validate_slow(&self) -> Result<()> {
         if self.row.len() > MAX_ROW_LEN {
             return Err(FormatError::Invalid(format!(
                 "row is {} bytes; HBase allows at most {MAX_ROW_LEN}",
@@ -278,6 +296,7 @@ pub fn check_tags(tags: &[u8]) -> Result<()> {
 }
 
 /// Appends a flat key built from its parts.
+#[inline]
 pub fn write_key_parts(
     out: &mut Vec<u8>,
     row: &[u8],
@@ -308,6 +327,7 @@ pub struct KeyView<'a> {
 
 impl<'a> KeyView<'a> {
     /// Parses a flat key; `None` when its lengths do not fit.
+    #[inline]
     pub fn parse(key: &'a [u8]) -> Option<KeyView<'a>> {
         if key.len() < KEY_INFRASTRUCTURE_SIZE {
             return None;
@@ -367,7 +387,7 @@ impl<'a> KeyView<'a> {
 
 /// HBase's cell order on two keys (`CellComparatorImpl.compare`, ignoring sequence ids).
 pub fn compare_keys(a: &KeyView<'_>, b: &KeyView<'_>) -> Ordering {
-    match a.row.cmp(b.row) {
+    match compare_bytes(a.row, b.row) {
         Ordering::Equal => {}
         o => return o,
     }
@@ -375,6 +395,7 @@ pub fn compare_keys(a: &KeyView<'_>, b: &KeyView<'_>) -> Ordering {
 }
 
 /// [`compare_keys`] for keys of the same row.
+#[inline]
 pub fn compare_without_row(a: &KeyView<'_>, b: &KeyView<'_>) -> Ordering {
     let minimum = CellType::Minimum.code();
     if a.family.is_empty() && a.qualifier.is_empty() && a.type_code == minimum {
@@ -383,9 +404,8 @@ pub fn compare_without_row(a: &KeyView<'_>, b: &KeyView<'_>) -> Ordering {
     if b.family.is_empty() && b.qualifier.is_empty() && b.type_code == minimum {
         return Ordering::Less;
     }
-    a.family
-        .cmp(b.family)
-        .then_with(|| a.qualifier.cmp(b.qualifier))
+    compare_bytes(a.family, b.family)
+        .then_with(|| compare_bytes(a.qualifier, b.qualifier))
         .then_with(|| b.timestamp.cmp(&a.timestamp))
         .then_with(|| b.type_code.cmp(&a.type_code))
 }

@@ -21,10 +21,12 @@ use std::io::Write;
 
 use super::block::{BlockEncoder, BlockSettings, BlockType, HEADER_LEN};
 use super::bloom::{BloomParams, BloomType, BloomWriter};
-use super::cell::{compare_keys, CellRef, CellType, KeyView};
+use super::bytes::{compare_bytes, equal_bytes};
+use super::cell::{compare_without_row, CellRef, CellType, KeyView};
 use super::checksum::{ChecksumType, DEFAULT_BYTES_PER_CHECKSUM};
 use super::compression::Compression;
-use super::encoding::{new_encoder, CellEncoder, DataBlockEncoding, EncodingContext};
+
+use super::encoding::{new_encoder, CellEncoder, DataBlockEncoding, EncodingContext, NoneEncoder};
 use super::error::{FormatError, Result};
 use super::fileinfo::{keys, FileInfo};
 use super::index::{midpoint_key, DataIndexWriter, DEFAULT_MAX_CHUNK_SIZE, DEFAULT_MIN_ENTRIES};
@@ -151,19 +153,93 @@ impl<W: Write> BlockSink<W> {
     }
 }
 
+/// The lengths and fixed fields of a flat key, kept beside its bytes so a [`KeyView`] of it
+/// needs no parsing.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyShape {
+    row_len: usize,
+    family_len: usize,
+    qualifier_len: usize,
+    timestamp: i64,
+    type_code: u8,
+}
+
+impl KeyShape {
+    /// The view of `key`, whose shape this is (`None` if the lengths do not fit).
+    #[inline]
+    fn view<'a>(&self, key: &'a [u8]) -> Option<KeyView<'a>> {
+        let family_at = 2 + self.row_len + 1;
+        let qualifier_at = family_at + self.family_len;
+        Some(KeyView {
+            row: key.get(2..2 + self.row_len)?,
+            family: key.get(family_at..qualifier_at)?,
+            qualifier: key.get(qualifier_at..qualifier_at + self.qualifier_len)?,
+            timestamp: self.timestamp,
+            type_code: self.type_code,
+        })
+    }
+}
+
+/// The data block encoder: NONE (the common case) called directly so its per-cell work
+/// inlines into `append`; the other encodings through the [`CellEncoder`] trait object.
+enum BlockCellEncoder {
+    None(NoneEncoder),
+    Other(Box<dyn CellEncoder>),
+}
+
+impl BlockCellEncoder {
+    #[inline]
+    fn encoder(&mut self) -> &mut dyn CellEncoder {
+        match self {
+            BlockCellEncoder::None(e) => e,
+            BlockCellEncoder::Other(e) => e.as_mut(),
+        }
+    }
+
+    #[inline]
+    fn encode(&mut self, cell: &CellRef<'_>, out: &mut Vec<u8>) -> Result<()> {
+        match self {
+            BlockCellEncoder::None(e) => e.encode(cell, out),
+            BlockCellEncoder::Other(e) => e.encode(cell, out),
+        }
+    }
+
+    #[inline]
+    fn encoded_bytes(&self) -> usize {
+        match self {
+            BlockCellEncoder::None(e) => e.encoded_bytes(),
+            BlockCellEncoder::Other(e) => e.encoded_bytes(),
+        }
+    }
+
+    #[inline]
+    fn unencoded_bytes(&self) -> usize {
+        match self {
+            BlockCellEncoder::None(e) => e.unencoded_bytes(),
+            BlockCellEncoder::Other(e) => e.unencoded_bytes(),
+        }
+    }
+}
+
 /// Writes one HFile. See the module documentation for the sequencing.
 pub struct HFileWriter<W: Write> {
     opts: WriterOptions,
     sink: BlockSink<W>,
-    cell_encoder: Box<dyn CellEncoder>,
+    cell_encoder: BlockCellEncoder,
     payload: Vec<u8>,
     block_open: bool,
     index: DataIndexWriter,
     general_bloom: Option<BloomWriter>,
     delete_family_bloom: Option<BloomWriter>,
     inline_buf: Vec<u8>,
-    /// Flat key of the last appended cell (valid when `entry_count > 0`).
+    /// Flat key of the last appended cell (valid when `entry_count > 0`), unless
+    /// `last_key_in_payload` says where it is in the open block instead.
     last_key: Vec<u8>,
+    /// While a NONE block is open, the last key is read from the block itself rather than
+    /// copied per cell; [`settle_last_key`](Self::settle_last_key) copies it out.
+    last_key_in_payload: Option<(usize, usize)>,
+    /// The parts of the last key, so the order check needs no parse (hot path).
+    last_shape: KeyShape,
     first_key: Option<Vec<u8>>,
     first_key_in_block: Option<Vec<u8>>,
     last_key_of_prev_block: Option<Vec<u8>>,
@@ -232,12 +308,17 @@ impl<W: Write> HFileWriter<W> {
                 encoder: BlockEncoder::new(settings)?,
                 scratch: Vec::with_capacity(opts.block_size + opts.block_size / 4 + 1024),
             },
-            cell_encoder: new_encoder(opts.encoding, ctx)?,
+            cell_encoder: match opts.encoding {
+                DataBlockEncoding::None => BlockCellEncoder::None(NoneEncoder::new(ctx)),
+                other => BlockCellEncoder::Other(new_encoder(other, ctx)?),
+            },
             payload: Vec::with_capacity(opts.block_size + 1024),
             block_open: false,
             index: DataIndexWriter::new(opts.index_block_size, opts.index_min_entries)?,
             inline_buf: Vec::new(),
             last_key: Vec::new(),
+            last_key_in_payload: None,
+            last_shape: KeyShape::default(),
             first_key: None,
             first_key_in_block: None,
             last_key_of_prev_block: None,
@@ -298,10 +379,13 @@ impl<W: Write> HFileWriter<W> {
         }
         cell.validate()?;
         let mut dup = false;
+        let mut same_row = false;
         if self.entry_count > 0 {
-            let last = KeyView::parse(&self.last_key)
+            let last = self
+                .last_shape
+                .view(self.last_key())
                 .ok_or_else(|| FormatError::Invalid("internal: last key unparsable".into()))?;
-            if last.family != cell.family {
+            if !equal_bytes(last.family, cell.family) {
                 return Err(FormatError::Invalid(format!(
                     "an HFile holds one column family: cell {} has family '{}', the file's is '{}'",
                     self.entry_count,
@@ -309,7 +393,20 @@ impl<W: Write> HFileWriter<W> {
                     String::from_utf8_lossy(last.family)
                 )));
             }
-            match compare_keys(&last, &KeyView::of(cell)) {
+            let row_order = compare_bytes(last.row, cell.row);
+            same_row = row_order == Ordering::Equal;
+            let order = if !same_row {
+                row_order
+            } else if !cell.family.is_empty() {
+                // Same row and (checked above) same non-empty family: HBase's order reduces to
+                // qualifier, then timestamp and type descending (no "minimum key" case).
+                compare_bytes(last.qualifier, cell.qualifier)
+                    .then(cell.timestamp.cmp(&last.timestamp))
+                    .then(cell.cell_type.code().cmp(&last.type_code))
+            } else {
+                compare_without_row(&last, &KeyView::of(cell))
+            };
+            match order {
                 Ordering::Greater => {
                     return Err(FormatError::OutOfOrder {
                         index: self.entry_count,
@@ -320,17 +417,34 @@ impl<W: Write> HFileWriter<W> {
                 Ordering::Less => {}
             }
         }
-        let r = self.append_unchecked(cell, dup);
+        let r = self.append_unchecked(cell, dup, same_row);
         if r.is_err() {
             self.failed = true;
         }
         r
     }
 
-    fn append_unchecked(&mut self, cell: &CellRef<'_>, dup: bool) -> Result<()> {
+    /// The flat key of the last appended cell (empty before the first).
+    fn last_key(&self) -> &[u8] {
+        match self.last_key_in_payload {
+            Some((from, to)) => &self.payload[from..to],
+            None => &self.last_key,
+        }
+    }
+
+    /// Copies the last key out of the open block into `last_key` (before the block's
+    /// buffer is reused, and before the last key is reported).
+    fn settle_last_key(&mut self) {
+        if let Some((from, to)) = self.last_key_in_payload.take() {
+            self.last_key.clear();
+            self.last_key.extend_from_slice(&self.payload[from..to]);
+        }
+    }
+
+    fn append_unchecked(&mut self, cell: &CellRef<'_>, dup: bool, same_row: bool) -> Result<()> {
         // StoreFileWriter order: general Bloom, delete-family Bloom, then the HFile writer.
         if let Some(b) = self.general_bloom.as_mut() {
-            b.add(cell);
+            b.add_in_row(cell, same_row);
         }
         if let Some(b) = self.delete_family_bloom.as_mut() {
             b.add(cell);
@@ -354,21 +468,30 @@ impl<W: Write> HFileWriter<W> {
         self.cell_encoder.encode(cell, &mut self.payload)?;
 
         let key_len = cell.key_len();
-        self.last_key.clear();
-        // A NONE block holds the flat key right after the cell's two i32 lengths: copy it in
-        // one piece rather than serializing it a second time (hot path).
-        match self.payload.get(cell_at + 8..cell_at + 8 + key_len) {
-            Some(k) if self.opts.encoding == DataBlockEncoding::None => {
-                self.last_key.extend_from_slice(k)
-            }
-            _ => cell.write_key(&mut self.last_key),
+        // A NONE block holds the flat key right after the cell's two i32 lengths: point at it
+        // rather than copying it per cell (hot path). Other encodings keep a copy.
+        if self.opts.encoding == DataBlockEncoding::None
+            && self.payload.len() >= cell_at + 8 + key_len
+        {
+            self.last_key_in_payload = Some((cell_at + 8, cell_at + 8 + key_len));
+        } else {
+            self.last_key_in_payload = None;
+            self.last_key.clear();
+            cell.write_key(&mut self.last_key);
         }
-        debug_assert_eq!(self.last_key, cell.key());
+        debug_assert_eq!(self.last_key(), cell.key().as_slice());
+        self.last_shape = KeyShape {
+            row_len: cell.row.len(),
+            family_len: cell.family.len(),
+            qualifier_len: cell.qualifier.len(),
+            timestamp: cell.timestamp,
+            type_code: cell.cell_type.code(),
+        };
         if self.first_key_in_block.is_none() {
-            self.first_key_in_block = Some(self.last_key.clone());
+            self.first_key_in_block = Some(self.last_key().to_vec());
         }
         if self.first_key.is_none() {
-            self.first_key = Some(self.last_key.clone());
+            self.first_key = Some(self.last_key().to_vec());
         }
         self.total_key_len += key_len as u64;
         self.total_value_len += cell.value.len() as u64;
@@ -380,7 +503,7 @@ impl<W: Write> HFileWriter<W> {
         let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
         if self.biggest_len < size {
             self.biggest_len = size;
-            self.biggest_key = Some(self.last_key.clone());
+            self.biggest_key = Some(self.last_key().to_vec());
         }
         self.entry_count += 1;
         self.max_seq_id = self.max_seq_id.max(cell.seq_id);
@@ -405,8 +528,9 @@ impl<W: Write> HFileWriter<W> {
     }
 
     fn new_block(&mut self) {
+        self.settle_last_key();
         self.payload.clear();
-        self.cell_encoder.start_block(&mut self.payload);
+        self.cell_encoder.encoder().start_block(&mut self.payload);
         self.block_open = true;
         self.first_key_in_block = None;
         if self.entry_count > 0 {
@@ -418,7 +542,7 @@ impl<W: Write> HFileWriter<W> {
         if !self.block_open || self.cell_encoder.unencoded_bytes() == 0 {
             return Ok(());
         }
-        self.cell_encoder.finish_block(&mut self.payload);
+        self.cell_encoder.encoder().finish_block(&mut self.payload);
         let block_type = self.opts.encoding.block_type();
         let (offset, size) = self.sink.write_block(block_type, &self.payload)?;
         if self.first_data_block_offset < 0 {
@@ -525,6 +649,7 @@ impl<W: Write> HFileWriter<W> {
             ));
         }
         self.finish_block()?;
+        self.settle_last_key();
         self.write_inline_blocks(true)?;
 
         let sink = &mut self.sink;

@@ -134,9 +134,28 @@ impl BloomWriter {
     /// Offers a cell. Adds its Bloom key when it is a new key for this Bloom (module docs);
     /// returns whether it did. Cells must come in HBase order (the HFile writer checks).
     pub fn add(&mut self, cell: &CellRef<'_>) -> bool {
-        if self.kind == BloomKind::DeleteFamily && !cell.cell_type.is_delete_family_kind() {
-            return false;
+        self.add_in_row(cell, false)
+    }
+
+    /// [`add`](Self::add) for a caller that knows whether `cell` has the same row as the cell
+    /// it offered before (the HFile writer learns that from its order check). A ROW or
+    /// ROWPREFIX Bloom then skips the cell without building its key (the hot path: most cells
+    /// repeat the row). `same_row = false` is always correct.
+    #[inline]
+    pub fn add_in_row(&mut self, cell: &CellRef<'_>, same_row: bool) -> bool {
+        match self.kind {
+            BloomKind::DeleteFamily if !cell.cell_type.is_delete_family_kind() => return false,
+            BloomKind::General(BloomType::Row | BloomType::RowPrefixFixedLength(_))
+                if same_row && self.last_key.is_some() =>
+            {
+                return false
+            }
+            _ => {}
         }
+        self.add_key_of(cell)
+    }
+
+    fn add_key_of(&mut self, cell: &CellRef<'_>) -> bool {
         let bloom_type = self.kind.bloom_type();
         let mut key = std::mem::take(&mut self.key_buf);
         key.clear();

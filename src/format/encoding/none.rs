@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout};
-use crate::format::bytes::{put_vlong, Cursor};
+use crate::format::bytes::{extend_concat, put_vlong, Cursor};
 use crate::format::cell::CellRef;
 use crate::format::error::{FormatError, Result};
 
@@ -29,18 +29,45 @@ impl NoneEncoder {
 }
 
 /// Appends one cell in NONE format; returns the bytes written.
+#[inline]
 pub fn write_none_cell(ctx: &EncodingContext, cell: &CellRef<'_>, out: &mut Vec<u8>) -> usize {
     let start = out.len();
-    out.extend_from_slice(&(cell.key_len() as u32).to_be_bytes());
-    out.extend_from_slice(&(cell.value.len() as u32).to_be_bytes());
-    cell.write_key(out);
-    out.extend_from_slice(cell.value);
+    let key_len = cell.key_len();
+    let lengths = {
+        let mut h = [0u8; 10];
+        h[..4].copy_from_slice(&(key_len as u32).to_be_bytes());
+        h[4..8].copy_from_slice(&(cell.value.len() as u32).to_be_bytes());
+        h[8..].copy_from_slice(&(cell.row.len() as u16).to_be_bytes());
+        h
+    };
+    let key_tail = {
+        let mut t = [0u8; 9];
+        t[..8].copy_from_slice(&cell.timestamp.to_be_bytes());
+        t[8] = cell.cell_type.code();
+        t
+    };
+    extend_concat(
+        out,
+        &[
+            &lengths,
+            cell.row,
+            &[cell.family.len() as u8],
+            cell.family,
+            cell.qualifier,
+            &key_tail,
+            cell.value,
+        ],
+    );
     if ctx.include_tags {
         out.extend_from_slice(&(cell.tags.len() as u16).to_be_bytes());
         out.extend_from_slice(cell.tags);
     }
     if ctx.include_mvcc {
-        put_vlong(out, cell.seq_id as i64);
+        if cell.seq_id <= 127 {
+            out.push(cell.seq_id as u8); // put_vlong's one-byte form
+        } else {
+            put_vlong(out, cell.seq_id as i64);
+        }
     }
     out.len() - start
 }
@@ -50,6 +77,7 @@ impl CellEncoder for NoneEncoder {
         self.bytes = 0;
     }
 
+    #[inline]
     fn encode(&mut self, cell: &CellRef<'_>, out: &mut Vec<u8>) -> Result<()> {
         self.bytes += write_none_cell(&self.ctx, cell, out);
         Ok(())
@@ -57,10 +85,12 @@ impl CellEncoder for NoneEncoder {
 
     fn finish_block(&mut self, _out: &mut Vec<u8>) {}
 
+    #[inline]
     fn encoded_bytes(&self) -> usize {
         self.bytes
     }
 
+    #[inline]
     fn unencoded_bytes(&self) -> usize {
         self.bytes
     }
