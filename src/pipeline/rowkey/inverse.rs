@@ -274,6 +274,18 @@ fn mismatch(node: &Node, reason: impl Into<String>) -> RowkeyError {
     }
 }
 
+/// A field known from the row's cells that the key does not hold.
+fn known_mismatch(name: &str, value: &[u8], there: &[u8]) -> RowkeyError {
+    RowkeyError::KeyMismatch {
+        what: format!("field '{name}'"),
+        reason: format!(
+            "the row's cells give '{}', but the row key has '{}' there",
+            to_string_binary(value),
+            to_string_binary(there)
+        ),
+    }
+}
+
 /// The static check of [`RowkeySpec::inverse`].
 struct Analysis {
     /// Field occurs in an invertible part of the key.
@@ -370,6 +382,15 @@ impl<'s> Decoder<'s, '_> {
     fn concat(&mut self, nodes: &'s [Node], bytes: &[u8], exact: bool) -> Result<(), RowkeyError> {
         let mut pos = 0;
         for i in 0..nodes.len() {
+            if let Node::Field { slot, name } = &nodes[i] {
+                // A known field: say so when the key does not hold it (rather than a width).
+                if let Some(Some(v)) = self.values.get(*slot) {
+                    if !bytes[pos..].starts_with(v) {
+                        let there = &bytes[pos..(pos + v.len()).min(bytes.len())];
+                        return Err(known_mismatch(name, v, there));
+                    }
+                }
+            }
             let end = self.segment_end(nodes, i, bytes, pos)?;
             self.node(&nodes[i], &bytes[pos..end], exact)?;
             pos = end;
@@ -457,14 +478,7 @@ impl<'s> Decoder<'s, '_> {
             }
             Node::Field { slot, name } => match self.values.get(*slot) {
                 Some(Some(v)) if v.as_slice() == seg => Ok(()),
-                Some(Some(v)) => Err(RowkeyError::KeyMismatch {
-                    what: format!("field '{name}'"),
-                    reason: format!(
-                        "the row key has '{}', but the row's cells give '{}'",
-                        to_string_binary(seg),
-                        to_string_binary(v)
-                    ),
-                }),
+                Some(Some(v)) => Err(known_mismatch(name, v, seg)),
                 _ => {
                     if let (Some(v), Some(r)) =
                         (self.values.get_mut(*slot), self.recovered.get_mut(*slot))
@@ -815,7 +829,7 @@ mod tests {
         let e = inv.decode(&k, &mut kf).unwrap_err().to_string();
         assert_eq!(
             e,
-            "field 'b': the row key has 'z', but the row's cells give 'q'"
+            "field 'b': the row's cells give 'q', but the row key has 'z' there"
         );
     }
 
