@@ -524,12 +524,12 @@ fn value_text(col: &MappedColumn, c: &Cell) -> Result<Vec<u8>, String> {
     let eight = || -> Result<[u8; 8], String> {
         <[u8; 8]>::try_from(c.value.as_slice()).map_err(|_| {
             format!(
-                "cell {} holds {} bytes, not an {} (8 bytes)",
+                "cell {} holds {} bytes, not {} (8 bytes)",
                 col.name,
                 c.value.len(),
                 match col.value_type {
-                    ValueType::Double => "double",
-                    _ => "int64",
+                    ValueType::Double => "a double",
+                    _ => "an int64",
                 }
             )
         })
@@ -759,5 +759,135 @@ impl RowWriter for RecordWriter<'_> {
             detail,
         })?;
         Ok(self.counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::value::{double_bytes, long_bytes};
+
+    fn decoder(spec: &str, columns: &str) -> RecordDecoder {
+        let text = format!(
+            "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[rowkey]\nspec = '{spec}'\n{columns}"
+        );
+        let s = crate::table::TableSchema::from_toml_str(&text, "t.toml", None).unwrap();
+        RecordDecoder::new(&s.mapping, &["d".to_string()]).unwrap()
+    }
+
+    fn row(key: &[u8], cells: &[(&str, i64, &[u8])]) -> Row {
+        Row {
+            row: key.to_vec(),
+            cells: cells
+                .iter()
+                .map(|(q, ts, v)| Cell::put(key, b"d", q.as_bytes(), *ts, v))
+                .collect(),
+        }
+    }
+
+    fn decode(d: &RecordDecoder, r: &Row) -> Result<Vec<String>, String> {
+        let mut rec = Vec::new();
+        let mut counts = RowCounts::default();
+        d.decode(r, &mut rec, &mut counts)
+            .map_err(|e| e.to_string())?;
+        Ok(rec
+            .into_iter()
+            .map(|v| v.map(|v| to_string_binary(&v)).unwrap_or_default())
+            .collect())
+    }
+
+    fn key(spec: &str, fields: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        RowkeySpec::parse(spec)
+            .unwrap()
+            .encode(
+                &|n: &str| fields.iter().find(|(f, _)| *f == n).map(|(_, v)| *v),
+                &mut out,
+            )
+            .unwrap();
+        out
+    }
+
+    const N_X: &str = "[[column]]\nsource = \"n\"\ncell = \"d:n\"\ntimestamp = 1\n\
+                       [[column]]\nsource = \"x\"\ncell = \"d:x\"\ntype = \"double\"\ntimestamp = 1\n";
+
+    #[test]
+    fn exact_sources_win_and_canonical_key_text_gives_way() {
+        let spec = r#"pad(n, 6) + "_" + f64be(x)"#;
+        let d = decoder(spec, N_X);
+        let k = key(spec, &[("n", b"007"), ("x", b"-0")]);
+        // The string column keeps its zeros; the double column keeps its sign, which the
+        // key's f64be (0 and -0 encode alike) cannot tell.
+        let r = row(&k, &[("n", 1, b"007"), ("x", 1, &double_bytes(-0.0))]);
+        assert_eq!(decode(&d, &r).unwrap(), ["007", "-0"]);
+        // Without the cells, the key's canonical texts.
+        let r = row(&k, &[("x", 1, &double_bytes(0.0))]);
+        assert_eq!(decode(&d, &r).unwrap(), ["7", "0"]);
+        assert_eq!(
+            d.fields()
+                .iter()
+                .map(|f| f.parquet_type)
+                .collect::<Vec<_>>(),
+            [FieldType::Utf8, FieldType::Double]
+        );
+    }
+
+    #[test]
+    fn sources_of_one_field_must_agree() {
+        // t is the value of d:w and the timestamp of d:v.
+        let cols =
+            "[[column]]\nsource = \"v\"\ncell = \"d:v\"\ntype = \"int64\"\ntimestamp = \"t\"\n\
+                    [[column]]\nsource = \"t\"\ncell = \"d:w\"\ntimestamp = 5\n";
+        let d = decoder("id", cols);
+        let ok = row(b"k", &[("v", 100, &long_bytes(-3)), ("w", 5, b"100")]);
+        assert_eq!(decode(&d, &ok).unwrap(), ["k", "-3", "100"]);
+        let bad = row(b"k", &[("v", 200, &long_bytes(-3)), ("w", 5, b"100")]);
+        assert_eq!(
+            decode(&d, &bad).unwrap_err(),
+            "row 'k': field 't': column d:w gives '100', but the timestamp of column d:v is 200"
+        );
+        // Only the timestamp: it is the field's value.
+        let r = row(b"k", &[("v", 200, &long_bytes(7))]);
+        assert_eq!(decode(&d, &r).unwrap(), ["k", "7", "200"]);
+        // Two string columns of one field.
+        let cols = "[[column]]\nsource = \"a\"\ncell = \"d:p\"\ntimestamp = 1\n\
+                    [[column]]\nsource = \"a\"\ncell = \"d:q\"\ntimestamp = 1\n";
+        let d = decoder("id", cols);
+        let r = row(b"k", &[("p", 1, b"one"), ("q", 1, b"two")]);
+        assert_eq!(
+            decode(&d, &r).unwrap_err(),
+            "row 'k': field 'a': column d:p holds 'one', but column d:q holds 'two'"
+        );
+    }
+
+    #[test]
+    fn what_a_record_cannot_carry_is_an_error_or_counted() {
+        let d = decoder("id", N_X);
+        let r = row(b"k", &[("n", 1, b"")]);
+        assert_eq!(
+            decode(&d, &r).unwrap_err(),
+            "row 'k': field 'n': cell d:n is empty, and an import writes no cell for an empty field"
+        );
+        let r = row(b"k", &[("x", 1, b"1.5")]);
+        assert_eq!(
+            decode(&d, &r).unwrap_err(),
+            "row 'k': field 'x': cell d:x holds 3 bytes, not a double (8 bytes)"
+        );
+        let mut rec = Vec::new();
+        let mut counts = RowCounts::default();
+        let r = row(b"k", &[("n", 2, b"a"), ("other", 1, b"b")]);
+        assert!(d.decode(&r, &mut rec, &mut counts).unwrap());
+        let r = row(b"j", &[("other", 1, b"b")]);
+        assert!(!d.decode(&r, &mut rec, &mut counts).unwrap());
+        assert_eq!(
+            counts,
+            RowCounts {
+                rows: 1,
+                cells: 1,
+                rows_skipped: 1,
+                unmapped_cells: 2,
+                untimed_cells: 1,
+            }
+        );
     }
 }
