@@ -238,6 +238,8 @@ fn the_newest_version_is_exported() {
     let tmp = tmpdir();
     let t = tmp.path();
     let (a, s) = seed(t, "users", "users.csv");
+    a.snapshot_create("before").unwrap();
+    let before = scan(&a);
     // A later import of some users: new values at the same (fixed) timestamps win over the
     // old ones; a new login is a newer version of h:login, the old one stays as a version.
     let later = t.join("later.csv");
@@ -261,6 +263,21 @@ fn the_newest_version_is_exported() {
     let text = std::fs::read_to_string(&csv.path).unwrap();
     assert!(text.contains("\n5,renamed,u5@example.org,Quito,999,1701500000000\n"));
     assert!(text.contains("\n77,user 77,u77@example.com,Oslo,-3,1701600000000\n"));
+
+    // A snapshot exports as it was.
+    let file = t.join("before.parquet");
+    export_rows(
+        &a,
+        &s.mapping,
+        CellFormat::Parquet,
+        &file,
+        Some("before"),
+        NOW,
+    )
+    .unwrap();
+    let b = create(&t.join("users-before"), &s);
+    import(&b, &s, &file, InputFormat::Parquet);
+    same(&scan(&b), &before, "the snapshot's export");
 }
 
 const NOTES: &str = r#"
