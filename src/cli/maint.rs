@@ -11,6 +11,7 @@ use super::{CliError, EXIT_OK};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
 use crate::table::export::{CellFormat, ExportReport};
+use crate::table::TableSchema;
 
 #[derive(Debug, Subcommand)]
 pub enum MaintCommand {
@@ -71,7 +72,9 @@ pub enum MaintCommand {
     Snapshot(SnapshotCommand),
     /// Export the table (or a snapshot): --to DIR a checked table copy (hard links or copies);
     /// --bulkload DIR a DIR/<family>/<hfile> tree for `hbase completebulkload`; --format csv or
-    /// parquet with --to FILE: every cell a read returns, one per line / row.
+    /// parquet with --to FILE: every cell a read returns, one per line / row; add --rows
+    /// --schema S.toml for one record per row key with the fields of S's import mapping, which
+    /// `hfkit import --schema S.toml` reads back into the same cells.
     Export {
         table: PathBuf,
         #[arg(long)]
@@ -83,6 +86,14 @@ pub enum MaintCommand {
         bulkload: Option<PathBuf>,
         #[arg(long, value_enum, requires = "to")]
         format: Option<FormatArg>,
+        /// With --format: one record per row key (newest version of each column) through the
+        /// import mapping of --schema, instead of one per cell.
+        #[arg(long, requires_all = ["format", "schema"])]
+        rows: bool,
+        /// The schema (TOML) whose [rowkey] spec and [[column]]s --rows inverts: the one the
+        /// table was imported with.
+        #[arg(long, requires = "rows")]
+        schema: Option<PathBuf>,
         /// "Now" for TTL in cell exports, epoch ms (default: the clock).
         #[arg(long)]
         now_ms: Option<i64>,
@@ -262,11 +273,16 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             to,
             bulkload,
             format,
+            rows,
+            schema,
             now_ms: now,
             json,
         } => {
             let t = open(&table)?;
             let snap = snapshot.as_deref();
+            if let (true, Some(schema), Some(file), Some(f)) = (rows, &schema, &to, format) {
+                return export_rows(&t, &table, schema, snap, f, file, now, json, out);
+            }
             let r: ExportReport =
                 match (to, bulkload, format) {
                     (Some(to), None, None) => t.export_table(snap, &to),
@@ -304,6 +320,71 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// `export --rows --schema S`: one record per row key through S's import mapping.
+#[allow(clippy::too_many_arguments)]
+fn export_rows(
+    t: &Table,
+    table: &Path,
+    schema: &Path,
+    snapshot: Option<&str>,
+    format: FormatArg,
+    file: &Path,
+    now: Option<i64>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let parsed = TableSchema::from_file(schema).map_err(|e| CliError::failure(e.to_string()))?;
+    let format = match format {
+        FormatArg::Csv => CellFormat::Csv,
+        FormatArg::Parquet => CellFormat::Parquet,
+    };
+    let r = crate::pipeline::export::export_rows(
+        t,
+        &parsed.mapping,
+        format,
+        file,
+        snapshot,
+        now.unwrap_or_else(now_ms),
+    )
+    .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
+    let c = &r.counts;
+    if c.unmapped_cells > 0 {
+        eprintln!(
+            "hfkit: warning: {} cells in columns {} does not map were not exported ({} rows had only such cells)",
+            c.unmapped_cells,
+            schema.display(),
+            c.rows_skipped
+        );
+    }
+    if c.untimed_cells > 0 {
+        eprintln!(
+            "hfkit: warning: the timestamps of {} cells are not in the export (their columns have a fixed timestamp that differs, or the import time); a re-import stamps them as the schema says",
+            c.untimed_cells
+        );
+    }
+    if json {
+        let v = serde_json::to_value(&r).map_err(|e| CliError::failure(e.to_string()))?;
+        print_json(out, &v)?;
+    } else {
+        let names: Vec<&str> = r.fields.iter().map(|f| f.name.as_str()).collect();
+        writeln!(
+            out,
+            "exported manifest version {}{} to {}: {} rows ({} cells) with fields {}, {} bytes",
+            r.version,
+            r.snapshot
+                .as_deref()
+                .map(|s| format!(" (snapshot {s})"))
+                .unwrap_or_default(),
+            r.path.display(),
+            c.rows,
+            c.cells,
+            names.join(", "),
+            r.bytes
+        )?;
+    }
+    Ok(EXIT_OK)
 }
 
 fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> {

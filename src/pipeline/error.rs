@@ -89,6 +89,14 @@ pub enum RowkeyError {
     #[error("the row key is empty")]
     EmptyKey,
 
+    /// A part of a spec an export cannot undo (`RowkeySpec::inverse`).
+    #[error("rowkey spec: {what}: cannot be inverted: {reason}")]
+    NotInvertible { what: String, reason: String },
+
+    /// A row key that does not have the shape its spec gives it (`what` names the term).
+    #[error("{what}: {reason}")]
+    KeyMismatch { what: String, reason: String },
+
     /// The encoded row key exceeds HBase's limit.
     #[error("the row key is {len} bytes, more than HBase's maximum of {max}")]
     KeyTooLong { len: usize, max: usize },

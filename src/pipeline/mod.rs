@@ -11,11 +11,13 @@
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
 //! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
+//! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
 //!
 //! Each stage has its own error enum; the import driver reports them with the file, line and
 //! field at fault.
 
 pub mod error;
+pub mod export;
 pub mod hash;
 pub mod import;
 pub mod output;

@@ -27,12 +27,17 @@
 //! A spec is parsed once into an AST ([`RowkeySpec::parse`]), compiled against the input's
 //! column names ([`RowkeySpec::compile`]), and the resulting [`RowkeyEncoder`] encodes each
 //! record into a caller-owned buffer without allocating once its scratch buffers have grown.
+//! [`RowkeySpec::inverse`] goes the other way, from a row key back to field values
+//! (`rowkey/inverse.rs`).
 
 use md5::{Digest, Md5};
 
 use super::error::{quote, RowkeyError};
 use super::hash::murmur_hash;
 use crate::format::cell::MAX_ROW_LEN;
+
+mod inverse;
+pub use inverse::{format_f64, Deferred, KeyFields, KeyUse, Recovered, RowkeyInverse};
 
 /// Functions of the language, for messages.
 const KNOWN_FUNCTIONS: &str =

@@ -10,6 +10,8 @@
 //! --format csv    header, then row,family,qualifier,timestamp,type,value — bytes as
 //!                 Bytes.toStringBinary text (printable ASCII as is, others \xNN)
 //! --format parquet  row, family, qualifier: binary; timestamp: int64; type: utf8; value: binary
+//! rows            Table::export_rows: each row (newest version per column) to a RowWriter,
+//!                 e.g. pipeline::export's records through an import mapping (--rows)
 //! ```
 //!
 //! Cell exports go through the read path (merge + matcher, every version the family's
@@ -87,6 +89,40 @@ fn refuse_existing(dest: &Path) -> Result<(), TableError> {
         return Err(TableError::Invalid(format!("{} exists", dest.display())));
     }
     Ok(())
+}
+
+/// Writes `write`'s output to a temporary sibling of `dest` (which must not exist, or be an
+/// empty directory), fsyncs it and renames it into place; removes it on failure.
+fn write_atomically<T, E: From<TableError>>(
+    dest: &Path,
+    write: impl FnOnce(File) -> Result<T, E>,
+) -> Result<T, E> {
+    refuse_existing(dest)?;
+    let tmp = sibling_tmp(dest)?;
+    let file = File::create(&tmp).map_err(io_err(&tmp))?;
+    let result = write(file).and_then(|out| {
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(io_err(&tmp))?;
+        std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
+        Ok(out)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes the rows of a read into an export file ([`Table::export_rows`]); row-per-key
+/// exports through an import mapping (`pipeline::export`) are one.
+pub trait RowWriter {
+    /// What the writer reports when done.
+    type Output;
+    type Error: From<TableError>;
+    /// One row: its key and cells (newest version of each column), in order.
+    fn write_row(&mut self, row: &read::Row) -> Result<(), Self::Error>;
+    /// Writes everything still buffered into the file.
+    fn finish(self) -> Result<Self::Output, Self::Error>;
 }
 
 impl Table {
@@ -235,37 +271,68 @@ impl Table {
     ) -> Result<ExportReport, TableError> {
         let _lock = self.lock()?;
         let m = self.export_manifest(snapshot)?;
-        refuse_existing(dest)?;
-        let tmp = sibling_tmp(dest)?;
-        let file = File::create(&tmp).map_err(io_err(&tmp))?;
-        let result = match format {
+        let cells = write_atomically(dest, |file| match format {
             CellFormat::Csv => self.write_csv(&m, file, now_ms),
             CellFormat::Parquet => self.write_parquet(&m, file, now_ms),
-        }
-        .and_then(|cells| {
-            File::open(&tmp)
-                .and_then(|f| f.sync_all())
-                .map_err(io_err(&tmp))?;
-            std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
-            Ok(cells)
-        });
-        match result {
-            Ok(cells) => Ok(ExportReport {
-                path: dest.to_path_buf(),
-                version: m.version,
-                snapshot: snapshot.map(String::from),
-                files: 1,
-                cells,
-                bytes: std::fs::metadata(dest).map(|md| md.len()).unwrap_or(0),
-            }),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
-        }
+        })?;
+        Ok(ExportReport {
+            path: dest.to_path_buf(),
+            version: m.version,
+            snapshot: snapshot.map(String::from),
+            files: 1,
+            cells,
+            bytes: std::fs::metadata(dest).map(|md| md.len()).unwrap_or(0),
+        })
     }
 
-    /// Calls `f` with every cell a read returns, region by region.
+    /// Every row a read returns — the newest version of each column, TTL at `now_ms` — region
+    /// by region, rows in order, handed to the writer `open` makes of the file for `dest`
+    /// (written under a temporary name, renamed into place when the writer has finished).
+    /// Returns the manifest version exported and what the writer's `finish` returned.
+    pub fn export_rows<W: RowWriter>(
+        &self,
+        snapshot: Option<&str>,
+        dest: &Path,
+        now_ms: i64,
+        open: impl FnOnce(File) -> Result<W, W::Error>,
+    ) -> Result<(u64, W::Output), W::Error> {
+        let _lock = self.lock()?;
+        let m = self.export_manifest(snapshot)?;
+        let opts = ReadOptions {
+            max_versions: 1,
+            now_ms,
+            ..ReadOptions::default()
+        };
+        let out = write_atomically(dest, |file| {
+            let mut w = open(file)?;
+            self.for_each_read_row(&m, &opts, &mut |row| w.write_row(row))?;
+            w.finish()
+        })?;
+        Ok((m.version, out))
+    }
+
+    /// Calls `f` with every row a read with `opts` returns, region by region.
+    fn for_each_read_row<E: From<TableError>>(
+        &self,
+        m: &Manifest,
+        opts: &ReadOptions,
+        f: &mut dyn FnMut(&read::Row) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for region in &m.regions {
+            let rerr = |e: read::ReadError| TableError::Read {
+                table: self.dir().to_path_buf(),
+                what: format!("region {}", region.id),
+                source: Box::new(e),
+            };
+            let stores = open_region_stores(self, m, &region.id)?;
+            for row in read::scan(&stores, opts).map_err(rerr)? {
+                f(&row.map_err(rerr)?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every cell a read returns (all versions), region by region.
     fn for_each_read_cell(
         &self,
         m: &Manifest,
@@ -277,16 +344,7 @@ impl Table {
             now_ms,
             ..ReadOptions::default()
         };
-        let rerr = |e: read::ReadError| TableError::Invalid(e.to_string());
-        for region in &m.regions {
-            let stores = open_region_stores(self, m, &region.id)?;
-            for row in read::scan(&stores, &opts).map_err(rerr)? {
-                for c in &row.map_err(rerr)?.cells {
-                    f(c)?;
-                }
-            }
-        }
-        Ok(())
+        self.for_each_read_row(m, &opts, &mut |row| row.cells.iter().try_for_each(&mut *f))
     }
 
     fn write_csv(&self, m: &Manifest, file: File, now_ms: i64) -> Result<u64, TableError> {

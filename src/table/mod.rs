@@ -14,7 +14,7 @@
 //! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
 //! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
 //! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
-//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet | `table.md` §"Export" |
+//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet cells; rows to a [`export::RowWriter`] | `table.md` §"Export" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
