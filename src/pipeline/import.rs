@@ -23,6 +23,7 @@ use super::parquet_source::{self, ParquetSource};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
 use super::source::{Batch, CsvOptions, CsvSource, SourceError};
+use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
 use crate::format::cell::{CellType, MAX_ROW_LEN};
@@ -177,7 +178,8 @@ struct BoundColumn {
 
 enum BoundTimestamp {
     Fixed(i64),
-    Field(usize, String),
+    /// Input column, field name, format.
+    Field(usize, String, TimestampFormat),
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
@@ -231,6 +233,14 @@ pub fn run_import(
         context: "[rowkey] spec".into(),
         source,
     })?;
+    let spec = match &mapping.rowkey_timestamp_format {
+        Some((text, at)) => spec.with_timestamp_format(
+            TimestampFormat::parse(text)
+                .map_err(|e| ImportError::Invalid(format!("{at}: [rowkey] {e}")))?,
+        ),
+        None => spec,
+    };
+    let ts_formats = column_timestamp_formats(mapping)?;
     if mapping.columns.is_empty() {
         return Err(ImportError::Invalid(
             "the schema maps no [[column]] to a cell".into(),
@@ -370,7 +380,15 @@ pub fn run_import(
                 columns = cols.unwrap_or_default();
             }
         }
-        let bound = bind(&spec, mapping, &families, &columns, path, opts.import_time)?;
+        let bound = bind(
+            &spec,
+            mapping,
+            &ts_formats,
+            &families,
+            &columns,
+            path,
+            opts.import_time,
+        )?;
         let mut batch = Batch::default();
         for mut next in units {
             while next(&mut batch)? {
@@ -575,10 +593,31 @@ fn design_warnings(r: &ImportReport, keys: u64, ascending: u64) -> Vec<String> {
     w
 }
 
+/// The compiled `timestamp_format` of each `[[column]]` (epoch ms when none is given); a bad
+/// format is an error naming the column and where the schema wrote it.
+fn column_timestamp_formats(mapping: &ImportMapping) -> Result<Vec<TimestampFormat>, ImportError> {
+    mapping
+        .columns
+        .iter()
+        .map(|c| match &c.timestamp_format {
+            None => Ok(TimestampFormat::EpochMillis),
+            Some(text) => TimestampFormat::parse(text).map_err(|e| {
+                let at = c
+                    .location
+                    .as_ref()
+                    .map(|l| format!("{l}: "))
+                    .unwrap_or_default();
+                ImportError::Invalid(format!("{at}column '{}': {e}", c.source))
+            }),
+        })
+        .collect()
+}
+
 /// Binds the spec and mapping to one file's columns.
 fn bind(
     spec: &RowkeySpec,
     mapping: &ImportMapping,
+    ts_formats: &[TimestampFormat],
     families: &[&str],
     columns: &[String],
     path: &Path,
@@ -599,7 +638,7 @@ fn bind(
         })
     };
     let mut bound = Vec::new();
-    for c in &mapping.columns {
+    for (c, ts_format) in mapping.columns.iter().zip(ts_formats) {
         let family = families
             .iter()
             .position(|f| *f == c.family)
@@ -613,7 +652,9 @@ fn bind(
             timestamp: match &c.timestamp {
                 TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
                 TimestampSource::Fixed(t) => BoundTimestamp::Fixed(*t),
-                TimestampSource::Field(f) => BoundTimestamp::Field(find(f)?, f.clone()),
+                TimestampSource::Field(f) => {
+                    BoundTimestamp::Field(find(f)?, f.clone(), ts_format.clone())
+                }
             },
             source: c.source.clone(),
         });
@@ -682,21 +723,11 @@ fn encode_record(
         }
         let ts = match &c.timestamp {
             BoundTimestamp::Fixed(t) => *t,
-            BoundTimestamp::Field(i, name) => {
-                let text = rec.get(*i).unwrap_or_default();
-                match std::str::from_utf8(text)
-                    .ok()
-                    .and_then(|s| s.trim().parse::<i64>().ok())
-                {
-                    Some(t) => t,
-                    None => {
-                        reject(
-                            out,
-                            format!(
-                                "timestamp field '{name}': '{}' is not epoch milliseconds",
-                                String::from_utf8_lossy(text)
-                            ),
-                        );
+            BoundTimestamp::Field(i, name, format) => {
+                match format.to_millis(rec.get(*i).unwrap_or_default()) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        reject(out, format!("timestamp field '{name}': {e}"));
                         return;
                     }
                 }

@@ -6,6 +6,7 @@
 //! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
 //! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
+//! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
 //! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
@@ -23,6 +24,7 @@ pub mod parquet_source;
 pub mod rowkey;
 pub mod sort;
 pub mod source;
+pub mod timestamp;
 pub mod value;
 
 pub use error::RowkeyError;

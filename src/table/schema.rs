@@ -872,6 +872,9 @@ pub struct ColumnMapping {
     pub qualifier: Vec<u8>,
     pub value_type: ValueType,
     pub timestamp: TimestampSource,
+    /// How a [`TimestampSource::Field`] is read: `epoch_ms` (when `None`), `epoch_s` or a
+    /// strftime format; kept as text, compiled by the import pipeline.
+    pub timestamp_format: Option<String>,
     /// Where it was written, for messages.
     pub location: Option<Location>,
 }
@@ -881,6 +884,9 @@ pub struct ColumnMapping {
 pub struct ImportMapping {
     pub rowkey: Option<String>,
     pub rowkey_location: Option<Location>,
+    /// `[rowkey] timestamp_format`: how `reverse_ts` and `bucket` read their input (default
+    /// epoch ms); kept as text like the spec.
+    pub rowkey_timestamp_format: Option<(String, Location)>,
     pub columns: Vec<ColumnMapping>,
 }
 
@@ -1167,12 +1173,19 @@ impl<'a> TomlReader<'a> {
                         mapping.rowkey_location =
                             Some(Location::of_offset(self.source, self.text, v.span().start));
                     }
-                    other => {
-                        return Err(self.syntax(
-                            k.span().start,
-                            format!("unknown key '{other}' in [rowkey] (expected spec)"),
-                        ))
+                    "timestamp_format" => {
+                        let s = self.string(v, "[rowkey] timestamp_format")?;
+                        mapping.rowkey_timestamp_format = Some((
+                            s.to_string(),
+                            Location::of_offset(self.source, self.text, v.span().start),
+                        ));
                     }
+                    other => return Err(self.syntax(
+                        k.span().start,
+                        format!(
+                            "unknown key '{other}' in [rowkey] (expected spec, timestamp_format)"
+                        ),
+                    )),
                 }
             }
         }
@@ -1186,6 +1199,27 @@ impl<'a> TomlReader<'a> {
             }
         }
         b.finish(table_at, mapping)
+    }
+
+    /// `timestamp = <epoch ms>` or `timestamp = "field"`.
+    fn timestamp_source(&self, val: &TomlValue<'_>) -> Result<TimestampSource, SchemaError> {
+        Ok(match val.get_ref() {
+            DeValue::Integer(i) => TimestampSource::Fixed(
+                i64::from_str_radix(i.as_str(), i.radix())
+                    .ok()
+                    .filter(|ts| *ts >= 0)
+                    .ok_or_else(|| {
+                        self.syntax(val.span().start, "timestamp must be in 0..=i64::MAX")
+                    })?,
+            ),
+            DeValue::String(s) if !s.is_empty() => TimestampSource::Field(s.to_string()),
+            _ => {
+                return Err(self.syntax(
+                    val.span().start,
+                    "timestamp must be epoch milliseconds (integer) or a field name (string)",
+                ))
+            }
+        })
     }
 
     fn table_of<'v, 'i>(
@@ -1314,6 +1348,13 @@ impl<'a> TomlReader<'a> {
         let name_at = self.at(name_val.span().start);
         SchemaBuilder::check_family_name(name, &name_at)?;
         let mut f = FamilySchema::new(name);
+        self.family_attributes(&mut f, t)?;
+        b.add_family(f, name_at, false)
+    }
+
+    /// The attributes, `METADATA` and `CONFIGURATION` of a family table (`name` is skipped).
+    fn family_attributes(&self, f: &mut FamilySchema, t: &DeTable<'_>) -> Result<(), SchemaError> {
+        let name = f.name.clone();
         for (k, val) in t.iter() {
             let key = k.get_ref().as_ref();
             let at = self.at(k.span().start);
@@ -1329,11 +1370,11 @@ impl<'a> TomlReader<'a> {
                 _ => {
                     let value = self.attr_value(val, key)?;
                     f.set_attribute(key, &value)
-                        .map_err(|e| attr_error(e, at, Some(name), key, &value))?;
+                        .map_err(|e| attr_error(e, at, Some(&name), key, &value))?;
                 }
             }
         }
-        b.add_family(f, name_at, false)
+        Ok(())
     }
 
     fn read_splits(&self, v: &TomlValue<'_>) -> Result<SplitSpec, SchemaError> {
@@ -1461,6 +1502,7 @@ impl<'a> TomlReader<'a> {
         let mut cell = None;
         let mut value_type = ValueType::String;
         let mut timestamp = TimestampSource::ImportTime;
+        let mut timestamp_format = None;
         for (k, val) in t.iter() {
             match k.get_ref().as_ref() {
                 "source" => source = Some(self.string(val, "[[column]] source")?.to_string()),
@@ -1471,27 +1513,17 @@ impl<'a> TomlReader<'a> {
                         self.syntax(val.span().start, format!("type '{s}': expected string, int64 or double"))
                     })?;
                 }
-                "timestamp" => {
-                    timestamp = match val.get_ref() {
-                        DeValue::Integer(i) => TimestampSource::Fixed(
-                            i64::from_str_radix(i.as_str(), i.radix())
-                                .ok()
-                                .filter(|ts| *ts >= 0)
-                                .ok_or_else(|| self.syntax(val.span().start, "timestamp must be in 0..=i64::MAX"))?,
-                        ),
-                        DeValue::String(s) if !s.is_empty() => TimestampSource::Field(s.to_string()),
-                        _ => {
-                            return Err(self.syntax(
-                                val.span().start,
-                                "timestamp must be epoch milliseconds (integer) or a field name (string)",
-                            ))
-                        }
-                    }
+                "timestamp" => timestamp = self.timestamp_source(val)?,
+                "timestamp_format" => {
+                    timestamp_format = Some((
+                        self.string(val, "[[column]] timestamp_format")?.to_string(),
+                        val.span().start,
+                    ))
                 }
                 other => {
                     return Err(self.syntax(
                         k.span().start,
-                        format!("unknown key '{other}' in [[column]] (expected source, cell, type, timestamp)"),
+                        format!("unknown key '{other}' in [[column]] (expected source, cell, type, timestamp, timestamp_format)"),
                     ))
                 }
             }
@@ -1518,12 +1550,23 @@ impl<'a> TomlReader<'a> {
                 reason: format!("cell '{cell}' must be family:qualifier"),
             });
         };
+        if let Some((_, offset)) = &timestamp_format {
+            if !matches!(timestamp, TimestampSource::Field(_)) {
+                return Err(SchemaError::Mapping {
+                    at: self.at(*offset),
+                    what: what(&source),
+                    reason: "timestamp_format needs timestamp = \"field\" (the field it reads)"
+                        .into(),
+                });
+            }
+        }
         Ok(ColumnMapping {
             source: source_name,
             family: family.to_string(),
             qualifier: qualifier.as_bytes().to_vec(),
             value_type,
             timestamp,
+            timestamp_format: timestamp_format.map(|(f, _)| f),
             location: Some(location),
         })
     }
