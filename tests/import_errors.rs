@@ -50,6 +50,11 @@ fn fails(csv: &str, schema: Option<&str>, expect: &[&str]) {
         "output left behind: {:?}",
         std::fs::read_dir(&out).map(|d| d.count())
     );
+    // Nor the users seed's index table, which goes next to the output.
+    assert!(
+        !tmp.path().join("users_by_email").exists(),
+        "index output left behind"
+    );
 }
 
 fn users_schema_with(extra: &str) -> String {

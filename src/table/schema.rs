@@ -879,6 +879,38 @@ pub struct ColumnMapping {
     pub location: Option<Location>,
 }
 
+/// One `[[index]]`: an index table written in the same import run. Each record whose index
+/// fields are all non-empty (and that writes at least one main cell) gives one index cell: row
+/// = the index rowkey spec, `family:qualifier` = [`IndexSchema::qualifier`] in the index table's
+/// only family, value = the main row key. Prose: `formats/schema.md` §"Index tables".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSchema {
+    /// The index table: its name, its one family (with attributes) and its splits.
+    pub table: TableSchema,
+    /// Rowkey spec of the index rows (text, parsed by the pipeline).
+    pub rowkey: String,
+    pub rowkey_location: Option<Location>,
+    /// Qualifier of the index cell (in `table.families[0]`).
+    pub qualifier: Vec<u8>,
+    pub timestamp: TimestampSource,
+    /// As [`ColumnMapping::timestamp_format`].
+    pub timestamp_format: Option<String>,
+    /// Where the `[[index]]` was written, for messages.
+    pub location: Option<Location>,
+}
+
+impl IndexSchema {
+    /// The index table's full name (`ns:qualifier`, or the qualifier in `default`).
+    pub fn full_name(&self) -> String {
+        self.table.full_name()
+    }
+
+    /// The family of the index cell.
+    pub fn family(&self) -> &FamilySchema {
+        &self.table.families[0]
+    }
+}
+
 /// How input records become cells: the rowkey spec (text, parsed by the pipeline) and columns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImportMapping {
@@ -888,6 +920,8 @@ pub struct ImportMapping {
     /// epoch ms); kept as text like the spec.
     pub rowkey_timestamp_format: Option<(String, Location)>,
     pub columns: Vec<ColumnMapping>,
+    /// `[[index]]` tables written in the same run.
+    pub indexes: Vec<IndexSchema>,
 }
 
 /// Assembles a [`TableSchema`] from either front end and applies the whole-table checks.
@@ -1128,6 +1162,7 @@ impl<'a> TomlReader<'a> {
         let mut splits = None;
         let mut rowkey = None;
         let mut columns = None;
+        let mut indexes = None;
         for (k, v) in root.iter() {
             match k.get_ref().as_ref() {
                 "table" => table = Some(v),
@@ -1135,12 +1170,13 @@ impl<'a> TomlReader<'a> {
                 "splits" => splits = Some(v),
                 "rowkey" => rowkey = Some(v),
                 "column" => columns = Some(v),
+                "index" => indexes = Some(v),
                 other => {
                     return Err(self.syntax(
                         k.span().start,
                         format!(
                             "unknown section '{other}' (expected [table], [[family]], [splits], \
-                             [rowkey], [[column]])"
+                             [rowkey], [[column]], [[index]])"
                         ),
                     ))
                 }
@@ -1180,12 +1216,14 @@ impl<'a> TomlReader<'a> {
                             Location::of_offset(self.source, self.text, v.span().start),
                         ));
                     }
-                    other => return Err(self.syntax(
-                        k.span().start,
-                        format!(
+                    other => {
+                        return Err(self.syntax(
+                            k.span().start,
+                            format!(
                             "unknown key '{other}' in [rowkey] (expected spec, timestamp_format)"
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
         }
@@ -1198,7 +1236,155 @@ impl<'a> TomlReader<'a> {
                 mapping.columns.push(self.read_column(i, c)?);
             }
         }
-        b.finish(table_at, mapping)
+        let mut index_warnings = Vec::new();
+        if let Some(ix) = indexes {
+            for (i, v) in self.array_of_tables(ix, "index")?.into_iter().enumerate() {
+                let (index, warnings) = self.read_index(i, v)?;
+                let at = At(index.location.clone().map(Box::new));
+                let name = index.full_name();
+                if name == b.name.full_name() {
+                    return Err(SchemaError::Mapping {
+                        at,
+                        what: format!("index '{name}'"),
+                        reason: "an index table must not be the table itself".into(),
+                    });
+                }
+                if mapping.indexes.iter().any(|x| x.full_name() == name) {
+                    return Err(SchemaError::Mapping {
+                        at,
+                        what: format!("index '{name}'"),
+                        reason: "defined twice".into(),
+                    });
+                }
+                index_warnings.extend(warnings);
+                mapping.indexes.push(index);
+            }
+        }
+        let mut parsed = b.finish(table_at, mapping)?;
+        parsed.warnings.extend(index_warnings);
+        Ok(parsed)
+    }
+
+    /// One `[[index]]`: `name`, `rowkey`, `cell = "family:qualifier"`, optional `timestamp`
+    /// and `timestamp_format` (as in `[[column]]`), optional `[index.family]` attributes and
+    /// `[index.splits]` (as `[splits]`).
+    fn read_index(
+        &self,
+        index: usize,
+        v: &TomlValue<'_>,
+    ) -> Result<(IndexSchema, Vec<String>), SchemaError> {
+        let t = self.table_of(v, "[[index]]")?;
+        let location = Location::of_offset(self.source, self.text, v.span().start);
+        let at = At::from(location.clone());
+        let mut name = None;
+        let mut rowkey = None;
+        let mut cell = None;
+        let mut timestamp = TimestampSource::ImportTime;
+        let mut timestamp_format = None;
+        let mut family_attrs = None;
+        let mut splits = SplitSpec::None;
+        for (k, val) in t.iter() {
+            match k.get_ref().as_ref() {
+                "name" => {
+                    name = Some((
+                        self.string(val, "[[index]] name")?,
+                        self.at(val.span().start),
+                    ))
+                }
+                "rowkey" => {
+                    let s = self.string(val, "[[index]] rowkey")?;
+                    if s.trim().is_empty() {
+                        return Err(self.syntax(val.span().start, "[[index]] rowkey is empty"));
+                    }
+                    rowkey = Some((
+                        s.to_string(),
+                        Location::of_offset(self.source, self.text, val.span().start),
+                    ));
+                }
+                "cell" => cell = Some((self.string(val, "[[index]] cell")?, val.span().start)),
+                "timestamp" => timestamp = self.timestamp_source(val)?,
+                "timestamp_format" => {
+                    timestamp_format = Some((
+                        self.string(val, "[[index]] timestamp_format")?.to_string(),
+                        val.span().start,
+                    ))
+                }
+                "family" => family_attrs = Some(val),
+                "splits" => splits = self.read_splits(val)?,
+                other => {
+                    return Err(self.syntax(
+                        k.span().start,
+                        format!(
+                            "unknown key '{other}' in [[index]] (expected name, rowkey, cell, \
+                             timestamp, timestamp_format, [index.family], [index.splits])"
+                        ),
+                    ))
+                }
+            }
+        }
+        let what = match &name {
+            Some((n, _)) => format!("index '{n}'"),
+            None => format!("index #{}", index + 1),
+        };
+        let missing = |key: &str| SchemaError::Mapping {
+            at: at.clone(),
+            what: what.clone(),
+            reason: format!("needs {key}"),
+        };
+        let (name, name_at) = name.ok_or_else(|| missing("name = \"namespace:table\""))?;
+        let (rowkey, rowkey_location) = rowkey.ok_or_else(|| missing("rowkey = '<spec>'"))?;
+        let (cell, cell_offset) = cell.ok_or_else(|| missing("cell = \"family:qualifier\""))?;
+        let Some((family, qualifier)) = cell.split_once(':') else {
+            return Err(SchemaError::Mapping {
+                at: self.at(cell_offset),
+                what,
+                reason: format!("cell '{cell}' must be family:qualifier"),
+            });
+        };
+        if let Some((_, offset)) = &timestamp_format {
+            if !matches!(timestamp, TimestampSource::Field(_)) {
+                return Err(SchemaError::Mapping {
+                    at: self.at(*offset),
+                    what,
+                    reason: "timestamp_format needs timestamp = \"field\" (the field it reads)"
+                        .into(),
+                });
+            }
+        }
+        let family_at = self.at(cell_offset);
+        SchemaBuilder::check_family_name(family, &family_at)?;
+        let mut f = FamilySchema::new(family);
+        if let Some(attrs) = family_attrs {
+            let t = self.table_of(attrs, "[index.family]")?;
+            if let Some(n) = t.get("name").or_else(|| t.get("NAME")) {
+                if self.string(n, "[index.family] name")? != family {
+                    return Err(SchemaError::Mapping {
+                        at: self.at(n.span().start),
+                        what,
+                        reason: format!(
+                            "[index.family] name must be the family of cell '{cell}' ('{family}')"
+                        ),
+                    });
+                }
+            }
+            self.family_attributes(&mut f, t)?;
+        }
+        let mut b = SchemaBuilder::new(name, name_at)?;
+        b.add_family(f, family_at, false)?;
+        b.splits = splits;
+        let parsed = b.finish(at, ImportMapping::default())?;
+        Ok((
+            IndexSchema {
+                table: parsed.table,
+                rowkey,
+                rowkey_location: Some(rowkey_location),
+                qualifier: qualifier.as_bytes().to_vec(),
+                timestamp,
+                timestamp_format: timestamp_format.map(|(f, _)| f),
+                location: Some(location),
+            },
+            parsed.warnings,
+        ))
     }
 
     /// `timestamp = <epoch ms>` or `timestamp = "field"`.
