@@ -240,42 +240,42 @@ struct BoundIndex {
 }
 
 /// The spec, the mapping and the indexes bound to one file's columns.
-struct Bound {
+pub(crate) struct Bound {
     encoder: RowkeyEncoder,
     columns: Vec<BoundColumn>,
     indexes: Vec<BoundIndex>,
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
-struct EncodedCell {
-    family: u8,
-    row: (u32, u32),
-    qualifier: (u32, u32),
-    timestamp: i64,
-    value: (u32, u32),
+pub(crate) struct EncodedCell {
+    pub family: u8,
+    pub row: (u32, u32),
+    pub qualifier: (u32, u32),
+    pub timestamp: i64,
+    pub value: (u32, u32),
 }
 
-fn slice(arena: &[u8], (at, len): (u32, u32)) -> &[u8] {
+pub(crate) fn slice(arena: &[u8], (at, len): (u32, u32)) -> &[u8] {
     &arena[at as usize..(at + len) as usize]
 }
 
 /// What one worker produced for a slice of a batch.
 #[derive(Default)]
-struct Encoded {
-    arena: Vec<u8>,
+pub(crate) struct Encoded {
+    pub arena: Vec<u8>,
     /// Main-table cells of each record, then its index cells (sorter family numbers past the
     /// table's families).
-    cells: Vec<EncodedCell>,
-    rejected: Vec<(usize, String)>,
-    key_len_sum: u64,
-    key_len_min: usize,
-    key_len_max: usize,
-    keys: u64,
+    pub cells: Vec<EncodedCell>,
+    pub rejected: Vec<(usize, String)>,
+    pub key_len_sum: u64,
+    pub key_len_min: usize,
+    pub key_len_max: usize,
+    pub keys: u64,
     /// Main row keys: the first and the last of this slice (input order), for the
     /// monotonic-keys check across slices.
-    first_key: Vec<u8>,
-    last_key: Vec<u8>,
-    ascending: u64,
+    pub first_key: Vec<u8>,
+    pub last_key: Vec<u8>,
+    pub ascending: u64,
 }
 
 struct RecordFields<'a>(&'a csv::ByteRecord);
@@ -951,7 +951,7 @@ pub(crate) fn key_warnings(keys: u64, ascending: u64, mean_len: f64) -> Vec<Stri
 }
 
 /// Binds the specs and mapping to one file's columns.
-fn bind(
+pub(crate) fn bind(
     compiled: &Compiled,
     mapping: &ImportMapping,
     families: &[&str],
@@ -1031,7 +1031,7 @@ fn bind(
 }
 
 /// Encodes a batch in parallel slices; results in input order.
-fn encode_batch(batch: &Batch, bound: &Bound) -> Vec<Encoded> {
+pub(crate) fn encode_batch(batch: &Batch, bound: &Bound) -> Vec<Encoded> {
     let n = batch.records.len();
     let threads = rayon::current_num_threads().max(1);
     let chunk = n.div_ceil(threads * 4).max(256);
@@ -1266,9 +1266,4 @@ impl Drop for RemoveDirOnDrop {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
-}
-
-/// Regions of a schema without sampling (for `hfkit plan` with explicit splits).
-pub fn fixed_regions(schema: &TableSchema) -> Result<Regions, SchemaError> {
-    schema.splits.regions(None)
 }

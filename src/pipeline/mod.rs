@@ -11,6 +11,7 @@
 //! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
 //! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
+//! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //!
 //! Each stage has its own error enum; the import driver reports them with the file, line and
@@ -21,6 +22,7 @@ pub mod hash;
 pub mod import;
 pub mod output;
 pub mod parquet_source;
+pub mod plan;
 pub mod rowkey;
 pub mod sort;
 pub mod source;
