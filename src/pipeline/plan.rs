@@ -382,6 +382,8 @@ fn draw_sample(
     // Input size: per file, (records read, whether read to the end, known record count or
     // bytes read of known total bytes).
     let mut estimate = Some(0f64);
+    // Every record read; the count of records known exactly (read, or Parquet footers).
+    let mut all_read = true;
     let mut exact = true;
     let mut csv_rate: Option<(u64, u64)> = None; // (records, bytes) of plain CSV read
     let mut header_bytes = 0u64; // of the last CSV file opened
@@ -473,13 +475,14 @@ fn draw_sample(
                 }
             }
         } else {
-            exact = false;
+            all_read = false;
             match &csv {
                 None => {
                     let n = parquet_source::row_count(path)?;
                     estimate = estimate.map(|e| e + n as f64);
                 }
                 Some(src) if !CsvSource::is_compressed(path) => {
+                    exact = false;
                     // Records per byte past the header line, as read so far.
                     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                     let size = size.saturating_sub(header_bytes);
@@ -495,13 +498,14 @@ fn draw_sample(
         }
     }
     for path in unread {
-        exact = false;
+        all_read = false;
         if matches!(opts.format, InputFormat::Parquet) {
             let n = parquet_source::row_count(path)?;
             estimate = estimate.map(|e| e + n as f64);
         } else if CsvSource::is_compressed(path) {
             estimate = None;
         } else {
+            exact = false;
             // As long a header as the last file read.
             let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             let size = size.saturating_sub(header_bytes);
@@ -513,7 +517,7 @@ fn draw_sample(
             };
         }
     }
-    s.whole_input = exact && matches!(opts.sampling, Sampling::FirstRows(_));
+    s.whole_input = all_read && matches!(opts.sampling, Sampling::FirstRows(_));
     s.input_records =
         estimate.map(|e| (e.round() as u64, if exact { "exact" } else { "estimated" }));
     Ok(s)
@@ -831,6 +835,58 @@ cell = "d:w"
         assert_eq!(p.sample.input_records, None);
         assert_eq!(p.table.regions[0].expected_rows, None);
         assert!(render_text(&p).contains("size unknown"));
+    }
+
+    /// Parquet: the sample stops inside a row group; the footers give the exact input size.
+    #[test]
+    fn parquet_samples_scale_by_the_footer_row_count() {
+        use arrow_array::{RecordBatch, StringArray};
+        use arrow_schema::{DataType, Field, Schema};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, false),
+            Field::new("v", DataType::Utf8, true),
+            Field::new("w", DataType::Utf8, true),
+        ]));
+        let write = |name: &str, prefix: char| {
+            let keys: Vec<String> = (0..300).map(|i| format!("{prefix}{i:04}")).collect();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(StringArray::from(keys)),
+                    Arc::new(StringArray::from(vec![Some("x"); 300])),
+                    Arc::new(StringArray::from(vec![None::<&str>; 300])),
+                ],
+            )
+            .unwrap();
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_row_count(Some(100))
+                .build();
+            let p = dir.path().join(name);
+            let mut w = parquet::arrow::ArrowWriter::try_new(
+                std::fs::File::create(&p).unwrap(),
+                schema.clone(),
+                Some(props),
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            p
+        };
+        let inputs = vec![write("a.parquet", 'a'), write("c.parquet", 'c')];
+        let parsed = TableSchema::from_toml_str(SCHEMA, "s.toml", None).unwrap();
+        let mut o = PlanOptions::new(inputs, InputFormat::Parquet);
+        o.sampling = Sampling::FirstRows(150);
+        o.batch_rows = 64;
+        let p = plan(&parsed.table, &parsed.mapping, &o).unwrap();
+        assert_eq!((p.sample.records, p.sample.records_read), (150, 150));
+        assert!(!p.sample.whole_input);
+        assert_eq!(p.sample.input_records, Some(600));
+        assert_eq!(p.sample.input_records_basis.as_deref(), Some("exact"));
+        // One cell per row (w is null); all sampled rows are "a...", region 0.
+        assert_eq!(p.table.regions[0].sample_cells, 150);
+        assert_eq!(p.table.regions[0].expected_cells, Some(600));
     }
 
     #[test]
