@@ -350,3 +350,113 @@ fn attach_describe_check_from_the_command_line() {
         text(&o.stdout)
     );
 }
+
+const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
+
+#[test]
+fn plan_prints_split_points_and_expected_cells_per_region() {
+    let schema = format!("{SEEDS}/users.toml");
+    let input = format!("{SEEDS}/users.csv");
+    // Text: the schema's split points, a line per region, the import's warnings; nothing
+    // written next to the input.
+    let o = hfkit(&["plan", "--schema", &schema, &input]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let t = text(&o.stdout);
+    assert!(t.contains("1200 of 1200 records read"), "{t}");
+    assert!(t.contains("table app:users: 10 regions"), "{t}");
+    assert!(t.contains("table app:users_by_email: 3 regions"), "{t}");
+    assert!(
+        t.contains("warning: mean row key length is 3.1 bytes"),
+        "{t}"
+    );
+    assert!(!Path::new(SEEDS).join("users_by_email").exists());
+    // JSON: every cell the import writes is accounted for (the whole input was sampled).
+    let o = hfkit(&["plan", "--schema", &schema, &input, "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let regions = v["table"]["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 10);
+    let cells: u64 = regions
+        .iter()
+        .map(|r| r["expected_cells"].as_u64().unwrap())
+        .sum();
+    assert_eq!(cells, 5805);
+    assert_eq!(v["table"]["split_points"][0], "1");
+    assert_eq!(v["sample"]["whole_input"], true);
+    assert_eq!(v["indexes"][0]["table"], "app:users_by_email");
+    // --regions cuts at the sample's quantiles; a partial sample is scaled to the file size.
+    let o = hfkit(&[
+        "plan",
+        "--schema",
+        &schema,
+        &input,
+        "--regions",
+        "4",
+        "--sample-rows",
+        "600",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["table"]["split_points"].as_array().unwrap().len(), 3);
+    assert_eq!(v["sample"]["records"], 600);
+    assert_eq!(v["sample"]["input_records_basis"], "estimated");
+    let est = v["sample"]["input_records"].as_u64().unwrap();
+    assert!((1100..1300).contains(&est), "{est}");
+    // Usage errors.
+    let o = hfkit(&[
+        "plan",
+        "--schema",
+        &schema,
+        &input,
+        "--sample-rows",
+        "5",
+        "--sample-fraction",
+        "0.5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = hfkit(&[
+        "plan",
+        "--schema",
+        &schema,
+        &input,
+        "--sample-fraction",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = hfkit(&["plan", "--schema", &schema, &input, "--regions", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn plan_flags_the_hot_region_of_sequential_keys() {
+    // The orders seed split by HexStringSplit, with every user id in one hex range.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("orders.csv");
+    let mut csv = String::from("user_id,order_id,order_ts,amount,status\n");
+    for i in 0..400 {
+        let user = if i % 4 == 0 {
+            format!("{:08x}", i * 10_000_000)
+        } else {
+            format!("a{:07x}", i)
+        };
+        csv.push_str(&format!("{user},{i},{},5,NEW\n", 1_700_000_000_000u64 + i));
+    }
+    std::fs::write(&input, csv).unwrap();
+    let o = hfkit(&[
+        "plan",
+        "--schema",
+        &format!("{SEEDS}/orders.toml"),
+        input.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let t = text(&o.stdout);
+    let hot: Vec<&str> = t.lines().filter(|l| l.ends_with("HOT")).collect();
+    assert_eq!(hot.len(), 1, "{t}");
+    assert!(hot[0].contains("a0000000"), "{t}");
+    assert!(
+        t.contains("warning: region [a0000000, b0000000) holds 612 cells")
+            && t.contains("a hot region"),
+        "{t}"
+    );
+}

@@ -50,6 +50,11 @@ fn fails(csv: &str, schema: Option<&str>, expect: &[&str]) {
         "output left behind: {:?}",
         std::fs::read_dir(&out).map(|d| d.count())
     );
+    // Nor the users seed's index table, which goes next to the output.
+    assert!(
+        !tmp.path().join("users_by_email").exists(),
+        "index output left behind"
+    );
 }
 
 fn users_schema_with(extra: &str) -> String {
@@ -101,6 +106,23 @@ fn unparsable_timestamp() {
             "in.csv: line 2",
             "timestamp field 'last_login'",
             "'yesterday'",
+        ],
+    );
+}
+
+#[test]
+fn unparsable_formatted_timestamp() {
+    // The login time kept as text, and read as the cell's timestamp in a format.
+    let schema = users_schema_with("").replace(
+        "type = \"int64\"\ntimestamp = \"last_login\"",
+        "timestamp = \"last_login\"\ntimestamp_format = \"%Y-%m-%d %H:%M\"",
+    );
+    assert!(schema.contains("%Y-%m-%d %H:%M"));
+    fails(
+        &format!("{HEADER}1,ann,a@x,Oslo,5,2023-11-14 22:13\n2,bob,b@x,Oslo,6,2023-11-14 25:00\n"),
+        Some(&schema),
+        &[
+            "in.csv: line 3: timestamp field 'last_login': '2023-11-14 25:00' does not match the format '%Y-%m-%d %H:%M': input is out of range",
         ],
     );
 }

@@ -382,3 +382,220 @@ fn import_into_a_table_then_scan_and_get() {
         "303031 69 6e616d65 1700000000000 Put 7573657220313030 -"
     );
 }
+
+/// Every cell of every HFile under `dir/<family>/`, with the file's settings checked.
+fn read_store(dir: &Path, family: &str, expect: &FamilyExpect, splits: &[Vec<u8>]) -> Cells {
+    let mut cells = Cells::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(family))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no files in {}", dir.display());
+    for f in files {
+        let r = HFileReader::open(&f).unwrap();
+        assert!(verify(&r).is_ok(), "{} fails verification", f.display());
+        assert_eq!(r.compression(), expect.compression);
+        assert_eq!(r.encoding(), expect.encoding);
+        assert_eq!(
+            BloomType::from_file_info(r.file_info()).unwrap(),
+            expect.bloom
+        );
+        assert!(r.file_info().contains(keys::BULKLOAD_TIMESTAMP));
+        let mut s = r.scanner().unwrap();
+        let mut region = None;
+        while let Some(c) = s.next().unwrap() {
+            assert_eq!(c.family, family.as_bytes());
+            let reg = splits.partition_point(|k| k.as_slice() <= c.row);
+            assert_eq!(*region.get_or_insert(reg), reg, "a file crosses a region");
+            let prev = cells.insert(
+                (
+                    c.row.to_vec(),
+                    family.to_string(),
+                    c.qualifier.to_vec(),
+                    c.timestamp,
+                ),
+                c.value.to_vec(),
+            );
+            assert!(prev.is_none(), "duplicate cell");
+        }
+    }
+    cells
+}
+
+/// The users seed's index table: written in the same run next to the main output, with its
+/// own family settings and splits; every index cell points at a row of the main table.
+#[test]
+fn user_index_by_email_points_at_main_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bulk = tmp.path().join("bulk");
+    let report = tmp.path().join("report.json");
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--out",
+        bulk.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary.contains("index app:users_by_email: 1200 cells (0 records without an entry"),
+        "{summary}"
+    );
+    // The main table's rows, from all its families.
+    let main_splits: Vec<Vec<u8>> = (1..=9).map(|i| i.to_string().into_bytes()).collect();
+    let mut main_rows = std::collections::BTreeSet::new();
+    for (family, c, e, b) in [
+        (
+            "i",
+            Compression::Snappy,
+            DataBlockEncoding::None,
+            Some(BloomType::Row),
+        ),
+        (
+            "s",
+            Compression::Gz,
+            DataBlockEncoding::FastDiff,
+            Some(BloomType::Row),
+        ),
+        (
+            "h",
+            Compression::Zstd,
+            DataBlockEncoding::None,
+            Some(BloomType::RowCol),
+        ),
+    ] {
+        for k in read_store(&bulk, family, &fam(c, e, b), &main_splits).keys() {
+            main_rows.insert(k.0.clone());
+        }
+    }
+    assert_eq!(main_rows.len(), 1200);
+    // The index: its own directory, family settings and regions.
+    let index_dir = tmp.path().join("users_by_email");
+    let index_splits = vec![b"u3".to_vec(), b"u6".to_vec()];
+    let index = read_store(
+        &index_dir,
+        "r",
+        &fam(Compression::Snappy, DataBlockEncoding::Prefix, None),
+        &index_splits,
+    );
+    assert_eq!(index.len(), 1200);
+    let users = csv(&Path::new(SEEDS).join("users.csv"), ',');
+    let mut per_region = [0usize; 3];
+    for ((row, fam, q, ts), value) in &index {
+        assert_eq!(
+            (fam.as_str(), q.as_slice(), *ts),
+            ("r", &b"k"[..], 1_700_000_000_000)
+        );
+        assert!(
+            main_rows.contains(value),
+            "index row {} points at a missing row {}",
+            String::from_utf8_lossy(row),
+            String::from_utf8_lossy(value)
+        );
+        // The index row is email_userid, the value that user's main row key.
+        let row = String::from_utf8(row.clone()).unwrap();
+        let (email, uid) = row.rsplit_once('_').unwrap();
+        let user = users.iter().find(|u| u["user_id"] == uid).unwrap();
+        assert_eq!(user["email"], email);
+        assert_eq!(value, &uid.chars().rev().collect::<String>().into_bytes());
+        per_region[index_splits.partition_point(|k| k.as_slice() <= row.as_bytes())] += 1;
+    }
+    assert!(per_region.iter().all(|&n| n > 0), "{per_region:?}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["indexes"][0]["name"], "app:users_by_email");
+    assert_eq!(r["indexes"][0]["cells"], 1200);
+    assert_eq!(r["indexes"][0]["regions"].as_array().unwrap().len(), 3);
+    assert_eq!(r["cells"], 5805, "main cells only");
+}
+
+/// With --table, each index table is a table directory of its own next to the main one,
+/// attached in the same run.
+#[test]
+fn user_index_is_attached_as_its_own_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        table.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let index = tmp.path().join("users_by_email");
+    let o = hfkit(&["table", "check", index.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1200 cells"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = hfkit(&["table", "describe", index.to_str().unwrap()]);
+    let d = String::from_utf8_lossy(&o.stdout);
+    assert!(d.contains("app:users_by_email"), "{d}");
+    // Look a user up by e-mail, then get the user's row from the main table.
+    let o = hfkit(&[
+        "get",
+        index.to_str().unwrap(),
+        "u77@example.com_77",
+        "--format",
+        "cells",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!(
+            "{} 72 6b 1700000000000 Put {} -",
+            hex(b"u77@example.com_77"),
+            hex(b"77")
+        )
+    );
+    let o = hfkit(&[
+        "get",
+        table.to_str().unwrap(),
+        "77",
+        "--column",
+        "i:email",
+        "--format",
+        "cells",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&hex(b"u77@example.com")),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A second import into the same tables attaches to both.
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        table.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = hfkit(&["table", "check", index.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2400 cells"));
+    let names: Vec<String> = std::fs::read_dir(&index)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| [".lock", ".tmp", "CURRENT", "data", "manifests"].contains(&n.as_str())),
+        "staging left in the index table: {names:?}"
+    );
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

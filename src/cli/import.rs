@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::{CliError, EXIT_OK};
 use crate::pipeline::import::{run_import, ImportOptions, InputFormat, Progress};
+use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
 use crate::table::directory::Table;
 use crate::table::manifest::FamilyEntry;
@@ -20,6 +21,10 @@ attributes, the split points, the rowkey spec and the column mapping. Example:
 
   hfkit import --schema users.toml 'data/*.csv.gz' --out bulk/ --report report.json
   hfkit import --schema events.toml events.parquet --table tables/events
+
+Index tables ([[index]] in the schema) are written in the same run, each next to the main
+output under its table qualifier (a bulk-load directory with --out, a table directory with
+--table), or under --index-out DIR.
 
 Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
 group and row), column and reason, and nothing is written. With --bad-rows FILE, rejected
@@ -44,27 +49,14 @@ pub struct ImportArgs {
     /// it does not exist).
     #[arg(long)]
     table: Option<PathBuf>,
-    /// Input format: csv, tsv or parquet (default: by extension).
+    /// Where index tables go: DIR/<index table qualifier> (default: next to --out or --table).
     #[arg(long)]
-    format: Option<String>,
-    /// CSV field delimiter (one byte; `\t` for tab).
-    #[arg(long)]
-    delimiter: Option<String>,
-    /// CSV quote character.
-    #[arg(long, default_value = "\"")]
-    quote: String,
-    /// CSV escape character inside quotes (default: doubled quotes).
-    #[arg(long)]
-    escape: Option<String>,
-    /// Skip lines starting with this character.
-    #[arg(long)]
-    comment: Option<String>,
-    /// The input has no header line; name its columns with --columns.
-    #[arg(long)]
-    no_header: bool,
-    /// Column names, comma-separated (for files without a header, or to rename).
-    #[arg(long, value_delimiter = ',')]
-    columns: Option<Vec<String>>,
+    index_out: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
+    /// Records (from the start of the input) sampled for `[splits] sample = N`.
+    #[arg(long, default_value_t = crate::pipeline::import::DEFAULT_SAMPLE_ROWS)]
+    sample_rows: usize,
     /// Memory for sorting before spilling to disk (e.g. 512MB, 4GB). Default: a quarter of RAM.
     #[arg(long)]
     memory: Option<String>,
@@ -92,6 +84,167 @@ pub struct ImportArgs {
     /// No progress and no summary.
     #[arg(long)]
     quiet: bool,
+}
+
+/// How to read the inputs (shared by `import` and `plan`).
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Input format: csv, tsv or parquet (default: by extension).
+    #[arg(long)]
+    format: Option<String>,
+    /// CSV field delimiter (one byte; `\t` for tab).
+    #[arg(long)]
+    delimiter: Option<String>,
+    /// CSV quote character.
+    #[arg(long, default_value = "\"")]
+    quote: String,
+    /// CSV escape character inside quotes (default: doubled quotes).
+    #[arg(long)]
+    escape: Option<String>,
+    /// Skip lines starting with this character.
+    #[arg(long)]
+    comment: Option<String>,
+    /// The input has no header line; name its columns with --columns.
+    #[arg(long)]
+    no_header: bool,
+    /// Column names, comma-separated (for files without a header, or to rename).
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+}
+
+impl InputArgs {
+    /// The input format of `inputs` (by --format, else by extension) with its CSV dialect.
+    pub fn format(&self, inputs: &[PathBuf]) -> Result<InputFormat, CliError> {
+        let a = self;
+        let parquet = match a.format.as_deref() {
+            Some("parquet") => true,
+            Some("csv") | Some("tsv") => false,
+            Some(other) => {
+                return Err(CliError::usage(format!(
+                    "--format: '{other}' is not csv, tsv or parquet"
+                )))
+            }
+            None => inputs
+                .iter()
+                .all(|p| p.extension().is_some_and(|e| e == "parquet")),
+        };
+        if a.no_header && a.columns.is_none() {
+            return Err(CliError::usage("--no-header needs --columns"));
+        }
+        if parquet {
+            return Ok(InputFormat::Parquet);
+        }
+        let tsv = a.format.as_deref() == Some("tsv")
+            || inputs
+                .first()
+                .is_some_and(|p| p.to_string_lossy().contains(".tsv"));
+        Ok(InputFormat::Csv(CsvOptions {
+            delimiter: match &a.delimiter {
+                Some(d) => one_byte("delimiter", d)?,
+                None if tsv => b'\t',
+                None => b',',
+            },
+            quote: one_byte("quote", &a.quote)?,
+            escape: a
+                .escape
+                .as_deref()
+                .map(|e| one_byte("escape", e))
+                .transpose()?,
+            comment: a
+                .comment
+                .as_deref()
+                .map(|c| one_byte("comment", c))
+                .transpose()?,
+            has_header: !a.no_header,
+            columns: a.columns.clone(),
+        }))
+    }
+}
+
+const PLAN_HELP: &str = "\
+Reads a sample of the input through the import's own sources, rowkey spec and column mapping,
+and prints, for the split points the import would use (or for --regions N cut at the sample's
+quantiles), each region's rows and cells in the sample and expected for the whole input.
+Nothing is written. Example:
+
+  hfkit plan --schema users.toml 'data/*.csv.gz' --sample-fraction 0.01
+  hfkit plan --schema events.toml events.parquet --regions 16 --json
+
+Regions holding more than twice the mean are marked HOT. The warnings are the import's own:
+hot regions, row keys in increasing order, mean key length outside 10-100 bytes, and records
+the import would reject. Expected counts are the sample's scaled to the input's size: exact
+when every record was read (a fraction reads them all), from Parquet footers, or estimated from
+the bytes of plain CSV files; unknown when a compressed file was not read to its end.
+
+Exit codes: 0 a plan was printed (hot regions included), 1 bad input or schema, 2 wrong
+command line.";
+
+/// `hfkit plan`.
+#[derive(Debug, Args)]
+#[command(after_help = PLAN_HELP)]
+pub struct PlanArgs {
+    /// Table schema with its import mapping (TOML).
+    #[arg(long)]
+    schema: PathBuf,
+    /// Input files or globs, as for `hfkit import`.
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    #[command(flatten)]
+    input: InputArgs,
+    /// Sample the first N records (default 100000, the import's sample for `[splits] sample`;
+    /// also used for sampled splits, as `import --sample-rows N`).
+    #[arg(long, conflicts_with = "sample_fraction")]
+    sample_rows: Option<usize>,
+    /// Sample each record with probability F (0 < F <= 1): reads the whole input.
+    #[arg(long)]
+    sample_fraction: Option<f64>,
+    /// Plan for N regions cut at the quantiles of the sample's row keys instead of the
+    /// schema's split points.
+    #[arg(long)]
+    regions: Option<usize>,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `hfkit plan`: split points and expected cells per region for a sample of the input.
+pub fn plan(a: PlanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let parsed = load_schema(&a.schema)?;
+    let inputs = expand_paths(&a.inputs).map_err(|e| CliError::failure(e.to_string()))?;
+    let format = a.input.format(&inputs)?;
+    let mut opts = PlanOptions::new(inputs, format);
+    match (a.sample_rows, a.sample_fraction) {
+        (Some(0), _) => return Err(CliError::usage("--sample-rows must be at least 1")),
+        (Some(n), _) => {
+            opts.sampling = Sampling::FirstRows(n);
+            opts.split_sample_rows = n;
+        }
+        (None, Some(f)) if f > 0.0 && f <= 1.0 => opts.sampling = Sampling::Fraction(f),
+        (None, Some(f)) => {
+            return Err(CliError::usage(format!(
+                "--sample-fraction {f}: expected a number in (0, 1]"
+            )))
+        }
+        (None, None) => {}
+    }
+    if let Some(n) = a.regions {
+        if n < 2 {
+            return Err(CliError::usage(format!(
+                "--regions {n}: the number of regions must be at least 2"
+            )));
+        }
+    }
+    opts.regions = a.regions;
+    let report = crate::pipeline::plan::plan(&parsed.table, &parsed.mapping, &opts)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    if a.json {
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(e.to_string()))?;
+        writeln!(out, "{text}")?;
+    } else {
+        write!(out, "{}", crate::pipeline::plan::render_text(&report))?;
+    }
+    Ok(EXIT_OK)
 }
 
 fn load_schema(path: &Path) -> Result<ParsedSchema, CliError> {
@@ -146,49 +299,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             .map_err(|e| CliError::failure(format!("--threads: {e}")))?;
     }
     let inputs = expand_paths(&a.inputs).map_err(|e| CliError::failure(e.to_string()))?;
-    let parquet = match a.format.as_deref() {
-        Some("parquet") => true,
-        Some("csv") | Some("tsv") => false,
-        Some(other) => {
-            return Err(CliError::usage(format!(
-                "--format: '{other}' is not csv, tsv or parquet"
-            )))
-        }
-        None => inputs
-            .iter()
-            .all(|p| p.extension().is_some_and(|e| e == "parquet")),
-    };
-    let format = if parquet {
-        InputFormat::Parquet
-    } else {
-        let tsv = a.format.as_deref() == Some("tsv")
-            || inputs
-                .first()
-                .is_some_and(|p| p.to_string_lossy().contains(".tsv"));
-        InputFormat::Csv(CsvOptions {
-            delimiter: match &a.delimiter {
-                Some(d) => one_byte("delimiter", d)?,
-                None if tsv => b'\t',
-                None => b',',
-            },
-            quote: one_byte("quote", &a.quote)?,
-            escape: a
-                .escape
-                .as_deref()
-                .map(|e| one_byte("escape", e))
-                .transpose()?,
-            comment: a
-                .comment
-                .as_deref()
-                .map(|c| one_byte("comment", c))
-                .transpose()?,
-            has_header: !a.no_header,
-            columns: a.columns.clone(),
-        })
-    };
-    if a.no_header && a.columns.is_none() {
-        return Err(CliError::usage("--no-header needs --columns"));
-    }
+    let format = a.input.format(&inputs)?;
     let staging;
     let out_dir = match (&a.out, &a.table) {
         (Some(o), _) => o.clone(),
@@ -199,7 +310,28 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
     };
+    let indexes = &parsed.mapping.indexes;
+    // Each index table: where it goes (a bulk-load directory, or a table directory).
+    let index_root = match (&a.index_out, &a.out, &a.table) {
+        (Some(root), _, _) => root.clone(),
+        (None, Some(o), _) | (None, None, Some(o)) => {
+            o.parent().map(Path::to_path_buf).unwrap_or_default()
+        }
+        (None, None, None) => PathBuf::new(),
+    };
+    let index_dirs: Vec<PathBuf> = indexes
+        .iter()
+        .map(|ix| index_root.join(&ix.table.qualifier))
+        .collect();
     let mut opts = ImportOptions::new(inputs, format, out_dir.clone());
+    opts.sample_rows = a.sample_rows;
+    opts.index_out = Some(match &a.table {
+        None => index_dirs.clone(),
+        Some(_) => index_dirs
+            .iter()
+            .map(|d| d.join(format!(".import-{}", std::process::id())))
+            .collect(),
+    });
     opts.memory_budget = match &a.memory {
         Some(m) => parse_size("memory", m)? as usize,
         None => (total_memory() / 4) as usize,
@@ -216,34 +348,56 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     if !a.quiet {
         opts.progress = Some(progress_reporter());
     }
-    // With --table, make sure the table exists before spending time on the import.
-    let table = match &a.table {
-        Some(t) if t.join("CURRENT").exists() => {
-            Some(Table::open(t).map_err(|e| CliError::failure(e.to_string()))?)
+    // With --table, make sure the tables exist before spending time on the import.
+    let (table, index_tables) = match &a.table {
+        Some(t) => {
+            let mut index_tables = Vec::new();
+            for (ix, dir) in indexes.iter().zip(&index_dirs) {
+                index_tables.push(open_or_create_table(dir, &ix.table)?);
+            }
+            let main = if t.join("CURRENT").exists() {
+                Table::open(t).map_err(|e| CliError::failure(e.to_string()))?
+            } else {
+                create_table(t, &parsed.table)?
+            };
+            (Some(main), index_tables)
         }
-        Some(t) => Some(create_table(t, &parsed.table)?),
-        None => None,
+        None => (None, Vec::new()),
     };
-    let result = run_import(&parsed.table, &parsed.mapping, opts);
-    let report = match result {
+    let stagings: Vec<PathBuf> = opts.index_out.clone().unwrap_or_default();
+    let remove_stagings = || {
+        if a.table.is_some() {
+            let _ = std::fs::remove_dir_all(&out_dir);
+            for s in &stagings {
+                let _ = std::fs::remove_dir_all(s);
+            }
+        }
+    };
+    let report = match run_import(&parsed.table, &parsed.mapping, opts) {
         Ok(r) => r,
         Err(e) => {
-            if a.table.is_some() {
-                let _ = std::fs::remove_dir_all(&out_dir);
-            }
+            remove_stagings();
             return Err(CliError::failure(e.to_string()));
         }
     };
-    let attach = match &table {
-        Some(t) => {
-            let r = t.attach(&out_dir);
-            let _ = std::fs::remove_dir_all(&out_dir);
-            Some(r.map_err(|e| {
+    // Index tables first: an index entry whose row is not yet visible is harmless to a reader
+    // that follows it to the main table; a row missing from its index is not.
+    let mut attach = None;
+    if let Some(t) = &table {
+        let attached = || -> Result<_, CliError> {
+            for (it, staging) in index_tables.iter().zip(&stagings) {
+                it.attach(staging).map_err(|e| {
+                    CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
+                })?;
+            }
+            t.attach(&out_dir).map_err(|e| {
                 CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
-            })?)
-        }
-        None => None,
-    };
+            })
+        };
+        let r = attached();
+        remove_stagings();
+        attach = Some(r?);
+    }
     for w in &report.warnings {
         eprintln!("hfkit: warning: {w}");
     }
@@ -278,6 +432,20 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 "attached to {} as manifest version {}",
                 a.table.as_deref().unwrap_or(Path::new("")).display(),
                 at.version
+            )?;
+        }
+        for (ix, dir) in report.indexes.iter().zip(&index_dirs) {
+            writeln!(
+                out,
+                "index {}: {} cells ({} records without an entry, {} duplicates dropped) in {} files across {} regions {} {}",
+                ix.name,
+                ix.cells,
+                ix.rows_without_entry,
+                ix.duplicate_cells,
+                ix.files,
+                ix.regions.len(),
+                if a.table.is_some() { "attached to" } else { "in" },
+                dir.display()
             )?;
         }
     }
@@ -324,6 +492,25 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
             }
         })
     }
+}
+
+/// Opens the index table directory `dir` (which must hold the table `schema` names) or
+/// creates it.
+fn open_or_create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliError> {
+    if !dir.join("CURRENT").exists() {
+        return create_table(dir, schema);
+    }
+    let t = Table::open(dir).map_err(|e| CliError::failure(e.to_string()))?;
+    let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+    if m.table != schema.full_name() {
+        return Err(CliError::failure(format!(
+            "{} holds table {}, not {}",
+            dir.display(),
+            m.table,
+            schema.full_name()
+        )));
+    }
+    Ok(t)
 }
 
 /// Creates a table directory from a schema (splits must not need a sample).

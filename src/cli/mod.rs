@@ -46,7 +46,10 @@ pub enum Command {
     #[command(subcommand)]
     Hfile(hfile::HfileCommand),
     /// Import CSV/TSV/Parquet files into bulk-load HFiles (and optionally attach them).
-    Import(import::ImportArgs),
+    Import(Box<import::ImportArgs>),
+    /// Before importing: split points and expected rows and cells per region for a sample of
+    /// the input, hot regions flagged.
+    Plan(Box<import::PlanArgs>),
     /// Directory tables: create, describe, check.
     #[command(subcommand)]
     Table(table::TableCommand),
@@ -115,7 +118,8 @@ where
     let result = match cli.command {
         Command::Hfile(cmd) => hfile::run(cmd, &mut out),
         Command::Table(cmd) => table::run(cmd, &mut out),
-        Command::Import(args) => import::import(args, &mut out),
+        Command::Import(args) => import::import(*args, &mut out),
+        Command::Plan(args) => import::plan(*args, &mut out),
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
         Command::Get(args) => read::get(args, &mut out),
         Command::Scan(args) => read::scan(args, &mut out),

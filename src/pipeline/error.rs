@@ -68,6 +68,14 @@ pub enum RowkeyError {
         expected: &'static str,
     },
 
+    /// A `reverse_ts` / `bucket` input that is not a timestamp in the spec's format.
+    #[error("{what}: {source}")]
+    Timestamp {
+        what: String,
+        #[source]
+        source: super::timestamp::TimestampError,
+    },
+
     /// A number outside what the encoding accepts.
     #[error("{what}: {value} is out of range: {reason}")]
     OutOfRange {

@@ -3,10 +3,14 @@
 //!
 //! ```text
 //! for each input file (in order), for each batch of records:
-//!     encode records in parallel (rayon): row key, then one cell per non-empty mapped field
+//!     encode records in parallel (rayon): row key, then one cell per non-empty mapped field,
+//!     then one cell per [[index]] (row = index key, value = the row key) when the record
+//!     wrote a cell and has every index field
 //!     in input order: rejected records → error (default) or the bad-rows file; cells → sorter
+//!     (index cells under sorter family numbers after the table's families)
 //! sorter.finish() → cells in HBase order, duplicates dropped (last input wins)
-//!     → BulkOutput: one or more HFiles per region and family, published all at once
+//!     → BulkOutput per table (main, each index): one or more HFiles per region and family;
+//!       every file of every table sealed, then all published
 //! ```
 //!
 //! Any error leaves no output: temporary files and spill runs are removed.
@@ -23,12 +27,16 @@ use super::parquet_source::{self, ParquetSource};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
 use super::source::{Batch, CsvOptions, CsvSource, SourceError};
+use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
 use crate::format::cell::{CellType, MAX_ROW_LEN};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
-use crate::table::{ImportMapping, Regions, SchemaError, TableSchema, TimestampSource, ValueType};
+use crate::table::{
+    ImportMapping, IndexSchema, Regions, SchemaError, SplitSpec, TableSchema, TimestampSource,
+    ValueType,
+};
 
 /// Records per batch handed to the parallel encoders.
 pub const DEFAULT_BATCH_ROWS: usize = 16 * 1024;
@@ -88,13 +96,16 @@ pub struct Progress {
 pub type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
 
 /// Reads the next batch of an input; false at its end.
-type BatchReader = Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError>>;
+pub(crate) type BatchReader = Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError>>;
 
 /// How to run an import.
 pub struct ImportOptions {
     pub inputs: Vec<PathBuf>,
     pub format: InputFormat,
     pub out_dir: PathBuf,
+    /// Bulk-load directory of each `[[index]]` table, in schema order (default:
+    /// [`default_index_dirs`], next to `out_dir`).
+    pub index_out: Option<Vec<PathBuf>>,
     /// Bytes of cells kept in memory before a sorted run is spilled.
     pub memory_budget: usize,
     /// Where runs are spilled (default: a hidden directory inside `out_dir`).
@@ -116,6 +127,7 @@ impl ImportOptions {
             inputs,
             format,
             out_dir,
+            index_out: None,
             memory_budget: 1 << 30,
             temp_dir: None,
             max_file_size: super::output::DEFAULT_MAX_FILE_SIZE,
@@ -161,6 +173,27 @@ pub struct ImportReport {
     pub wall_seconds: f64,
     pub peak_rss_bytes: u64,
     pub warnings: Vec<String>,
+    /// The `[[index]]` tables written in the same run, in schema order.
+    pub indexes: Vec<IndexReport>,
+    #[serde(skip)]
+    pub output_files: Vec<OutputFile>,
+}
+
+/// What an import wrote for one index table.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct IndexReport {
+    /// The index table's name.
+    pub name: String,
+    /// Its bulk-load directory.
+    pub dir: String,
+    pub cells: u64,
+    /// Index cells dropped because another had the same row (and timestamp): the last read wins.
+    pub duplicate_cells: u64,
+    /// Imported records that gave no index cell (an index field empty, or no main cell).
+    pub rows_without_entry: u64,
+    pub files: usize,
+    pub output_bytes: u64,
+    pub regions: Vec<RegionReport>,
     #[serde(skip)]
     pub output_files: Vec<OutputFile>,
 }
@@ -175,37 +208,74 @@ struct BoundColumn {
     source: String,
 }
 
+#[derive(Clone)]
 enum BoundTimestamp {
     Fixed(i64),
-    Field(usize, String),
+    /// Input column, field name, format.
+    Field(usize, String, TimestampFormat),
+}
+
+impl BoundTimestamp {
+    /// The timestamp of record `rec`, or why it has none.
+    fn of(&self, rec: &csv::ByteRecord) -> Result<i64, String> {
+        match self {
+            BoundTimestamp::Fixed(t) => Ok(*t),
+            BoundTimestamp::Field(i, name, format) => format
+                .to_millis(rec.get(*i).unwrap_or_default())
+                .map_err(|e| format!("timestamp field '{name}': {e}")),
+        }
+    }
+}
+
+/// An `[[index]]` bound to one file's columns.
+struct BoundIndex {
+    name: String,
+    encoder: RowkeyEncoder,
+    /// Input columns the index rowkey reads: an empty one means no index cell for the record.
+    fields: Vec<usize>,
+    /// Sorter family number: after the main table's families.
+    family: u8,
+    qualifier: Vec<u8>,
+    timestamp: BoundTimestamp,
+}
+
+/// The spec, the mapping and the indexes bound to one file's columns.
+pub(crate) struct Bound {
+    encoder: RowkeyEncoder,
+    columns: Vec<BoundColumn>,
+    indexes: Vec<BoundIndex>,
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
-struct EncodedCell {
-    family: u8,
-    row: (u32, u32),
-    qualifier: (u32, u32),
-    timestamp: i64,
-    value: (u32, u32),
+pub(crate) struct EncodedCell {
+    pub family: u8,
+    pub row: (u32, u32),
+    pub qualifier: (u32, u32),
+    pub timestamp: i64,
+    pub value: (u32, u32),
 }
 
-fn slice(arena: &[u8], (at, len): (u32, u32)) -> &[u8] {
+pub(crate) fn slice(arena: &[u8], (at, len): (u32, u32)) -> &[u8] {
     &arena[at as usize..(at + len) as usize]
 }
 
 /// What one worker produced for a slice of a batch.
 #[derive(Default)]
-struct Encoded {
-    arena: Vec<u8>,
-    cells: Vec<EncodedCell>,
-    rejected: Vec<(usize, String)>,
-    key_len_sum: u64,
-    key_len_min: usize,
-    key_len_max: usize,
-    keys: u64,
-    /// Row keys in input order, for the monotonic-keys check (first key of each record).
-    last_key: Vec<u8>,
-    ascending: u64,
+pub(crate) struct Encoded {
+    pub arena: Vec<u8>,
+    /// Main-table cells of each record, then its index cells (sorter family numbers past the
+    /// table's families).
+    pub cells: Vec<EncodedCell>,
+    pub rejected: Vec<(usize, String)>,
+    pub key_len_sum: u64,
+    pub key_len_min: usize,
+    pub key_len_max: usize,
+    pub keys: u64,
+    /// Main row keys: the first and the last of this slice (input order), for the
+    /// monotonic-keys check across slices.
+    pub first_key: Vec<u8>,
+    pub last_key: Vec<u8>,
+    pub ascending: u64,
 }
 
 struct RecordFields<'a>(&'a csv::ByteRecord);
@@ -216,6 +286,201 @@ impl FieldSource for RecordFields<'_> {
     }
 }
 
+/// The schema's specs and formats, compiled once and checked against the table: shared by
+/// [`run_import`] and [`super::plan`].
+pub(crate) struct Compiled {
+    pub spec: RowkeySpec,
+    /// The `timestamp_format` of each `[[column]]`.
+    pub ts_formats: Vec<TimestampFormat>,
+    pub indexes: Vec<CompiledIndex>,
+}
+
+/// One `[[index]]`, compiled.
+pub(crate) struct CompiledIndex {
+    pub schema: IndexSchema,
+    pub spec: RowkeySpec,
+    pub ts_format: TimestampFormat,
+}
+
+impl Compiled {
+    /// Parses the rowkey specs and timestamp formats and checks the mapping against the table.
+    pub fn new(schema: &TableSchema, mapping: &ImportMapping) -> Result<Compiled, ImportError> {
+        let spec_text = mapping
+            .rowkey
+            .as_deref()
+            .ok_or_else(|| ImportError::Invalid("the schema has no [rowkey] spec".into()))?;
+        let spec = RowkeySpec::parse(spec_text).map_err(|source| ImportError::Rowkey {
+            context: "[rowkey] spec".into(),
+            source,
+        })?;
+        let rowkey_ts = match &mapping.rowkey_timestamp_format {
+            Some((text, at)) => TimestampFormat::parse(text)
+                .map_err(|e| ImportError::Invalid(format!("{at}: [rowkey] {e}")))?,
+            None => TimestampFormat::EpochMillis,
+        };
+        let spec = spec.with_timestamp_format(rowkey_ts.clone());
+        if mapping.columns.is_empty() {
+            return Err(ImportError::Invalid(
+                "the schema maps no [[column]] to a cell".into(),
+            ));
+        }
+        let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
+        for c in &mapping.columns {
+            if !families.contains(&c.family.as_str()) {
+                return Err(ImportError::Invalid(format!(
+                    "column '{}' maps to family '{}', which table {} does not have (families: {})",
+                    c.source,
+                    c.family,
+                    schema.full_name(),
+                    families.join(", ")
+                )));
+            }
+        }
+        if families.len() + mapping.indexes.len() > usize::from(u8::MAX) + 1 {
+            return Err(ImportError::Invalid(format!(
+                "{} families and {} index tables: at most 256 together",
+                families.len(),
+                mapping.indexes.len()
+            )));
+        }
+        let ts_formats = mapping
+            .columns
+            .iter()
+            .map(|c| {
+                timestamp_format(c.timestamp_format.as_deref(), c.location.as_ref(), || {
+                    format!("column '{}'", c.source)
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let mut indexes = Vec::new();
+        for ix in &mapping.indexes {
+            let what = format!("index {}", ix.full_name());
+            let at = ix
+                .rowkey_location
+                .as_ref()
+                .map(|l| format!("{l}: "))
+                .unwrap_or_default();
+            let ix_spec = RowkeySpec::parse(&ix.rowkey)
+                .map_err(|source| ImportError::Rowkey {
+                    context: format!("{at}{what}: rowkey"),
+                    source,
+                })?
+                .with_timestamp_format(rowkey_ts.clone());
+            indexes.push(CompiledIndex {
+                spec: ix_spec,
+                ts_format: timestamp_format(
+                    ix.timestamp_format.as_deref(),
+                    ix.location.as_ref(),
+                    || what.clone(),
+                )?,
+                schema: ix.clone(),
+            });
+        }
+        Ok(Compiled {
+            spec,
+            ts_formats,
+            indexes,
+        })
+    }
+
+    /// Every input field the import reads (the Parquet projection).
+    pub fn wanted_fields(&self, mapping: &ImportMapping) -> Vec<String> {
+        let mut wanted: Vec<String> = self.spec.fields().to_vec();
+        for c in &mapping.columns {
+            wanted.push(c.source.clone());
+            if let TimestampSource::Field(f) = &c.timestamp {
+                wanted.push(f.clone());
+            }
+        }
+        for ix in &self.indexes {
+            wanted.extend(ix.spec.fields().iter().cloned());
+            if let TimestampSource::Field(f) = &ix.schema.timestamp {
+                wanted.push(f.clone());
+            }
+        }
+        wanted.sort();
+        wanted.dedup();
+        wanted
+    }
+}
+
+/// A compiled `timestamp_format` (epoch ms when none is given); a bad format is an error
+/// naming `what` and where the schema wrote it.
+fn timestamp_format(
+    text: Option<&str>,
+    at: Option<&crate::table::Location>,
+    what: impl Fn() -> String,
+) -> Result<TimestampFormat, ImportError> {
+    match text {
+        None => Ok(TimestampFormat::EpochMillis),
+        Some(text) => TimestampFormat::parse(text).map_err(|e| {
+            let at = at.map(|l| format!("{l}: ")).unwrap_or_default();
+            ImportError::Invalid(format!("{at}{}: {e}", what()))
+        }),
+    }
+}
+
+/// Bulk-load directories of the index tables when none are given: next to `out_dir` (in its
+/// parent directory), each named after its index table's qualifier.
+pub fn default_index_dirs(out_dir: &Path, indexes: &[IndexSchema]) -> Vec<PathBuf> {
+    let parent = out_dir.parent().unwrap_or(Path::new(""));
+    indexes
+        .iter()
+        .map(|ix| parent.join(&ix.table.qualifier))
+        .collect()
+}
+
+/// Writer options of a family of the output, with the bulk-load FileInfo.
+fn output_family(
+    f: &crate::table::FamilySchema,
+    import_time: i64,
+) -> Result<OutputFamily, ImportError> {
+    let mut o = FamilyEntry::from_schema(f)
+        .writer_options(import_time)
+        .map_err(|e| ImportError::Invalid(e.to_string()))?;
+    o.bulk_load = Some(BulkLoadInfo {
+        timestamp: import_time,
+        task: "hfkit-import".into(),
+        exclude_from_minor_compaction: false,
+    });
+    Ok(OutputFamily {
+        name: f.name.clone(),
+        options: o,
+    })
+}
+
+/// Creates `dir` (remembering whether it existed) and a guard that removes what a failed
+/// import leaves of it.
+fn guarded_dir(dir: &Path, families: Vec<String>) -> Result<OutputDirGuard, ImportError> {
+    let guard = OutputDirGuard {
+        dir: dir.to_path_buf(),
+        created: !dir.exists(),
+        families,
+        armed: true,
+    };
+    std::fs::create_dir_all(dir).map_err(|source| ImportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    Ok(guard)
+}
+
+/// Per-region report lines of a finished output.
+fn region_reports(regions: &Regions, out: &super::output::OutputReport) -> Vec<RegionReport> {
+    (0..regions.len())
+        .map(|i| {
+            let stores = out.stores.get(i).cloned().unwrap_or_default();
+            RegionReport {
+                start_key: crate::table::to_string_binary(regions.start_key(i)),
+                end_key: crate::table::to_string_binary(regions.end_key(i)),
+                cells: stores.iter().map(|s| s.cells).sum(),
+                bytes: stores.iter().map(|s| s.bytes).sum(),
+                files: stores.iter().map(|s| s.files).sum(),
+            }
+        })
+        .collect()
+}
+
 /// Runs an import.
 pub fn run_import(
     schema: &TableSchema,
@@ -223,33 +488,31 @@ pub fn run_import(
     mut opts: ImportOptions,
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
-    let spec_text = mapping
-        .rowkey
-        .as_deref()
-        .ok_or_else(|| ImportError::Invalid("the schema has no [rowkey] spec".into()))?;
-    let spec = RowkeySpec::parse(spec_text).map_err(|source| ImportError::Rowkey {
-        context: "[rowkey] spec".into(),
-        source,
-    })?;
-    if mapping.columns.is_empty() {
-        return Err(ImportError::Invalid(
-            "the schema maps no [[column]] to a cell".into(),
-        ));
-    }
+    let compiled = Compiled::new(schema, mapping)?;
     let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
-    for c in &mapping.columns {
-        if !families.contains(&c.family.as_str()) {
-            return Err(ImportError::Invalid(format!(
-                "column '{}' maps to family '{}', which table {} does not have (families: {})",
-                c.source,
-                c.family,
-                schema.full_name(),
-                families.join(", ")
-            )));
-        }
-    }
     if opts.inputs.is_empty() {
         return Err(ImportError::Invalid("no input files".into()));
+    }
+    let index_dirs = match &opts.index_out {
+        Some(dirs) if dirs.len() == mapping.indexes.len() => dirs.clone(),
+        Some(dirs) => {
+            return Err(ImportError::Invalid(format!(
+                "{} index output directories for {} index tables",
+                dirs.len(),
+                mapping.indexes.len()
+            )))
+        }
+        None => default_index_dirs(&opts.out_dir, &mapping.indexes),
+    };
+    for (i, d) in index_dirs.iter().enumerate() {
+        if *d == opts.out_dir || index_dirs[..i].contains(d) {
+            return Err(ImportError::Invalid(format!(
+                "index table {} would be written to {}, which another table of this import uses; \
+                 give each index its own directory",
+                mapping.indexes[i].full_name(),
+                d.display()
+            )));
+        }
     }
     let total_input_bytes: u64 = opts
         .inputs
@@ -258,43 +521,60 @@ pub fn run_import(
         .map(|m| m.len())
         .sum();
 
-    // Regions (a sample of row keys first, when the splits are sampled).
-    let sample = if matches!(schema.splits, crate::table::SplitSpec::Sampled { .. }) {
-        Some(sample_keys(&spec, &opts)?)
-    } else {
-        None
-    };
-    let regions = schema.splits.regions(sample.as_deref())?;
+    // Regions (a sample of row keys first, when some table's splits are sampled).
+    let sampled = |s: &SplitSpec| matches!(s, SplitSpec::Sampled { .. });
+    let sample =
+        if sampled(&schema.splits) || mapping.indexes.iter().any(|ix| sampled(&ix.table.splits)) {
+            Some(sample_keys(
+                &compiled,
+                &opts.inputs,
+                &opts.format,
+                opts.sample_rows,
+            )?)
+        } else {
+            None
+        };
+    let regions = schema
+        .splits
+        .regions(sample.as_ref().map(|s| s.main.as_slice()))?;
+    let index_regions: Vec<Regions> = mapping
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(i, ix)| {
+            ix.table
+                .splits
+                .regions(
+                    sample
+                        .as_ref()
+                        .and_then(|s| s.indexes.get(i))
+                        .map(Vec::as_slice),
+                )
+                .map_err(|e| ImportError::Invalid(format!("index {}: {e}", ix.full_name())))
+        })
+        .collect::<Result<_, _>>()?;
 
-    // Output and sorter.
+    // Outputs and sorter. Index tables first: on a failure, guards are dropped in reverse.
+    let mut index_guards = Vec::new();
+    let mut index_outputs = Vec::new();
+    for ((ix, dir), ix_regions) in mapping.indexes.iter().zip(&index_dirs).zip(&index_regions) {
+        index_guards.push(guarded_dir(dir, vec![ix.family().name.clone()])?);
+        index_outputs.push(BulkOutput::new(
+            dir,
+            vec![output_family(ix.family(), opts.import_time)?],
+            ix_regions.split_keys().to_vec(),
+            opts.max_file_size,
+        )?);
+    }
     let out_families: Vec<OutputFamily> = schema
         .families
         .iter()
-        .map(|f| {
-            let mut o = FamilyEntry::from_schema(f)
-                .writer_options(opts.import_time)
-                .map_err(|e| ImportError::Invalid(e.to_string()))?;
-            o.bulk_load = Some(BulkLoadInfo {
-                timestamp: opts.import_time,
-                task: "hfkit-import".into(),
-                exclude_from_minor_compaction: false,
-            });
-            Ok(OutputFamily {
-                name: f.name.clone(),
-                options: o,
-            })
-        })
+        .map(|f| output_family(f, opts.import_time))
         .collect::<Result<_, ImportError>>()?;
-    let mut dir_guard = OutputDirGuard {
-        dir: opts.out_dir.clone(),
-        created: !opts.out_dir.exists(),
-        families: schema.families.iter().map(|f| f.name.clone()).collect(),
-        armed: true,
-    };
-    std::fs::create_dir_all(&opts.out_dir).map_err(|source| ImportError::Io {
-        path: opts.out_dir.clone(),
-        source,
-    })?;
+    let mut dir_guard = guarded_dir(
+        &opts.out_dir,
+        schema.families.iter().map(|f| f.name.clone()).collect(),
+    )?;
     let mut output = BulkOutput::new(
         &opts.out_dir,
         out_families,
@@ -338,43 +618,25 @@ pub fn run_import(
     let mut keys = 0u64;
     let mut ascending = 0u64;
     let mut prev_key: Vec<u8> = Vec::new();
+    let n_main = families.len();
+    let mut index_added = vec![0u64; mapping.indexes.len()];
 
     let inputs = opts.inputs.clone();
+    let wanted = compiled.wanted_fields(mapping);
     for path in &inputs {
-        let mut units: Vec<BatchReader> = Vec::new();
-        let columns: Vec<String>;
-        match &opts.format {
-            InputFormat::Csv(csv_opts) => {
-                let mut src = CsvSource::open(path, csv_opts)?;
-                columns = src.columns().to_vec();
-                let n = opts.batch_rows;
-                units.push(Box::new(move |b| src.next_batch(b, n)));
-            }
-            InputFormat::Parquet => {
-                let mut wanted: Vec<String> = spec.fields().to_vec();
-                for c in &mapping.columns {
-                    wanted.push(c.source.clone());
-                    if let TimestampSource::Field(f) = &c.timestamp {
-                        wanted.push(f.clone());
-                    }
-                }
-                wanted.sort();
-                wanted.dedup();
-                let groups = parquet_source::row_group_count(path)?;
-                let mut cols = None;
-                for g in 0..groups {
-                    let mut src = ParquetSource::open(path, Some(&wanted), g, opts.batch_rows)?;
-                    cols.get_or_insert_with(|| src.columns().to_vec());
-                    units.push(Box::new(move |b| src.next_batch(b)));
-                }
-                columns = cols.unwrap_or_default();
-            }
-        }
-        let bound = bind(&spec, mapping, &families, &columns, path, opts.import_time)?;
+        let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
+        let bound = bind(
+            &compiled,
+            mapping,
+            &families,
+            &columns,
+            path,
+            opts.import_time,
+        )?;
         let mut batch = Batch::default();
         for mut next in units {
             while next(&mut batch)? {
-                let encoded = encode_batch(&batch, &bound.0, &bound.1);
+                let encoded = encode_batch(&batch, &bound);
                 for e in &encoded {
                     key_len_sum += e.key_len_sum;
                     keys += e.keys;
@@ -384,7 +646,6 @@ pub fn run_import(
                         report.rowkey_len_max = report.rowkey_len_max.max(e.key_len_max);
                     }
                 }
-                // Chunk boundaries: compare each chunk's first key with the previous chunk's last.
                 let mut rejected: Vec<&(usize, String)> =
                     encoded.iter().flat_map(|e| e.rejected.iter()).collect();
                 rejected.sort_by_key(|r| r.0);
@@ -428,12 +689,13 @@ pub fn run_import(
                     }
                 }
                 for e in &encoded {
-                    // The monotonic-keys check across worker slices.
-                    if let Some(first) = e.cells.first() {
-                        if !prev_key.is_empty() && slice(&e.arena, first.row) >= prev_key.as_slice()
-                        {
+                    // The monotonic-keys check across worker slices: each slice's first key
+                    // against the previous slice's last.
+                    if e.keys > 0 {
+                        if !prev_key.is_empty() && e.first_key >= prev_key {
                             ascending += 1;
                         }
+                        prev_key.clone_from(&e.last_key);
                     }
                     for c in &e.cells {
                         let a = &e.arena;
@@ -445,11 +707,10 @@ pub fn run_import(
                             CellType::Put,
                             slice(a, c.value),
                         )?;
-                        report.cells += 1;
-                    }
-                    if let Some(last) = e.cells.last() {
-                        prev_key.clear();
-                        prev_key.extend_from_slice(slice(&e.arena, last.row));
+                        match usize::from(c.family).checked_sub(n_main) {
+                            None => report.cells += 1,
+                            Some(i) => index_added[i] += 1,
+                        }
                     }
                 }
                 report.rows_read += batch.records.len() as u64;
@@ -471,19 +732,43 @@ pub fn run_import(
     }
     report.input_bytes = total_input_bytes;
 
-    // Sort and write.
+    // Sort and write: the sorter yields the main table's families, then each index's.
     progress.phase = "writing";
     if let Some(cb) = opts.progress.as_mut() {
         cb(&progress);
     }
     let mut sorted = sorter.finish()?;
-    let fam_names: Vec<Vec<u8>> = families.iter().map(|f| f.as_bytes().to_vec()).collect();
+    let fam_names: Vec<Vec<u8>> = families
+        .iter()
+        .map(|f| f.as_bytes().to_vec())
+        .chain(
+            mapping
+                .indexes
+                .iter()
+                .map(|ix| ix.family().name.as_bytes().to_vec()),
+        )
+        .collect();
     let mut written = 0u64;
+    let mut main_written = 0u64;
+    let mut index_written = vec![0u64; mapping.indexes.len()];
     while let Some(c) = sorted.next()? {
+        let f = usize::from(c.family);
         let family = fam_names
-            .get(c.family as usize)
+            .get(f)
             .ok_or_else(|| ImportError::Invalid("internal: family index out of range".into()))?;
-        output.append(c.family as usize, &c.cell(family))?;
+        match f.checked_sub(n_main) {
+            None => {
+                output.append(f, &c.cell(family))?;
+                main_written += 1;
+            }
+            Some(i) => {
+                let out = index_outputs.get_mut(i).ok_or_else(|| {
+                    ImportError::Invalid("internal: index family out of range".into())
+                })?;
+                out.append(0, &c.cell(family))?;
+                index_written[i] += 1;
+            }
+        }
         written += 1;
         if written.is_multiple_of(1 << 20) && last_tick.elapsed().as_millis() >= 500 {
             last_tick = Instant::now();
@@ -493,27 +778,40 @@ pub fn run_import(
             }
         }
     }
-    report.duplicate_cells = sorted.duplicates();
+    report.duplicate_cells = report.cells - main_written;
+    report.cells = main_written;
     report.spilled_runs = sorted.runs();
     report.spilled_bytes = sorted.spilled_bytes();
-    report.cells -= report.duplicate_cells;
     drop(sorted);
+    // Every file of every table complete and synced before any is published.
+    output.seal()?;
+    for o in &mut index_outputs {
+        o.seal()?;
+    }
+    let mut index_finished = Vec::new();
+    for o in index_outputs {
+        index_finished.push(o.finish()?);
+    }
     let out = output.finish()?;
     report.files = out.files.len();
     report.output_bytes = out.files.iter().map(|f| f.bytes).sum();
-    report.regions = (0..regions.len())
-        .map(|i| {
-            let stores = out.stores.get(i).cloned().unwrap_or_default();
-            RegionReport {
-                start_key: crate::table::to_string_binary(regions.start_key(i)),
-                end_key: crate::table::to_string_binary(regions.end_key(i)),
-                cells: stores.iter().map(|s| s.cells).sum(),
-                bytes: stores.iter().map(|s| s.bytes).sum(),
-                files: stores.iter().map(|s| s.files).sum(),
-            }
-        })
-        .collect();
+    report.regions = region_reports(&regions, &out);
     report.output_files = out.files;
+    let accepted = report.rows_read - report.rows_rejected;
+    for (i, ix_out) in index_finished.into_iter().enumerate() {
+        let ix = &mapping.indexes[i];
+        report.indexes.push(IndexReport {
+            name: ix.full_name(),
+            dir: index_dirs[i].display().to_string(),
+            cells: index_written[i],
+            duplicate_cells: index_added[i] - index_written[i],
+            rows_without_entry: accepted.saturating_sub(index_added[i]),
+            files: ix_out.files.len(),
+            output_bytes: ix_out.files.iter().map(|f| f.bytes).sum(),
+            regions: region_reports(&index_regions[i], &ix_out),
+            output_files: ix_out.files,
+        });
+    }
     if keys == 0 {
         report.rowkey_len_min = 0;
     } else {
@@ -523,7 +821,39 @@ pub fn run_import(
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();
     dir_guard.armed = false;
+    for g in &mut index_guards {
+        g.armed = false;
+    }
     Ok(report)
+}
+
+/// Opens one input: its readers (one per Parquet row group, in order; one for a CSV file) and
+/// its column names. Parquet files are read projected to `wanted`.
+pub(crate) fn open_input(
+    path: &Path,
+    format: &InputFormat,
+    wanted: &[String],
+    batch_rows: usize,
+) -> Result<(Vec<BatchReader>, Vec<String>), ImportError> {
+    let mut units: Vec<BatchReader> = Vec::new();
+    match format {
+        InputFormat::Csv(csv_opts) => {
+            let mut src = CsvSource::open(path, csv_opts)?;
+            let columns = src.columns().to_vec();
+            units.push(Box::new(move |b| src.next_batch(b, batch_rows)));
+            Ok((units, columns))
+        }
+        InputFormat::Parquet => {
+            let groups = parquet_source::row_group_count(path)?;
+            let mut cols = None;
+            for g in 0..groups {
+                let mut src = ParquetSource::open(path, Some(wanted), g, batch_rows)?;
+                cols.get_or_insert_with(|| src.columns().to_vec());
+                units.push(Box::new(move |b| src.next_batch(b)));
+            }
+            Ok((units, cols.unwrap_or_default()))
+        }
+    }
 }
 
 /// On a failed import, removes the (then empty) family directories and the output directory
@@ -549,46 +879,94 @@ impl Drop for OutputDirGuard {
     }
 }
 
-/// HBase table-design warnings (hot regions, monotonic keys, key length).
+/// HBase table-design warnings (hot regions, monotonic keys, key length), and index tables
+/// whose keys collide.
 fn design_warnings(r: &ImportReport, keys: u64, ascending: u64) -> Vec<String> {
+    let mut w = hot_region_warnings(
+        "",
+        r.regions.iter().map(|reg| {
+            (
+                reg.start_key.as_str(),
+                reg.end_key.as_str(),
+                reg.cells as f64,
+            )
+        }),
+    );
+    w.extend(key_warnings(keys, ascending, r.rowkey_len_mean));
+    for ix in &r.indexes {
+        w.extend(hot_region_warnings(
+            &format!("index {}: ", ix.name),
+            ix.regions.iter().map(|reg| {
+                (
+                    reg.start_key.as_str(),
+                    reg.end_key.as_str(),
+                    reg.cells as f64,
+                )
+            }),
+        ));
+        if ix.duplicate_cells > 0 {
+            w.push(format!(
+                "index {}: {} index cells had the row key of another and were dropped (the last \
+                 one read wins); make the index rowkey unique, e.g. by appending the main key's fields",
+                ix.name, ix.duplicate_cells
+            ));
+        }
+    }
+    w
+}
+
+/// Regions holding more than twice the mean number of cells: `(start, end, cells)` each.
+pub(crate) fn hot_region_warnings<'a>(
+    prefix: &str,
+    regions: impl Iterator<Item = (&'a str, &'a str, f64)>,
+) -> Vec<String> {
+    let regions: Vec<(&str, &str, f64)> = regions.collect();
+    let total: f64 = regions.iter().map(|r| r.2).sum();
     let mut w = Vec::new();
-    if r.regions.len() > 1 && r.cells > 0 {
-        let mean = r.cells as f64 / r.regions.len() as f64;
-        for reg in &r.regions {
-            if reg.cells as f64 > 2.0 * mean {
+    if regions.len() > 1 && total > 0.0 {
+        let mean = total / regions.len() as f64;
+        for (start, end, cells) in &regions {
+            if *cells > 2.0 * mean {
                 w.push(format!(
-                    "region [{}, {}) holds {} cells, more than twice the mean {:.0}: a hot region; consider salting the row key or different split points",
-                    reg.start_key, reg.end_key, reg.cells, mean
+                    "{prefix}region [{start}, {end}) holds {cells:.0} cells, more than twice the mean {mean:.0}: a hot region; consider salting the row key or different split points",
                 ));
             }
         }
     }
+    w
+}
+
+/// Keys arriving in increasing order; mean key length outside HBase's advice.
+pub(crate) fn key_warnings(keys: u64, ascending: u64, mean_len: f64) -> Vec<String> {
+    let mut w = Vec::new();
     if keys > 1000 && ascending as f64 >= 0.99 * (keys - 1) as f64 {
         w.push("row keys arrive in increasing order: in HBase, live writes with such keys all hit one region; consider a salt or hash prefix".into());
     }
-    if keys > 0 && !(10.0..=100.0).contains(&r.rowkey_len_mean) {
+    if keys > 0 && !(10.0..=100.0).contains(&mean_len) {
         w.push(format!(
-            "mean row key length is {:.1} bytes; HBase practice keeps row keys between 10 and 100 bytes",
-            r.rowkey_len_mean
+            "mean row key length is {mean_len:.1} bytes; HBase practice keeps row keys between 10 and 100 bytes",
         ));
     }
     w
 }
 
-/// Binds the spec and mapping to one file's columns.
-fn bind(
-    spec: &RowkeySpec,
+/// Binds the specs and mapping to one file's columns.
+pub(crate) fn bind(
+    compiled: &Compiled,
     mapping: &ImportMapping,
     families: &[&str],
     columns: &[String],
     path: &Path,
     import_time: i64,
-) -> Result<(RowkeyEncoder, Vec<BoundColumn>), ImportError> {
+) -> Result<Bound, ImportError> {
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let encoder = spec.compile(&names).map_err(|source| ImportError::Rowkey {
-        context: path.display().to_string(),
-        source,
-    })?;
+    let encoder = compiled
+        .spec
+        .compile(&names)
+        .map_err(|source| ImportError::Rowkey {
+            context: path.display().to_string(),
+            source,
+        })?;
     let find = |name: &str| -> Result<usize, ImportError> {
         names.iter().position(|n| *n == name).ok_or_else(|| {
             ImportError::Invalid(format!(
@@ -598,8 +976,15 @@ fn bind(
             ))
         })
     };
+    let timestamp = |source: &TimestampSource, format: &TimestampFormat| {
+        Ok::<_, ImportError>(match source {
+            TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
+            TimestampSource::Fixed(t) => BoundTimestamp::Fixed(*t),
+            TimestampSource::Field(f) => BoundTimestamp::Field(find(f)?, f.clone(), format.clone()),
+        })
+    };
     let mut bound = Vec::new();
-    for c in &mapping.columns {
+    for (c, ts_format) in mapping.columns.iter().zip(&compiled.ts_formats) {
         let family = families
             .iter()
             .position(|f| *f == c.family)
@@ -610,19 +995,43 @@ fn bind(
             family,
             qualifier: c.qualifier.clone(),
             value_type: c.value_type,
-            timestamp: match &c.timestamp {
-                TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
-                TimestampSource::Fixed(t) => BoundTimestamp::Fixed(*t),
-                TimestampSource::Field(f) => BoundTimestamp::Field(find(f)?, f.clone()),
-            },
+            timestamp: timestamp(&c.timestamp, ts_format)?,
             source: c.source.clone(),
         });
     }
-    Ok((encoder, bound))
+    let mut indexes = Vec::new();
+    for (i, ix) in compiled.indexes.iter().enumerate() {
+        let name = ix.schema.full_name();
+        indexes.push(BoundIndex {
+            encoder: ix
+                .spec
+                .compile(&names)
+                .map_err(|source| ImportError::Rowkey {
+                    context: format!("{}: index {name}", path.display()),
+                    source,
+                })?,
+            fields: ix
+                .spec
+                .fields()
+                .iter()
+                .map(|f| find(f))
+                .collect::<Result<_, _>>()?,
+            family: u8::try_from(families.len() + i)
+                .map_err(|_| ImportError::Invalid("too many families and index tables".into()))?,
+            qualifier: ix.schema.qualifier.clone(),
+            timestamp: timestamp(&ix.schema.timestamp, &ix.ts_format)?,
+            name,
+        });
+    }
+    Ok(Bound {
+        encoder,
+        columns: bound,
+        indexes,
+    })
 }
 
 /// Encodes a batch in parallel slices; results in input order.
-fn encode_batch(batch: &Batch, encoder: &RowkeyEncoder, columns: &[BoundColumn]) -> Vec<Encoded> {
+pub(crate) fn encode_batch(batch: &Batch, bound: &Bound) -> Vec<Encoded> {
     let n = batch.records.len();
     let threads = rayon::current_num_threads().max(1);
     let chunk = n.div_ceil(threads * 4).max(256);
@@ -631,13 +1040,15 @@ fn encode_batch(batch: &Batch, encoder: &RowkeyEncoder, columns: &[BoundColumn])
         .par_iter()
         .map(|&start| {
             let end = (start + chunk).min(n);
-            let mut enc = encoder.clone();
+            let mut enc = bound.encoder.clone();
+            let mut ix_enc: Vec<RowkeyEncoder> =
+                bound.indexes.iter().map(|ix| ix.encoder.clone()).collect();
             let mut out = Encoded {
                 key_len_min: usize::MAX,
                 ..Encoded::default()
             };
             for i in start..end {
-                encode_record(&batch.records[i], i, &mut enc, columns, &mut out);
+                encode_record(&batch.records[i], i, &mut enc, &mut ix_enc, bound, &mut out);
             }
             out
         })
@@ -648,7 +1059,8 @@ fn encode_record(
     rec: &csv::ByteRecord,
     index: usize,
     enc: &mut RowkeyEncoder,
-    columns: &[BoundColumn],
+    ix_enc: &mut [RowkeyEncoder],
+    bound: &Bound,
     out: &mut Encoded,
 ) {
     let arena_at = out.arena.len();
@@ -672,7 +1084,7 @@ fn encode_record(
         return;
     }
     let row = (arena_at as u32, key_len as u32);
-    for c in columns {
+    for c in &bound.columns {
         let Some(v) = rec.get(c.column) else {
             reject(out, format!("column '{}': missing", c.source));
             return;
@@ -680,26 +1092,11 @@ fn encode_record(
         if v.is_empty() {
             continue; // an empty or null field writes no cell
         }
-        let ts = match &c.timestamp {
-            BoundTimestamp::Fixed(t) => *t,
-            BoundTimestamp::Field(i, name) => {
-                let text = rec.get(*i).unwrap_or_default();
-                match std::str::from_utf8(text)
-                    .ok()
-                    .and_then(|s| s.trim().parse::<i64>().ok())
-                {
-                    Some(t) => t,
-                    None => {
-                        reject(
-                            out,
-                            format!(
-                                "timestamp field '{name}': '{}' is not epoch milliseconds",
-                                String::from_utf8_lossy(text)
-                            ),
-                        );
-                        return;
-                    }
-                }
+        let ts = match c.timestamp.of(rec) {
+            Ok(t) => t,
+            Err(reason) => {
+                reject(out, reason);
+                return;
             }
         };
         let q_at = out.arena.len();
@@ -718,12 +1115,50 @@ fn encode_record(
             value: (v_at as u32, v_len as u32),
         });
     }
+    // Index cells: only for a row that exists (wrote a cell) and whose index fields are all
+    // present; the value is the main row key.
+    if out.cells.len() > cells_at {
+        for (ix, ix_enc) in bound.indexes.iter().zip(ix_enc.iter_mut()) {
+            if ix
+                .fields
+                .iter()
+                .any(|&c| rec.get(c).is_none_or(<[u8]>::is_empty))
+            {
+                continue;
+            }
+            let k_at = out.arena.len();
+            if let Err(e) = ix_enc.encode(&fields, &mut out.arena) {
+                reject(out, format!("index {}: row key: {e}", ix.name));
+                return;
+            }
+            let k_len = out.arena.len() - k_at;
+            let ts = match ix.timestamp.of(rec) {
+                Ok(t) => t,
+                Err(reason) => {
+                    reject(out, format!("index {}: {reason}", ix.name));
+                    return;
+                }
+            };
+            let q_at = out.arena.len();
+            out.arena.extend_from_slice(&ix.qualifier);
+            out.cells.push(EncodedCell {
+                family: ix.family,
+                row: (k_at as u32, k_len as u32),
+                qualifier: (q_at as u32, ix.qualifier.len() as u32),
+                timestamp: ts,
+                value: row,
+            });
+        }
+    }
     out.keys += 1;
     out.key_len_sum += key_len as u64;
     out.key_len_min = out.key_len_min.min(key_len);
     out.key_len_max = out.key_len_max.max(key_len);
     let key = &out.arena[arena_at..arena_at + key_len];
-    if out.keys > 1 && key >= out.last_key.as_slice() {
+    if out.keys == 1 {
+        out.first_key.clear();
+        out.first_key.extend_from_slice(key);
+    } else if key >= out.last_key.as_slice() {
         out.ascending += 1;
     }
     out.last_key.clear();
@@ -731,41 +1166,82 @@ fn encode_record(
         .extend_from_slice(&out.arena[arena_at..arena_at + key_len]);
 }
 
-/// Encoded row keys of the first `sample_rows` records, for sampled split points.
-fn sample_keys(spec: &RowkeySpec, opts: &ImportOptions) -> Result<Vec<Vec<u8>>, ImportError> {
-    let mut keys = Vec::new();
-    for path in &opts.inputs {
-        let mut batch = Batch::default();
-        let (mut next, columns): (BatchReader, Vec<String>) = match &opts.format {
-            InputFormat::Csv(o) => {
-                let mut s = CsvSource::open(path, o)?;
-                let c = s.columns().to_vec();
-                (Box::new(move |b| s.next_batch(b, 8192)), c)
-            }
-            InputFormat::Parquet => {
-                let mut s = ParquetSource::open(path, Some(spec.fields()), 0, 8192)?;
-                let c = s.columns().to_vec();
-                (Box::new(move |b| s.next_batch(b)), c)
-            }
-        };
+/// Encoded row keys of the first `sample_rows` records, for sampled split points: the main
+/// table's, and each index table's (of the records with all its index fields present).
+pub(crate) struct KeySample {
+    pub main: Vec<Vec<u8>>,
+    pub indexes: Vec<Vec<Vec<u8>>>,
+}
+
+/// Samples the row keys of the first `sample_rows` records of `inputs` (in order), skipping
+/// records whose key cannot be encoded.
+pub(crate) fn sample_keys(
+    compiled: &Compiled,
+    inputs: &[PathBuf],
+    format: &InputFormat,
+    sample_rows: usize,
+) -> Result<KeySample, ImportError> {
+    let mut sample = KeySample {
+        main: Vec::new(),
+        indexes: vec![Vec::new(); compiled.indexes.len()],
+    };
+    let mut wanted: Vec<String> = compiled.spec.fields().to_vec();
+    for ix in &compiled.indexes {
+        wanted.extend(ix.spec.fields().iter().cloned());
+    }
+    wanted.sort();
+    wanted.dedup();
+    let mut records = 0usize;
+    'inputs: for path in inputs {
+        let (units, columns) = open_input(path, format, &wanted, 8192)?;
         let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let mut enc = spec.compile(&names).map_err(|source| ImportError::Rowkey {
-            context: path.display().to_string(),
-            source,
-        })?;
-        while keys.len() < opts.sample_rows && next(&mut batch)? {
-            for rec in &batch.records {
-                let mut k = Vec::new();
-                if enc.encode(&RecordFields(rec), &mut k).is_ok() {
-                    keys.push(k);
+        let compile = |spec: &RowkeySpec| {
+            spec.compile(&names).map_err(|source| ImportError::Rowkey {
+                context: path.display().to_string(),
+                source,
+            })
+        };
+        let mut enc = compile(&compiled.spec)?;
+        let mut ix_enc: Vec<(RowkeyEncoder, Vec<usize>)> = Vec::new();
+        for ix in &compiled.indexes {
+            let e = compile(&ix.spec)?;
+            let cols = ix
+                .spec
+                .fields()
+                .iter()
+                .filter_map(|f| names.iter().position(|n| n == f))
+                .collect();
+            ix_enc.push((e, cols));
+        }
+        let mut batch = Batch::default();
+        for mut next in units {
+            while next(&mut batch)? {
+                for rec in &batch.records {
+                    if records >= sample_rows {
+                        break 'inputs;
+                    }
+                    records += 1;
+                    let mut k = Vec::new();
+                    if enc.encode(&RecordFields(rec), &mut k).is_ok() {
+                        sample.main.push(k);
+                    }
+                    for ((e, cols), keys) in ix_enc.iter_mut().zip(&mut sample.indexes) {
+                        if cols
+                            .iter()
+                            .any(|&c| rec.get(c).is_none_or(<[u8]>::is_empty))
+                        {
+                            continue;
+                        }
+                        let mut k = Vec::new();
+                        if e.encode(&RecordFields(rec), &mut k).is_ok() {
+                            keys.push(k);
+                        }
+                    }
                 }
             }
         }
-        if keys.len() >= opts.sample_rows {
-            break;
-        }
     }
-    Ok(keys)
+    Ok(sample)
 }
 
 /// Peak resident set size of this process (Linux `VmHWM`), 0 where unknown.
@@ -790,9 +1266,4 @@ impl Drop for RemoveDirOnDrop {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
-}
-
-/// Regions of a schema without sampling (for `hfkit plan` with explicit splits).
-pub fn fixed_regions(schema: &TableSchema) -> Result<Regions, SchemaError> {
-    schema.splits.regions(None)
 }

@@ -249,6 +249,12 @@ impl BulkOutput {
         Ok(())
     }
 
+    /// Closes (finishes and syncs) the file being written, so that [`BulkOutput::finish`] has
+    /// only renames left: an import writing several tables seals them all before publishing any.
+    pub fn seal(&mut self) -> Result<(), OutputError> {
+        self.close_current()
+    }
+
     /// Closes the last file and publishes every file under its final name.
     pub fn finish(mut self) -> Result<OutputReport, OutputError> {
         self.close_current()?;

@@ -36,6 +36,16 @@ pub fn row_group_count(path: &Path) -> Result<usize, SourceError> {
     Ok(b.metadata().num_row_groups())
 }
 
+/// Number of rows in a Parquet file (from its footer).
+pub fn row_count(path: &Path) -> Result<u64, SourceError> {
+    let f = File::open(path).map_err(|source| SourceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
+    Ok(u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0))
+}
+
 /// Column names of a Parquet file.
 pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
     let f = File::open(path).map_err(|source| SourceError::Io {

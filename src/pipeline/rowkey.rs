@@ -16,8 +16,10 @@
 //! reverse(x)             the bytes of x in reverse order
 //! reverse_domain(x)      dot-separated labels reversed: www.example.com -> com.example.www
 //! reverse_ts(x[, dec|bin]) i64::MAX - x (ms >= 0): 19 decimal digits, or 8 bytes big-endian
-//! bucket(x, hour|day|week|month)  UTC period start of epoch-ms x: YYYYMMDDHH | YYYYMMDD |
+//! bucket(x, hour|day|week|month)  UTC period start of time x: YYYYMMDDHH | YYYYMMDD |
 //!                        YYYYMMDD of the ISO week's Monday | YYYYMM
+//! (reverse_ts and bucket read x in the spec's timestamp format: epoch ms unless
+//!  [`RowkeySpec::with_timestamp_format`] says otherwise; see super::timestamp)
 //! pad(x, W)              decimal digits left-padded with '0' to W characters
 //! i64be(x)               decimal i64, 8 bytes big-endian with the sign bit flipped
 //! f64be(x)               decimal f64 (not NaN), 8 bytes ordered like the numbers
@@ -34,6 +36,7 @@ use md5::{Digest, Md5};
 
 use super::error::{quote, RowkeyError};
 use super::hash::murmur_hash;
+use super::timestamp::TimestampFormat;
 use crate::format::cell::MAX_ROW_LEN;
 
 mod inverse;
@@ -108,6 +111,8 @@ pub struct RowkeySpec {
     text: String,
     nodes: Vec<Node>,
     fields: Vec<String>,
+    /// How `reverse_ts` and `bucket` read their input.
+    ts_format: TimestampFormat,
 }
 
 /// Where an encoder reads a record's fields: by column index, `None` when absent.
@@ -162,7 +167,20 @@ impl RowkeySpec {
             text: text.to_string(),
             nodes,
             fields,
+            ts_format: TimestampFormat::EpochMillis,
         })
+    }
+
+    /// The spec reading the inputs of `reverse_ts` and `bucket` in `format` (default: epoch
+    /// milliseconds).
+    pub fn with_timestamp_format(mut self, format: TimestampFormat) -> RowkeySpec {
+        self.ts_format = format;
+        self
+    }
+
+    /// How `reverse_ts` and `bucket` read their input.
+    pub fn timestamp_format(&self) -> &TimestampFormat {
+        &self.ts_format
     }
 
     /// The spec as written.
@@ -205,7 +223,14 @@ impl RowkeySpec {
     ) -> Result<(), RowkeyError> {
         let get = |slot: usize| fields(&self.fields[slot]);
         let mut pool = Vec::new();
-        encode_key(&self.nodes, &self.fields, &get, out, &mut pool)
+        encode_key(
+            &self.nodes,
+            &self.fields,
+            &self.ts_format,
+            &get,
+            out,
+            &mut pool,
+        )
     }
 }
 
@@ -241,6 +266,7 @@ impl RowkeyEncoder {
         encode_key(
             &self.spec.nodes,
             &self.spec.fields,
+            &self.spec.ts_format,
             &get,
             out,
             &mut self.pool,
@@ -251,12 +277,13 @@ impl RowkeyEncoder {
 fn encode_key<'r>(
     nodes: &[Node],
     names: &[String],
+    ts: &TimestampFormat,
     get: &dyn Fn(usize) -> Option<&'r [u8]>,
     out: &mut Vec<u8>,
     pool: &mut Vec<Vec<u8>>,
 ) -> Result<(), RowkeyError> {
     let start = out.len();
-    eval(nodes, names, get, out, pool, 0)?;
+    eval(nodes, names, ts, get, out, pool, 0)?;
     let len = out.len() - start;
     if len == 0 {
         return Err(RowkeyError::EmptyKey);
@@ -294,6 +321,7 @@ fn assign_slots(nodes: &mut [Node], fields: &mut Vec<String>) {
 fn eval<'r>(
     nodes: &[Node],
     names: &[String],
+    ts: &TimestampFormat,
     get: &dyn Fn(usize) -> Option<&'r [u8]>,
     out: &mut Vec<u8>,
     pool: &mut Vec<Vec<u8>>,
@@ -310,13 +338,12 @@ fn eval<'r>(
                 let mut buf = std::mem::take(&mut pool[depth]);
                 let result = match input.as_slice() {
                     // A lone field is read in place, without a copy.
-                    [Node::Field { slot, .. }] => {
-                        field(names, get, *slot).and_then(|bytes| apply(*func, what, bytes, out))
-                    }
+                    [Node::Field { slot, .. }] => field(names, get, *slot)
+                        .and_then(|bytes| apply(*func, what, ts, bytes, out)),
                     _ => {
                         buf.clear();
-                        eval(input, names, get, &mut buf, pool, depth + 1)
-                            .and_then(|()| apply(*func, what, &buf, out))
+                        eval(input, names, ts, get, &mut buf, pool, depth + 1)
+                            .and_then(|()| apply(*func, what, ts, &buf, out))
                     }
                 };
                 pool[depth] = buf;
@@ -337,7 +364,13 @@ fn field<'r>(
     })
 }
 
-fn apply(func: Func, what: &str, x: &[u8], out: &mut Vec<u8>) -> Result<(), RowkeyError> {
+fn apply(
+    func: Func,
+    what: &str,
+    ts: &TimestampFormat,
+    x: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), RowkeyError> {
     match func {
         Func::Salt { buckets, width } => {
             let bucket = (murmur_hash(x, 0) as u32) % buckets;
@@ -362,7 +395,7 @@ fn apply(func: Func, what: &str, x: &[u8], out: &mut Vec<u8>) -> Result<(), Rowk
             }
         }
         Func::ReverseTs(fmt) => {
-            let ms = parse_i64(what, x)?;
+            let ms = parse_ts(what, ts, x)?;
             if ms < 0 {
                 return Err(RowkeyError::OutOfRange {
                     what: what.to_string(),
@@ -377,7 +410,7 @@ fn apply(func: Func, what: &str, x: &[u8], out: &mut Vec<u8>) -> Result<(), Rowk
             }
         }
         Func::Bucket(unit) => {
-            let ms = parse_i64(what, x)?;
+            let ms = parse_ts(what, ts, x)?;
             if !(0..BUCKET_MAX_MS).contains(&ms) {
                 return Err(RowkeyError::OutOfRange {
                     what: what.to_string(),
@@ -450,6 +483,14 @@ fn parse_i64(what: &str, x: &[u8]) -> Result<i64, RowkeyError> {
             value: quote(x),
             expected: "a 64-bit decimal integer",
         })
+}
+
+/// A `reverse_ts` / `bucket` input: epoch milliseconds as read in the spec's timestamp format.
+fn parse_ts(what: &str, ts: &TimestampFormat, x: &[u8]) -> Result<i64, RowkeyError> {
+    ts.to_millis(x).map_err(|source| RowkeyError::Timestamp {
+        what: what.to_string(),
+        source,
+    })
 }
 
 fn parse_f64(what: &str, x: &[u8]) -> Result<f64, RowkeyError> {
@@ -1137,6 +1178,73 @@ mod tests {
         );
         assert!(one("bucket(x, day)", b"253402300800000").is_err());
         assert!(one("bucket(x, day)", b"-1").is_err());
+    }
+
+    /// `reverse_ts` and `bucket` read their input in the spec's timestamp format.
+    #[test]
+    fn timestamp_formats_in_specs() {
+        let with = |spec: &str, format: &str, v: &[u8]| -> Result<Vec<u8>, RowkeyError> {
+            let spec = RowkeySpec::parse(spec)?
+                .with_timestamp_format(TimestampFormat::parse(format).unwrap());
+            let mut e = spec.compile(&["x"])?;
+            let mut out = Vec::new();
+            e.encode(&vec![v], &mut out)?;
+            Ok(out)
+        };
+        // 1700000000000 = 2023-11-14T22:13:20Z.
+        let want = one("reverse_ts(x)", b"1700000000000").unwrap();
+        assert_eq!(want, b"9223370336854775807");
+        assert_eq!(
+            with("reverse_ts(x)", "epoch_s", b"1700000000").unwrap(),
+            want
+        );
+        assert_eq!(
+            with("reverse_ts(x)", "%Y-%m-%d %H:%M:%S", b"2023-11-14 22:13:20").unwrap(),
+            want
+        );
+        assert_eq!(
+            with(
+                "reverse_ts(x, bin)",
+                "%Y-%m-%dT%H:%M:%S%z",
+                b"2023-11-15T00:13:20+0200"
+            )
+            .unwrap(),
+            (i64::MAX - 1_700_000_000_000).to_be_bytes()
+        );
+        assert_eq!(
+            with("bucket(x, hour)", "%d.%m.%Y %H:%M", b"14.11.2023 22:59").unwrap(),
+            b"2023111422"
+        );
+        assert_eq!(
+            with("bucket(x, week)", "%Y-%m-%d", b"2023-11-14").unwrap(),
+            b"20231113"
+        );
+        // Surrounding spaces are ignored, as for cell timestamps.
+        assert_eq!(one("reverse_ts(x)", b" 1700000000000 ").unwrap(), want);
+        let e = with("bucket(x, day)", "%Y-%m-%d", b"14/11/2023")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("bucket(x, day): '14/11/2023' does not match the format '%Y-%m-%d'"),
+            "{e}"
+        );
+        let e = with("reverse_ts(x)", "epoch_s", b"soon")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "reverse_ts(x): 'soon' is not epoch seconds (decimal, optionally with a fraction)"
+        );
+        // Before 1970 is still refused, whatever the format.
+        let e = with("reverse_ts(x)", "%Y-%m-%d", b"1969-12-31")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("negative"), "{e}");
+        let e = one("reverse_ts(x)", b"12x").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "reverse_ts(x): '12x' is not epoch milliseconds (a 64-bit decimal integer)"
+        );
     }
 
     #[test]

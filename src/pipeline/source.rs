@@ -199,6 +199,21 @@ impl CsvSource {
         &self.columns
     }
 
+    /// Bytes of the (decompressed) input consumed so far: for a plain file, the offset just
+    /// past the last record read.
+    pub fn bytes_read(&self) -> u64 {
+        self.reader.position().byte()
+    }
+
+    /// Whether the file is decompressed on the fly (`.gz`, `.zst`): its size on disk then says
+    /// little about the number of records.
+    pub fn is_compressed(path: &Path) -> bool {
+        matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("gz") | Some("zst")
+        )
+    }
+
     /// Reads up to `max` records into `batch` (cleared first). Returns false at end of file.
     /// A record with the wrong number of fields is an error naming its line.
     pub fn next_batch(&mut self, batch: &mut Batch, max: usize) -> Result<bool, SourceError> {

@@ -33,8 +33,8 @@ pub mod split;
 
 pub use error::{Location, SchemaError};
 pub use schema::{
-    BloomFilterKind, ColumnMapping, FamilySchema, ImportMapping, KeepDeletedCells, ParsedSchema,
-    SplitSpec, TableName, TableSchema, TimestampSource, ValueType,
+    BloomFilterKind, ColumnMapping, FamilySchema, ImportMapping, IndexSchema, KeepDeletedCells,
+    ParsedSchema, SplitSpec, TableName, TableSchema, TimestampSource, ValueType,
 };
 pub use split::{
     sample_splits, to_bytes_binary, to_string_binary, Regions, SplitAlgorithm, Splitter,

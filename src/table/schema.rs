@@ -872,8 +872,43 @@ pub struct ColumnMapping {
     pub qualifier: Vec<u8>,
     pub value_type: ValueType,
     pub timestamp: TimestampSource,
+    /// How a [`TimestampSource::Field`] is read: `epoch_ms` (when `None`), `epoch_s` or a
+    /// strftime format; kept as text, compiled by the import pipeline.
+    pub timestamp_format: Option<String>,
     /// Where it was written, for messages.
     pub location: Option<Location>,
+}
+
+/// One `[[index]]`: an index table written in the same import run. Each record whose index
+/// fields are all non-empty (and that writes at least one main cell) gives one index cell: row
+/// = the index rowkey spec, `family:qualifier` = [`IndexSchema::qualifier`] in the index table's
+/// only family, value = the main row key. Prose: `formats/schema.md` §"Index tables".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSchema {
+    /// The index table: its name, its one family (with attributes) and its splits.
+    pub table: TableSchema,
+    /// Rowkey spec of the index rows (text, parsed by the pipeline).
+    pub rowkey: String,
+    pub rowkey_location: Option<Location>,
+    /// Qualifier of the index cell (in `table.families[0]`).
+    pub qualifier: Vec<u8>,
+    pub timestamp: TimestampSource,
+    /// As [`ColumnMapping::timestamp_format`].
+    pub timestamp_format: Option<String>,
+    /// Where the `[[index]]` was written, for messages.
+    pub location: Option<Location>,
+}
+
+impl IndexSchema {
+    /// The index table's full name (`ns:qualifier`, or the qualifier in `default`).
+    pub fn full_name(&self) -> String {
+        self.table.full_name()
+    }
+
+    /// The family of the index cell.
+    pub fn family(&self) -> &FamilySchema {
+        &self.table.families[0]
+    }
 }
 
 /// How input records become cells: the rowkey spec (text, parsed by the pipeline) and columns.
@@ -881,7 +916,12 @@ pub struct ColumnMapping {
 pub struct ImportMapping {
     pub rowkey: Option<String>,
     pub rowkey_location: Option<Location>,
+    /// `[rowkey] timestamp_format`: how `reverse_ts` and `bucket` read their input (default
+    /// epoch ms); kept as text like the spec.
+    pub rowkey_timestamp_format: Option<(String, Location)>,
     pub columns: Vec<ColumnMapping>,
+    /// `[[index]]` tables written in the same run.
+    pub indexes: Vec<IndexSchema>,
 }
 
 /// Assembles a [`TableSchema`] from either front end and applies the whole-table checks.
@@ -1122,6 +1162,7 @@ impl<'a> TomlReader<'a> {
         let mut splits = None;
         let mut rowkey = None;
         let mut columns = None;
+        let mut indexes = None;
         for (k, v) in root.iter() {
             match k.get_ref().as_ref() {
                 "table" => table = Some(v),
@@ -1129,12 +1170,13 @@ impl<'a> TomlReader<'a> {
                 "splits" => splits = Some(v),
                 "rowkey" => rowkey = Some(v),
                 "column" => columns = Some(v),
+                "index" => indexes = Some(v),
                 other => {
                     return Err(self.syntax(
                         k.span().start,
                         format!(
                             "unknown section '{other}' (expected [table], [[family]], [splits], \
-                             [rowkey], [[column]])"
+                             [rowkey], [[column]], [[index]])"
                         ),
                     ))
                 }
@@ -1167,10 +1209,19 @@ impl<'a> TomlReader<'a> {
                         mapping.rowkey_location =
                             Some(Location::of_offset(self.source, self.text, v.span().start));
                     }
+                    "timestamp_format" => {
+                        let s = self.string(v, "[rowkey] timestamp_format")?;
+                        mapping.rowkey_timestamp_format = Some((
+                            s.to_string(),
+                            Location::of_offset(self.source, self.text, v.span().start),
+                        ));
+                    }
                     other => {
                         return Err(self.syntax(
                             k.span().start,
-                            format!("unknown key '{other}' in [rowkey] (expected spec)"),
+                            format!(
+                            "unknown key '{other}' in [rowkey] (expected spec, timestamp_format)"
+                        ),
                         ))
                     }
                 }
@@ -1185,7 +1236,176 @@ impl<'a> TomlReader<'a> {
                 mapping.columns.push(self.read_column(i, c)?);
             }
         }
-        b.finish(table_at, mapping)
+        let mut index_warnings = Vec::new();
+        if let Some(ix) = indexes {
+            for (i, v) in self.array_of_tables(ix, "index")?.into_iter().enumerate() {
+                let (index, warnings) = self.read_index(i, v)?;
+                let at = At(index.location.clone().map(Box::new));
+                let name = index.full_name();
+                if name == b.name.full_name() {
+                    return Err(SchemaError::Mapping {
+                        at,
+                        what: format!("index '{name}'"),
+                        reason: "an index table must not be the table itself".into(),
+                    });
+                }
+                if mapping.indexes.iter().any(|x| x.full_name() == name) {
+                    return Err(SchemaError::Mapping {
+                        at,
+                        what: format!("index '{name}'"),
+                        reason: "defined twice".into(),
+                    });
+                }
+                index_warnings.extend(warnings);
+                mapping.indexes.push(index);
+            }
+        }
+        let mut parsed = b.finish(table_at, mapping)?;
+        parsed.warnings.extend(index_warnings);
+        Ok(parsed)
+    }
+
+    /// One `[[index]]`: `name`, `rowkey`, `cell = "family:qualifier"`, optional `timestamp`
+    /// and `timestamp_format` (as in `[[column]]`), optional `[index.family]` attributes and
+    /// `[index.splits]` (as `[splits]`).
+    fn read_index(
+        &self,
+        index: usize,
+        v: &TomlValue<'_>,
+    ) -> Result<(IndexSchema, Vec<String>), SchemaError> {
+        let t = self.table_of(v, "[[index]]")?;
+        let location = Location::of_offset(self.source, self.text, v.span().start);
+        let at = At::from(location.clone());
+        let mut name = None;
+        let mut rowkey = None;
+        let mut cell = None;
+        let mut timestamp = TimestampSource::ImportTime;
+        let mut timestamp_format = None;
+        let mut family_attrs = None;
+        let mut splits = SplitSpec::None;
+        for (k, val) in t.iter() {
+            match k.get_ref().as_ref() {
+                "name" => {
+                    name = Some((
+                        self.string(val, "[[index]] name")?,
+                        self.at(val.span().start),
+                    ))
+                }
+                "rowkey" => {
+                    let s = self.string(val, "[[index]] rowkey")?;
+                    if s.trim().is_empty() {
+                        return Err(self.syntax(val.span().start, "[[index]] rowkey is empty"));
+                    }
+                    rowkey = Some((
+                        s.to_string(),
+                        Location::of_offset(self.source, self.text, val.span().start),
+                    ));
+                }
+                "cell" => cell = Some((self.string(val, "[[index]] cell")?, val.span().start)),
+                "timestamp" => timestamp = self.timestamp_source(val)?,
+                "timestamp_format" => {
+                    timestamp_format = Some((
+                        self.string(val, "[[index]] timestamp_format")?.to_string(),
+                        val.span().start,
+                    ))
+                }
+                "family" => family_attrs = Some(val),
+                "splits" => splits = self.read_splits(val)?,
+                other => {
+                    return Err(self.syntax(
+                        k.span().start,
+                        format!(
+                            "unknown key '{other}' in [[index]] (expected name, rowkey, cell, \
+                             timestamp, timestamp_format, [index.family], [index.splits])"
+                        ),
+                    ))
+                }
+            }
+        }
+        let what = match &name {
+            Some((n, _)) => format!("index '{n}'"),
+            None => format!("index #{}", index + 1),
+        };
+        let missing = |key: &str| SchemaError::Mapping {
+            at: at.clone(),
+            what: what.clone(),
+            reason: format!("needs {key}"),
+        };
+        let (name, name_at) = name.ok_or_else(|| missing("name = \"namespace:table\""))?;
+        let (rowkey, rowkey_location) = rowkey.ok_or_else(|| missing("rowkey = '<spec>'"))?;
+        let (cell, cell_offset) = cell.ok_or_else(|| missing("cell = \"family:qualifier\""))?;
+        let Some((family, qualifier)) = cell.split_once(':') else {
+            return Err(SchemaError::Mapping {
+                at: self.at(cell_offset),
+                what,
+                reason: format!("cell '{cell}' must be family:qualifier"),
+            });
+        };
+        if let Some((_, offset)) = &timestamp_format {
+            if !matches!(timestamp, TimestampSource::Field(_)) {
+                return Err(SchemaError::Mapping {
+                    at: self.at(*offset),
+                    what,
+                    reason: "timestamp_format needs timestamp = \"field\" (the field it reads)"
+                        .into(),
+                });
+            }
+        }
+        let family_at = self.at(cell_offset);
+        SchemaBuilder::check_family_name(family, &family_at)?;
+        let mut f = FamilySchema::new(family);
+        if let Some(attrs) = family_attrs {
+            let t = self.table_of(attrs, "[index.family]")?;
+            if let Some(n) = t.get("name").or_else(|| t.get("NAME")) {
+                if self.string(n, "[index.family] name")? != family {
+                    return Err(SchemaError::Mapping {
+                        at: self.at(n.span().start),
+                        what,
+                        reason: format!(
+                            "[index.family] name must be the family of cell '{cell}' ('{family}')"
+                        ),
+                    });
+                }
+            }
+            self.family_attributes(&mut f, t)?;
+        }
+        let mut b = SchemaBuilder::new(name, name_at)?;
+        b.add_family(f, family_at, false)?;
+        b.splits = splits;
+        let parsed = b.finish(at, ImportMapping::default())?;
+        Ok((
+            IndexSchema {
+                table: parsed.table,
+                rowkey,
+                rowkey_location: Some(rowkey_location),
+                qualifier: qualifier.as_bytes().to_vec(),
+                timestamp,
+                timestamp_format: timestamp_format.map(|(f, _)| f),
+                location: Some(location),
+            },
+            parsed.warnings,
+        ))
+    }
+
+    /// `timestamp = <epoch ms>` or `timestamp = "field"`.
+    fn timestamp_source(&self, val: &TomlValue<'_>) -> Result<TimestampSource, SchemaError> {
+        Ok(match val.get_ref() {
+            DeValue::Integer(i) => TimestampSource::Fixed(
+                i64::from_str_radix(i.as_str(), i.radix())
+                    .ok()
+                    .filter(|ts| *ts >= 0)
+                    .ok_or_else(|| {
+                        self.syntax(val.span().start, "timestamp must be in 0..=i64::MAX")
+                    })?,
+            ),
+            DeValue::String(s) if !s.is_empty() => TimestampSource::Field(s.to_string()),
+            _ => {
+                return Err(self.syntax(
+                    val.span().start,
+                    "timestamp must be epoch milliseconds (integer) or a field name (string)",
+                ))
+            }
+        })
     }
 
     fn table_of<'v, 'i>(
@@ -1314,6 +1534,13 @@ impl<'a> TomlReader<'a> {
         let name_at = self.at(name_val.span().start);
         SchemaBuilder::check_family_name(name, &name_at)?;
         let mut f = FamilySchema::new(name);
+        self.family_attributes(&mut f, t)?;
+        b.add_family(f, name_at, false)
+    }
+
+    /// The attributes, `METADATA` and `CONFIGURATION` of a family table (`name` is skipped).
+    fn family_attributes(&self, f: &mut FamilySchema, t: &DeTable<'_>) -> Result<(), SchemaError> {
+        let name = f.name.clone();
         for (k, val) in t.iter() {
             let key = k.get_ref().as_ref();
             let at = self.at(k.span().start);
@@ -1329,11 +1556,11 @@ impl<'a> TomlReader<'a> {
                 _ => {
                     let value = self.attr_value(val, key)?;
                     f.set_attribute(key, &value)
-                        .map_err(|e| attr_error(e, at, Some(name), key, &value))?;
+                        .map_err(|e| attr_error(e, at, Some(&name), key, &value))?;
                 }
             }
         }
-        b.add_family(f, name_at, false)
+        Ok(())
     }
 
     fn read_splits(&self, v: &TomlValue<'_>) -> Result<SplitSpec, SchemaError> {
@@ -1461,6 +1688,7 @@ impl<'a> TomlReader<'a> {
         let mut cell = None;
         let mut value_type = ValueType::String;
         let mut timestamp = TimestampSource::ImportTime;
+        let mut timestamp_format = None;
         for (k, val) in t.iter() {
             match k.get_ref().as_ref() {
                 "source" => source = Some(self.string(val, "[[column]] source")?.to_string()),
@@ -1471,27 +1699,17 @@ impl<'a> TomlReader<'a> {
                         self.syntax(val.span().start, format!("type '{s}': expected string, int64 or double"))
                     })?;
                 }
-                "timestamp" => {
-                    timestamp = match val.get_ref() {
-                        DeValue::Integer(i) => TimestampSource::Fixed(
-                            i64::from_str_radix(i.as_str(), i.radix())
-                                .ok()
-                                .filter(|ts| *ts >= 0)
-                                .ok_or_else(|| self.syntax(val.span().start, "timestamp must be in 0..=i64::MAX"))?,
-                        ),
-                        DeValue::String(s) if !s.is_empty() => TimestampSource::Field(s.to_string()),
-                        _ => {
-                            return Err(self.syntax(
-                                val.span().start,
-                                "timestamp must be epoch milliseconds (integer) or a field name (string)",
-                            ))
-                        }
-                    }
+                "timestamp" => timestamp = self.timestamp_source(val)?,
+                "timestamp_format" => {
+                    timestamp_format = Some((
+                        self.string(val, "[[column]] timestamp_format")?.to_string(),
+                        val.span().start,
+                    ))
                 }
                 other => {
                     return Err(self.syntax(
                         k.span().start,
-                        format!("unknown key '{other}' in [[column]] (expected source, cell, type, timestamp)"),
+                        format!("unknown key '{other}' in [[column]] (expected source, cell, type, timestamp, timestamp_format)"),
                     ))
                 }
             }
@@ -1518,12 +1736,23 @@ impl<'a> TomlReader<'a> {
                 reason: format!("cell '{cell}' must be family:qualifier"),
             });
         };
+        if let Some((_, offset)) = &timestamp_format {
+            if !matches!(timestamp, TimestampSource::Field(_)) {
+                return Err(SchemaError::Mapping {
+                    at: self.at(*offset),
+                    what: what(&source),
+                    reason: "timestamp_format needs timestamp = \"field\" (the field it reads)"
+                        .into(),
+                });
+            }
+        }
         Ok(ColumnMapping {
             source: source_name,
             family: family.to_string(),
             qualifier: qualifier.as_bytes().to_vec(),
             value_type,
             timestamp,
+            timestamp_format: timestamp_format.map(|(f, _)| f),
             location: Some(location),
         })
     }
