@@ -98,10 +98,18 @@ fn import(t: &Table, s: &ParsedSchema, input: &Path, format: InputFormat) {
     let mut opts = ImportOptions::new(vec![input.to_path_buf()], format, bulk.clone());
     opts.import_time = 1_600_000_000_000;
     opts.memory_budget = 64 << 20;
+    // Index tables (users.toml has one) are written beside, and are not what this file tests.
+    let index_dirs: Vec<PathBuf> = (0..s.mapping.indexes.len())
+        .map(|i| bulk.with_extension(format!("index{i}")))
+        .collect();
+    opts.index_out = Some(index_dirs.clone());
     run_import(&s.table, &s.mapping, opts)
         .unwrap_or_else(|e| panic!("import of {}: {e}", input.display()));
     t.attach(&bulk).unwrap();
     std::fs::remove_dir_all(&bulk).unwrap();
+    for d in index_dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 fn rand_suffix() -> String {
@@ -574,5 +582,60 @@ fn command_line_round_trip() {
     assert_eq!(
         usage(&["export", &a, "--schema", &schema, "--format", "csv", "--to", "x"]),
         Some(2)
+    );
+}
+
+/// Timestamp fields written in the formats the schema reads them in: a strftime cell
+/// timestamp and an epoch-seconds `reverse_ts` input come back as the same text.
+#[test]
+fn timestamp_formats_round_trip() {
+    const EVENTS: &str = r#"
+[table]
+name = "t:visits"
+[[family]]
+name = "d"
+[rowkey]
+spec = 'site + "_" + reverse_ts(at)'
+timestamp_format = "epoch_s"
+[[column]]
+source = "page"
+cell = "d:page"
+timestamp = "seen"
+timestamp_format = "%Y-%m-%d %H:%M:%S%.3f"
+[[column]]
+source = "at"
+cell = "d:at"
+timestamp = 1
+"#;
+    let tmp = tmpdir();
+    let t = tmp.path();
+    let s = TableSchema::from_toml_str(EVENTS, "visits.toml", None).unwrap();
+    let input = t.join("visits.csv");
+    std::fs::write(
+        &input,
+        "site,at,page,seen\n\
+         a,1700000000.250,/home,2023-11-14 22:13:20.500\n\
+         b,1700000100.000,/cart,2023-11-14 22:15:00.000\n",
+    )
+    .unwrap();
+    let a = create(&t.join("visits-a"), &s);
+    import(&a, &s, &input, csv_format(b','));
+    assert!(scan(&a).contains(&(
+        format!("a_{}", i64::MAX - 1_700_000_000_250).into_bytes(),
+        b"d".to_vec(),
+        b"page".to_vec(),
+        1_700_000_000_500,
+        b"/home".to_vec()
+    )));
+    let [csv, pq] = round_trip(t, &a, &s, "visits");
+    let text = std::fs::read_to_string(&csv.path).unwrap();
+    assert!(
+        text.contains("a,1700000000.250,/home,2023-11-14 22:13:20.500"),
+        "{text}"
+    );
+    let types = parquet_types(&pq.path);
+    assert!(
+        types.contains(&("seen".to_string(), DataType::Utf8)),
+        "{types:?}"
     );
 }

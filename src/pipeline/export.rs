@@ -8,7 +8,7 @@
 //!   string [[column]]s          -> their source fields: the cell bytes as they are
 //!   the row key                 -> the fields of its invertible terms (RowkeyInverse)
 //!   int64 / double [[column]]s  -> decimal text
-//!   timestamp fields            -> the cell's timestamp, decimal epoch ms
+//!   timestamp fields            -> the cell's timestamp in the column's timestamp_format (epoch ms by default)
 //!   check: every source re-encodes from the chosen text to its very cell, and the fields
 //!          re-encode to the row key (salt, hash_prefix and bucket terms included)
 //! ```
@@ -33,6 +33,7 @@ use parquet::file::properties::WriterProperties;
 use serde::Serialize;
 
 use super::rowkey::{format_f64, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
+use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
 use crate::format::cell::Cell;
@@ -165,6 +166,9 @@ struct MappedColumn {
     name: String,
     value_type: ValueType,
     timestamp: ColumnTimestamp,
+    /// How the import reads its timestamp field (`timestamp_format`), so the export writes it
+    /// the same way.
+    ts_format: TimestampFormat,
 }
 
 /// Where a field's value came from, in a row being decoded.
@@ -196,7 +200,14 @@ impl RecordDecoder {
             .rowkey
             .as_deref()
             .ok_or_else(|| ExportError::Mapping("the schema has no [rowkey] spec".into()))?;
-        let spec = RowkeySpec::parse(spec_text).map_err(ExportError::Spec)?;
+        let rowkey_ts = match &mapping.rowkey_timestamp_format {
+            Some((text, at)) => TimestampFormat::parse(text)
+                .map_err(|e| ExportError::Mapping(format!("{at}: [rowkey] {e}")))?,
+            None => TimestampFormat::EpochMillis,
+        };
+        let spec = RowkeySpec::parse(spec_text)
+            .map_err(ExportError::Spec)?
+            .with_timestamp_format(rowkey_ts);
         if mapping.columns.is_empty() {
             return Err(ExportError::Mapping(
                 "the schema maps no [[column]] to a cell".into(),
@@ -228,11 +239,18 @@ impl RecordDecoder {
                 TimestampSource::Fixed(t) => ColumnTimestamp::Fixed(*t),
                 TimestampSource::Field(f) => ColumnTimestamp::Field(index(f)),
             };
+            let ts_format = match c.timestamp_format.as_deref() {
+                None => TimestampFormat::EpochMillis,
+                Some(f) => TimestampFormat::parse(f).map_err(|e| {
+                    ExportError::Mapping(format!("column '{}': timestamp_format: {e}", c.source))
+                })?,
+            };
             columns.push(MappedColumn {
                 field,
                 name: format!("{}:{}", c.family, to_string_binary(&c.qualifier)),
                 value_type: c.value_type,
                 timestamp,
+                ts_format,
             });
             let family = c.family.as_bytes();
             match by_cell
@@ -277,7 +295,11 @@ impl RecordDecoder {
                 ValueType::Double => dbl[c.field] = true,
             }
             if let ColumnTimestamp::Field(f) = c.timestamp {
-                int[f] = true;
+                if c.ts_format == TimestampFormat::EpochMillis {
+                    int[f] = true;
+                } else {
+                    text[f] = true;
+                }
             }
         }
         let fields = names
@@ -330,7 +352,9 @@ impl RecordDecoder {
                 encode_value(self.columns[c].value_type, "", text, &mut out).is_ok()
                     && out == cell.value
             }
-            Source::Timestamp(_) => parse_timestamp(text) == Some(cell.timestamp),
+            Source::Timestamp(c) => {
+                self.columns[c].ts_format.to_millis(text).ok() == Some(cell.timestamp)
+            }
             Source::Key(_) => true,
         }
     }
@@ -435,7 +459,13 @@ impl RecordDecoder {
             }
             match col.timestamp {
                 ColumnTimestamp::Field(f) => {
-                    let text = c.timestamp.to_string().into_bytes();
+                    // In the column's timestamp format; one that drops part of the instant
+                    // is caught by the check in step 5.
+                    let text = col
+                        .ts_format
+                        .render(c.timestamp)
+                        .unwrap_or_else(|| c.timestamp.to_string())
+                        .into_bytes();
                     self.offer(&mut vals, &mut src, f, text, Source::Timestamp(ci), c);
                 }
                 ColumnTimestamp::Fixed(t) if t == c.timestamp => {}
@@ -509,13 +539,6 @@ impl RecordDecoder {
             src[f] = Some(s);
         }
     }
-}
-
-/// Epoch ms as an import reads a timestamp field.
-fn parse_timestamp(text: &[u8]) -> Option<i64> {
-    std::str::from_utf8(text)
-        .ok()
-        .and_then(|s| s.trim().parse::<i64>().ok())
 }
 
 /// A cell value as the text its column's type imports from (string: the bytes; int64, double:

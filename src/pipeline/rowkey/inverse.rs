@@ -24,6 +24,7 @@
 
 use super::{apply, encode_key, eval, BucketUnit, Func, Node, RowkeySpec, TsFormat};
 use crate::pipeline::error::RowkeyError;
+use crate::pipeline::timestamp::TimestampFormat;
 use crate::table::to_string_binary;
 
 /// How a field's value came out of a row key.
@@ -145,6 +146,7 @@ impl RowkeyInverse {
         fields.recovered.resize(n, None);
         let mut d = Decoder {
             names: &self.spec.fields,
+            ts: &self.spec.ts_format,
             values: &mut fields.values,
             recovered: &mut fields.recovered,
             deferred: Vec::new(),
@@ -169,7 +171,15 @@ impl RowkeyInverse {
                 continue;
             };
             let mut buf = Vec::new();
-            match eval(input, &self.spec.fields, &get, &mut buf, &mut pool, 0) {
+            match eval(
+                input,
+                &self.spec.fields,
+                &self.spec.ts_format,
+                &get,
+                &mut buf,
+                &mut pool,
+                0,
+            ) {
                 Err(RowkeyError::MissingField { field }) => {
                     return Err(RowkeyError::KeyMismatch {
                         what: what.clone(),
@@ -183,7 +193,7 @@ impl RowkeyInverse {
                 r => r?,
             }
             let mut out = Vec::new();
-            apply(*func, what, &buf, &mut out)?;
+            apply(*func, what, &self.spec.ts_format, &buf, &mut out)?;
             if out != *seg {
                 return Err(RowkeyError::KeyMismatch {
                     what: what.clone(),
@@ -199,6 +209,7 @@ impl RowkeyInverse {
         encode_key(
             &self.spec.nodes,
             &self.spec.fields,
+            &self.spec.ts_format,
             &get,
             &mut out,
             &mut pool,
@@ -356,6 +367,8 @@ impl Analysis {
 /// One key decode in progress.
 struct Decoder<'s, 'v> {
     names: &'s [String],
+    /// The spec's timestamp format (how `reverse_ts` / `bucket` read their input).
+    ts: &'s TimestampFormat,
     values: &'v mut Vec<Option<Vec<u8>>>,
     recovered: &'v mut Vec<Option<Recovered>>,
     deferred: Vec<(&'s Node, Vec<u8>)>,
@@ -521,7 +534,7 @@ impl<'s> Decoder<'s, '_> {
                     Func::ReverseDomain => {
                         // reverse_domain is its own inverse.
                         let mut inner = Vec::with_capacity(seg.len());
-                        apply(Func::ReverseDomain, what, seg, &mut inner)?;
+                        apply(Func::ReverseDomain, what, self.ts, seg, &mut inner)?;
                         self.concat(input, &inner, exact)
                     }
                     Func::ReverseTs(fmt) => {
@@ -542,7 +555,15 @@ impl<'s> Decoder<'s, '_> {
                             ));
                         };
                         let ms = i64::MAX - reversed;
-                        self.concat(input, ms.to_string().as_bytes(), false)
+                        // Written back in the spec's timestamp format; a format that drops
+                        // part of the instant (say, the milliseconds) is caught by `verify`.
+                        let Some(text) = self.ts.render(ms) else {
+                            return Err(mismatch(
+                                node,
+                                format!("{ms} ms cannot be written as '{}'", self.ts.name()),
+                            ));
+                        };
+                        self.concat(input, text.as_bytes(), false)
                     }
                     Func::Pad { width: w } => {
                         if !seg.iter().all(u8::is_ascii_digit) {
@@ -612,8 +633,16 @@ impl<'s> Decoder<'s, '_> {
         let values = &*self.values;
         let get = |slot: usize| values.get(slot).and_then(|v| v.as_deref());
         let mut buf = Vec::new();
-        eval(input, self.names, &get, &mut buf, &mut self.pool, 0)?;
-        apply(func, what, &buf, out)
+        eval(
+            input,
+            self.names,
+            self.ts,
+            &get,
+            &mut buf,
+            &mut self.pool,
+            0,
+        )?;
+        apply(func, what, self.ts, &buf, out)
     }
 }
 
