@@ -909,6 +909,7 @@ fn cli_maintenance_commands() {
     assert_eq!(scan_live(&t, NOW), visible);
     assert_eq!(
         run(&[
+            "table",
             "alter",
             &dir,
             "--family",
@@ -924,7 +925,15 @@ fn cli_maintenance_commands() {
         ]),
         0
     );
-    assert_eq!(run(&["alter", &dir, "--family", "b", "--ttl", "soon"]), 2);
+    assert_eq!(
+        run(&["table", "alter", &dir, "--family", "b", "--ttl", "soon"]),
+        2
+    );
+    // `hfkit alter` stays as a hidden alias.
+    assert_eq!(run(&["alter", &dir, "--family", "b", "--versions", "3"]), 0);
+    let b = t.manifest().unwrap();
+    let b = b.families.iter().find(|f| f.name == "b").unwrap();
+    assert_eq!((b.versions, b.compression.as_str()), (3, "ZSTD"));
     assert_eq!(
         run(&[
             "export",

@@ -1,4 +1,4 @@
-//! `hfkit compact`, `hfkit alter`, `hfkit snapshot ...` and `hfkit export`: offline
+//! `hfkit compact`, `hfkit table alter` (alias `hfkit alter`), `hfkit snapshot ...` and `hfkit export`: offline
 //! maintenance over `table::compact`, `table::snapshot` and `table::export`.
 
 use std::io::Write;
@@ -38,35 +38,9 @@ pub enum MaintCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Change a family's settings (a new manifest version). Files already written keep their
-    /// format; later attaches and compactions use the new settings.
-    Alter {
-        table: PathBuf,
-        #[arg(long)]
-        family: String,
-        /// NONE, SNAPPY, GZ, LZ4, ZSTD ...
-        #[arg(long)]
-        compression: Option<String>,
-        /// NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1.
-        #[arg(long)]
-        encoding: Option<String>,
-        /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n>.
-        #[arg(long)]
-        bloom: Option<String>,
-        #[arg(long)]
-        block_size: Option<u32>,
-        #[arg(long)]
-        versions: Option<u32>,
-        #[arg(long)]
-        min_versions: Option<u32>,
-        /// Seconds, or FOREVER.
-        #[arg(long)]
-        ttl: Option<String>,
-        #[arg(long, value_enum)]
-        keep_deleted_cells: Option<KeepDeletedArg>,
-        #[arg(long)]
-        json: bool,
-    },
+    /// Change a family's settings (same as `hfkit table alter`).
+    #[command(hide = true)]
+    Alter(AlterArgs),
     /// Snapshots: saved manifest versions that pin their files (no data is copied).
     #[command(subcommand)]
     Snapshot(SnapshotCommand),
@@ -100,6 +74,37 @@ pub enum MaintCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `hfkit table alter`: change a family's settings (a new manifest version). Files already
+/// written keep their format; later attaches and compactions use the new settings.
+#[derive(Debug, clap::Args)]
+pub struct AlterArgs {
+    table: PathBuf,
+    #[arg(long)]
+    family: String,
+    /// NONE, SNAPPY, GZ, LZ4, ZSTD ...
+    #[arg(long)]
+    compression: Option<String>,
+    /// NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1.
+    #[arg(long)]
+    encoding: Option<String>,
+    /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n>.
+    #[arg(long)]
+    bloom: Option<String>,
+    #[arg(long)]
+    block_size: Option<u32>,
+    #[arg(long)]
+    versions: Option<u32>,
+    #[arg(long)]
+    min_versions: Option<u32>,
+    /// Seconds, or FOREVER.
+    #[arg(long)]
+    ttl: Option<String>,
+    #[arg(long, value_enum)]
+    keep_deleted_cells: Option<KeepDeletedArg>,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -218,7 +223,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             }
             Ok(EXIT_OK)
         }
-        MaintCommand::Alter {
+        MaintCommand::Alter(AlterArgs {
             table,
             family,
             compression,
@@ -230,7 +235,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             ttl,
             keep_deleted_cells,
             json,
-        } => {
+        }) => {
             let ttl_seconds = match ttl.as_deref() {
                 None => None,
                 Some(s) if s.eq_ignore_ascii_case("FOREVER") => Some(None),

@@ -33,6 +33,9 @@ pub enum TableCommand {
     /// Check that every live file exists, has its recorded size, verifies and lies in its
     /// region; list orphaned files. Exit 0 when sound, 1 otherwise.
     Check { table: PathBuf },
+    /// Change a family's settings (compression, encoding, Bloom, block size, VERSIONS,
+    /// MIN_VERSIONS, TTL, KEEP_DELETED_CELLS) for later writes: a new manifest version.
+    Alter(super::maint::AlterArgs),
 }
 
 fn open(dir: &Path) -> Result<Table, CliError> {
@@ -48,6 +51,9 @@ pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         } => super::import::table_create(&table, schema.as_deref(), hbase_shell.as_deref(), out),
         TableCommand::Describe { table, json } => describe(&table, json, out),
         TableCommand::Check { table } => check(&table, out),
+        TableCommand::Alter(args) => {
+            super::maint::run(super::maint::MaintCommand::Alter(args), out)
+        }
     }
 }
 
