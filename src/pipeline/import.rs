@@ -200,6 +200,9 @@ pub struct IndexReport {
 
 /// A column mapping bound to one file's columns.
 struct BoundColumn {
+    /// Position in HBase order among the mapped columns (family, then qualifier; schema order
+    /// on ties): a record's cells are handed to the sorter in this order.
+    rank: u16,
     column: usize,
     family: u8,
     qualifier: Vec<u8>,
@@ -243,11 +246,15 @@ struct BoundIndex {
 pub(crate) struct Bound {
     encoder: RowkeyEncoder,
     columns: Vec<BoundColumn>,
+    /// Whether schema order is already HBase order (then a record's cells need no reordering).
+    columns_in_order: bool,
     indexes: Vec<BoundIndex>,
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
 pub(crate) struct EncodedCell {
+    /// The column's [`BoundColumn::rank`] (0 for index cells).
+    pub rank: u16,
     pub family: u8,
     pub row: (u32, u32),
     pub qualifier: (u32, u32),
@@ -991,6 +998,7 @@ pub(crate) fn bind(
             .ok_or_else(|| ImportError::Invalid(format!("unknown family '{}'", c.family)))?
             as u8;
         bound.push(BoundColumn {
+            rank: 0,
             column: find(&c.source)?,
             family,
             qualifier: c.qualifier.clone(),
@@ -998,6 +1006,15 @@ pub(crate) fn bind(
             timestamp: timestamp(&c.timestamp, ts_format)?,
             source: c.source.clone(),
         });
+    }
+    let mut order: Vec<usize> = (0..bound.len()).collect();
+    order.sort_by(|&a, &b| {
+        (bound[a].family, &bound[a].qualifier).cmp(&(bound[b].family, &bound[b].qualifier))
+    });
+    let columns_in_order = order.iter().enumerate().all(|(i, &c)| i == c);
+    for (rank, &c) in order.iter().enumerate() {
+        bound[c].rank = u16::try_from(rank)
+            .map_err(|_| ImportError::Invalid("more than 65535 mapped columns".into()))?;
     }
     let mut indexes = Vec::new();
     for (i, ix) in compiled.indexes.iter().enumerate() {
@@ -1026,6 +1043,7 @@ pub(crate) fn bind(
     Ok(Bound {
         encoder,
         columns: bound,
+        columns_in_order,
         indexes,
     })
 }
@@ -1108,12 +1126,17 @@ fn encode_record(
         }
         let v_len = out.arena.len() - v_at;
         out.cells.push(EncodedCell {
+            rank: c.rank,
             family: c.family,
             row,
             qualifier: (q_at as u32, c.qualifier.len() as u32),
             timestamp: ts,
             value: (v_at as u32, v_len as u32),
         });
+    }
+    // The record's cells in HBase order, so the sorter keeps them as one pre-sorted group.
+    if !bound.columns_in_order {
+        out.cells[cells_at..].sort_unstable_by_key(|c| c.rank);
     }
     // Index cells: only for a row that exists (wrote a cell) and whose index fields are all
     // present; the value is the main row key.
@@ -1142,6 +1165,7 @@ fn encode_record(
             let q_at = out.arena.len();
             out.arena.extend_from_slice(&ix.qualifier);
             out.cells.push(EncodedCell {
+                rank: 0,
                 family: ix.family,
                 row: (k_at as u32, k_len as u32),
                 qualifier: (q_at as u32, ix.qualifier.len() as u32),

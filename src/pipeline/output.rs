@@ -8,10 +8,12 @@
 //!
 //! REQUIRES: cells arrive sorted by (family index, row, qualifier, timestamp desc).
 
+use std::cmp::Ordering;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
+use crate::format::bytes::{compare_bytes, equal_bytes};
 use crate::format::cell::CellRef;
 use crate::format::writer::{HFileWriter, WriterOptions};
 
@@ -159,14 +161,30 @@ impl BulkOutput {
                 fam.name
             )));
         }
-        let region = self.region_of(cell.row);
+        // Cells come sorted by row within a family: while the row is below the current
+        // region's end it stays in that region (one comparison instead of a search).
+        let region = match &self.current {
+            Some(c)
+                if c.family == family
+                    && self
+                        .splits
+                        .get(c.region)
+                        .is_none_or(|end| compare_bytes(cell.row, end) == Ordering::Less)
+                    && (c.region == 0
+                        || compare_bytes(&self.splits[c.region - 1], cell.row)
+                            != Ordering::Greater) =>
+            {
+                c.region
+            }
+            _ => self.region_of(cell.row),
+        };
         let roll = match &self.current {
             None => true,
             Some(c) => {
                 c.family != family
                     || c.region != region
                     || (c.writer.bytes_written() >= self.max_file_size
-                        && c.last_row.as_slice() != cell.row)
+                        && !equal_bytes(&c.last_row, cell.row))
             }
         };
         if roll {
@@ -180,7 +198,7 @@ impl BulkOutput {
                     path: c.tmp.clone(),
                     source,
                 })?;
-            if c.last_row.as_slice() != cell.row {
+            if !equal_bytes(&c.last_row, cell.row) {
                 c.last_row.clear();
                 c.last_row.extend_from_slice(cell.row);
             }
