@@ -324,11 +324,8 @@ fn salted_event_table_100_regions() {
     assert!(per_salt.iter().all(|&n| n > 0), "every salt bucket used");
 }
 
-/// The README's main job: import into a table in one run, then scan and get from it.
-#[test]
-fn import_into_a_table_then_scan_and_get() {
-    let tmp = tempfile::tempdir().unwrap();
-    let table = tmp.path().join("users");
+/// `hfkit import` of the users seed into the table directory `table` (created by the run).
+fn import_users_into(table: &Path) {
     let o = hfkit(&[
         "import",
         "--schema",
@@ -339,6 +336,14 @@ fn import_into_a_table_then_scan_and_get() {
         "--quiet",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The README's main job: import into a table in one run, then scan and get from it.
+#[test]
+fn import_into_a_table_then_scan_and_get() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    import_users_into(&table);
     let o = hfkit(&["table", "check", table.to_str().unwrap()]);
     assert!(o.status.success());
     assert!(
@@ -520,16 +525,7 @@ fn user_index_by_email_points_at_main_rows() {
 fn user_index_is_attached_as_its_own_table() {
     let tmp = tempfile::tempdir().unwrap();
     let table = tmp.path().join("users");
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        &format!("{SEEDS}/users.toml"),
-        &format!("{SEEDS}/users.csv"),
-        "--table",
-        table.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    import_users_into(&table);
     let index = tmp.path().join("users_by_email");
     let o = hfkit(&["table", "check", index.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -572,16 +568,7 @@ fn user_index_is_attached_as_its_own_table() {
         String::from_utf8_lossy(&o.stdout)
     );
     // A second import into the same tables attaches to both.
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        &format!("{SEEDS}/users.toml"),
-        &format!("{SEEDS}/users.csv"),
-        "--table",
-        table.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    import_users_into(&table);
     let o = hfkit(&["table", "check", index.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("2400 cells"));
     let names: Vec<String> = std::fs::read_dir(&index)

@@ -312,10 +312,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                     out,
                     "exported manifest version {}{} to {}: {} files, {} cells, {} bytes",
                     r.version,
-                    r.snapshot
-                        .as_deref()
-                        .map(|s| format!(" (snapshot {s})"))
-                        .unwrap_or_default(),
+                    snapshot_suffix(r.snapshot.as_deref()),
                     r.path.display(),
                     r.files,
                     r.cells,
@@ -378,10 +375,7 @@ fn export_rows(
             out,
             "exported manifest version {}{} to {}: {} rows ({} cells) with fields {}, {} bytes",
             r.version,
-            r.snapshot
-                .as_deref()
-                .map(|s| format!(" (snapshot {s})"))
-                .unwrap_or_default(),
+            snapshot_suffix(r.snapshot.as_deref()),
             r.path.display(),
             c.rows,
             c.cells,
@@ -460,4 +454,11 @@ fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> 
         }
     }
     Ok(EXIT_OK)
+}
+
+/// ` (snapshot NAME)` after an exported manifest version, when it came from a snapshot.
+fn snapshot_suffix(snapshot: Option<&str>) -> String {
+    snapshot
+        .map(|s| format!(" (snapshot {s})"))
+        .unwrap_or_default()
 }

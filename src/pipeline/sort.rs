@@ -385,6 +385,7 @@ impl CellSorter {
                     last: None,
                 },
                 current: Vec::new(),
+                prev: Vec::new(),
                 have_current: false,
                 duplicates: self.duplicates,
                 runs: Vec::new(),
@@ -417,6 +418,7 @@ impl CellSorter {
         Ok(SortedCells {
             source: Source::Runs { readers, heap },
             current: Vec::new(),
+            prev: Vec::new(),
             have_current: false,
             duplicates: self.duplicates,
             runs: std::mem::take(&mut self.runs),
@@ -513,6 +515,8 @@ enum Source {
 pub struct SortedCells {
     source: Source,
     current: Vec<u8>,
+    /// The record returned before `current` (a buffer kept for reuse).
+    prev: Vec<u8>,
     have_current: bool,
     duplicates: u64,
     runs: Vec<PathBuf>,
@@ -545,8 +549,11 @@ impl SortedCells {
                     return Ok(false);
                 };
                 let run = top.run;
-                self.current = top.record;
+                // Buffers circulate (reader -> heap -> current -> reader): no allocation per
+                // record once they have grown.
+                let spare = std::mem::replace(&mut self.current, top.record);
                 let r = &mut readers[run];
+                r.record = spare;
                 if r.advance()? {
                     heap.push(HeapItem {
                         run,
@@ -597,25 +604,27 @@ impl SortedCells {
         }
         // From runs: `current` holds the previously returned record; skip records with its
         // coordinates.
-        let prev = if self.have_current {
-            Some(std::mem::take(&mut self.current))
-        } else {
-            None
-        };
+        let mut prev = std::mem::take(&mut self.prev);
+        let have_prev = self.have_current;
+        if have_prev {
+            std::mem::swap(&mut prev, &mut self.current);
+        }
         loop {
             if !self.next_raw()? {
                 self.have_current = false;
                 return Ok(None);
             }
-            let dup = match (&prev, decode(&self.current)) {
-                (Some(p), Some(cur)) => decode(p).is_some_and(|p| p.same_coordinates(&cur)),
-                _ => false,
-            };
+            let dup = have_prev
+                && match (decode(&prev), decode(&self.current)) {
+                    (Some(p), Some(cur)) => p.same_coordinates(&cur),
+                    _ => false,
+                };
             if dup {
                 self.duplicates += 1;
                 continue;
             }
             self.have_current = true;
+            self.prev = prev;
             return Ok(decode(&self.current));
         }
     }
