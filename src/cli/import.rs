@@ -265,14 +265,24 @@ fn one_byte(name: &str, s: &str) -> Result<u8, CliError> {
     }
 }
 
+/// A size in bytes: `4GB`, `512MB`, `64MiB`, `1 GB 512 MB` (units are powers of 1024, so
+/// `MiB` and `MB` mean the same), or a plain number.
 fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
-    crate::table::schema::parse_size_bytes(s)
+    let binary = s.len() > 2
+        && s.is_char_boundary(s.len() - 2)
+        && s[s.len() - 2..].eq_ignore_ascii_case("ib");
+    let normalized = if binary {
+        format!("{}B", &s[..s.len() - 2])
+    } else {
+        s.to_string()
+    };
+    crate::table::schema::parse_size_bytes(&normalized)
         .ok()
         .filter(|n| *n > 0)
         .map(|n| n as u64)
         .ok_or_else(|| {
             CliError::usage(format!(
-                "--{name}: '{s}' is not a size such as 512MB or 4GB"
+                "--{name}: '{s}' is not a size such as 512MB, 64MiB or 4GB"
             ))
         })
 }
@@ -562,4 +572,26 @@ pub fn table_create(
         m.regions.len()
     )?;
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_decimal_style_and_binary_unit_names() {
+        for (text, bytes) in [
+            ("64MiB", 64u64 << 20),
+            ("64MB", 64 << 20),
+            ("4GiB", 4 << 30),
+            ("4gb", 4 << 30),
+            ("512kib", 512 << 10),
+            ("1000", 1000),
+        ] {
+            assert_eq!(parse_size("memory", text).ok(), Some(bytes), "{text}");
+        }
+        for bad in ["", "MiB", "64XiB", "0", "-5MB"] {
+            assert!(parse_size("memory", bad).is_err(), "{bad}");
+        }
+    }
 }
