@@ -78,6 +78,10 @@ fn import(dir: &Path, input: &Path, memory: &str) -> (Vec<String>, serde_json::V
             out.to_str().unwrap(),
             "--memory",
             memory,
+            // Two threads (merge and write overlap) unless the run is memory-constrained:
+            // the spilled run writes inline on one thread, so both write paths are compared.
+            "--threads",
+            if memory == "256KB" { "1" } else { "2" },
             "--quiet",
             "--report",
             report.to_str().unwrap(),

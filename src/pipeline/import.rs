@@ -9,6 +9,7 @@
 //!     in input order: rejected records → error (default) or the bad-rows file; cells → sorter
 //!     (index cells under sorter family numbers after the table's families)
 //! sorter.finish() → cells in HBase order, duplicates dropped (last input wins)
+//!   → outputs (with >1 thread on a writer thread fed 1 MiB batches, so merge and write overlap)
 //!     → BulkOutput per table (main, each index): one or more HFiles per region and family;
 //!       every file of every table sealed, then all published
 //! ```
@@ -30,7 +31,7 @@ use super::source::{Batch, CsvOptions, CsvSource, SourceError};
 use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
-use crate::format::cell::{CellType, MAX_ROW_LEN};
+use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
 use crate::table::{
@@ -758,22 +759,13 @@ pub fn run_import(
     let mut written = 0u64;
     let mut main_written = 0u64;
     let mut index_written = vec![0u64; mapping.indexes.len()];
-    while let Some(c) = sorted.next()? {
-        let f = usize::from(c.family);
-        let family = fam_names
-            .get(f)
-            .ok_or_else(|| ImportError::Invalid("internal: family index out of range".into()))?;
+    let mut count = |f: usize| {
         match f.checked_sub(n_main) {
-            None => {
-                output.append(f, &c.cell(family))?;
-                main_written += 1;
-            }
+            None => main_written += 1,
             Some(i) => {
-                let out = index_outputs.get_mut(i).ok_or_else(|| {
-                    ImportError::Invalid("internal: index family out of range".into())
-                })?;
-                out.append(0, &c.cell(family))?;
-                index_written[i] += 1;
+                if let Some(n) = index_written.get_mut(i) {
+                    *n += 1;
+                }
             }
         }
         written += 1;
@@ -783,6 +775,61 @@ pub fn run_import(
             if let Some(cb) = opts.progress.as_mut() {
                 cb(&progress);
             }
+        }
+    };
+    if rayon::current_num_threads() > 1 {
+        // Merging and writing overlap: this thread copies the sorted cells in batches to a
+        // writer thread that owns the outputs.
+        std::thread::scope(|scope| -> Result<(), ImportError> {
+            // Created in the scope so that an early return drops the sender, which ends the
+            // writer's loop before the scope joins it.
+            let (to_writer, batches) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+            let (to_reader, spares) = std::sync::mpsc::channel::<Vec<u8>>();
+            let outputs = (&mut output, &mut index_outputs);
+            let writer = scope.spawn(move || -> Result<(), ImportError> {
+                let (output, index_outputs) = outputs;
+                for batch in batches {
+                    let mut at = 0;
+                    while let Some((f, cell, next)) = batch_cell(&batch, at, &fam_names) {
+                        write_sorted_cell(f, &cell, n_main, output, index_outputs)?;
+                        at = next;
+                    }
+                    let _ = to_reader.send(batch);
+                }
+                Ok(())
+            });
+            let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
+            let mut sent = Ok(());
+            while let Some(c) = sorted.next()? {
+                count(usize::from(c.family));
+                push_batch_cell(&mut batch, &c);
+                if batch.len() >= BATCH_BYTES {
+                    let mut next = spares
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + 4096));
+                    next.clear(); // a recycled batch still holds its cells
+                    if to_writer.send(std::mem::replace(&mut batch, next)).is_err() {
+                        sent = Err(()); // the writer stopped on an error: it reports it
+                        break;
+                    }
+                }
+            }
+            if sent.is_ok() && !batch.is_empty() {
+                let _ = to_writer.send(batch);
+            }
+            drop(to_writer);
+            writer
+                .join()
+                .map_err(|_| ImportError::Invalid("internal: the writer thread panicked".into()))?
+        })?;
+    } else {
+        while let Some(c) = sorted.next()? {
+            let f = usize::from(c.family);
+            let family = fam_names.get(f).ok_or_else(|| {
+                ImportError::Invalid("internal: family index out of range".into())
+            })?;
+            write_sorted_cell(f, &c.cell(family), n_main, &mut output, &mut index_outputs)?;
+            count(f);
         }
     }
     report.duplicate_cells = report.cells - main_written;
@@ -832,6 +879,72 @@ pub fn run_import(
         g.armed = false;
     }
     Ok(report)
+}
+
+/// Bytes of sorted cells handed to the writer thread at a time.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Appends one sorted cell to a writer-thread batch:
+/// `u8 family | u8 type | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 ts | row | q | v`.
+fn push_batch_cell(batch: &mut Vec<u8>, c: &crate::pipeline::sort::SortedCell<'_>) {
+    batch.push(c.family);
+    batch.push(c.cell_type.code());
+    batch.extend_from_slice(&(c.row.len() as u16).to_be_bytes());
+    batch.extend_from_slice(&(c.qualifier.len() as u32).to_be_bytes());
+    batch.extend_from_slice(&(c.value.len() as u32).to_be_bytes());
+    batch.extend_from_slice(&c.timestamp.to_be_bytes());
+    batch.extend_from_slice(c.row);
+    batch.extend_from_slice(c.qualifier);
+    batch.extend_from_slice(c.value);
+}
+
+/// The cell at `at` of a batch (family index, cell, offset of the next), `None` at the end
+/// (or on a malformed record, which `push_batch_cell` never writes).
+fn batch_cell<'a>(
+    batch: &'a [u8],
+    at: usize,
+    fam_names: &'a [Vec<u8>],
+) -> Option<(usize, CellRef<'a>, usize)> {
+    let h = batch.get(at..at + 20)?;
+    let f = usize::from(h[0]);
+    let cell_type = CellType::from_code(h[1])?;
+    let row_len = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    let q_len = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
+    let v_len = u32::from_be_bytes([h[8], h[9], h[10], h[11]]) as usize;
+    let mut ts = [0u8; 8];
+    ts.copy_from_slice(&h[12..20]);
+    let body = at + 20;
+    let end = body + row_len + q_len + v_len;
+    let b = batch.get(body..end)?;
+    let cell = CellRef {
+        row: &b[..row_len],
+        family: fam_names.get(f)?,
+        qualifier: &b[row_len..row_len + q_len],
+        timestamp: i64::from_be_bytes(ts),
+        cell_type,
+        value: &b[row_len + q_len..],
+        tags: &[],
+        seq_id: 0,
+    };
+    Some((f, cell, end))
+}
+
+/// Appends a sorted cell to the main table's output or to its index table's.
+fn write_sorted_cell(
+    f: usize,
+    cell: &CellRef<'_>,
+    n_main: usize,
+    output: &mut BulkOutput,
+    index_outputs: &mut [BulkOutput],
+) -> Result<(), ImportError> {
+    match f.checked_sub(n_main) {
+        None => output.append(f, cell)?,
+        Some(i) => index_outputs
+            .get_mut(i)
+            .ok_or_else(|| ImportError::Invalid("internal: index family out of range".into()))?
+            .append(0, cell)?,
+    }
+    Ok(())
 }
 
 /// Opens one input: its readers (one per Parquet row group, in order; one for a CSV file) and
