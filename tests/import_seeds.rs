@@ -58,48 +58,7 @@ fn import(
     );
     let mut cells = Cells::new();
     for (fam, expect) in families {
-        let fdir = dir.join(fam);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&fdir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        assert!(!files.is_empty(), "{schema}: no files for family {fam}");
-        for f in files {
-            let name = f.file_name().unwrap().to_string_lossy().to_string();
-            assert_eq!(name.len(), 32, "{schema}: output name {name}");
-            let r = HFileReader::open(&f).unwrap();
-            assert!(verify(&r).is_ok(), "{schema}: {name} fails verification");
-            assert_eq!(r.compression(), expect.compression, "{schema} {fam}");
-            assert_eq!(r.encoding(), expect.encoding, "{schema} {fam}");
-            assert_eq!(
-                BloomType::from_file_info(r.file_info()).unwrap(),
-                expect.bloom,
-                "{schema} {fam}"
-            );
-            assert!(r.file_info().contains(keys::BULKLOAD_TIMESTAMP));
-            let mut s = r.scanner().unwrap();
-            let mut region = None;
-            while let Some(c) = s.next().unwrap() {
-                assert_eq!(c.family, fam.as_bytes());
-                let reg = splits.partition_point(|k| k.as_slice() <= c.row);
-                assert_eq!(
-                    *region.get_or_insert(reg),
-                    reg,
-                    "{schema}: {name} crosses a region boundary"
-                );
-                let prev = cells.insert(
-                    (
-                        c.row.to_vec(),
-                        fam.to_string(),
-                        c.qualifier.to_vec(),
-                        c.timestamp,
-                    ),
-                    c.value.to_vec(),
-                );
-                assert!(prev.is_none(), "{schema}: duplicate cell");
-            }
-        }
+        cells.extend(read_store(&dir, fam, expect, splits));
     }
     cells
 }
@@ -398,6 +357,8 @@ fn read_store(dir: &Path, family: &str, expect: &FamilyExpect, splits: &[Vec<u8>
     files.sort();
     assert!(!files.is_empty(), "no files in {}", dir.display());
     for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        assert_eq!(name.len(), 32, "output name {name}");
         let r = HFileReader::open(&f).unwrap();
         assert!(verify(&r).is_ok(), "{} fails verification", f.display());
         assert_eq!(r.compression(), expect.compression);

@@ -1,6 +1,8 @@
 //! Offline maintenance: compaction equivalence and crash safety, alter, snapshots (isolation,
 //! restore under crashes, clone) and export round trips.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -78,21 +80,6 @@ fn same(after: &[String], before: &[String], what: &str) {
             b.difference(&a).collect::<Vec<_>>()
         );
     }
-}
-
-/// Every cell of every live file, sorted (the physical contents).
-fn raw_files(t: &Table) -> Vec<String> {
-    let m = t.manifest().unwrap();
-    let mut out = Vec::new();
-    for e in &m.files {
-        let r = HFileReader::open(t.file_path(e)).unwrap();
-        let mut s = r.scanner().unwrap();
-        while let Some(c) = s.next().unwrap() {
-            out.push(cell_line(&c, false));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// A random cell of `family`. `version_deletes`: may produce Delete / DeleteFamilyVersion.
@@ -412,7 +399,7 @@ fn keep_deleted_cells_true_counts_deleted_versions_as_hbase_does() {
     })
     .unwrap();
     assert_eq!(scan_live(&t, 0).len(), 0);
-    let raw = raw_files(&t);
+    let raw = common::live_file_cells(&t);
     assert_eq!(raw.len(), 2, "the marker and the deleted Put stay: {raw:?}");
 }
 
@@ -435,7 +422,7 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
     let (t, _) = random_table(tmp.path(), 7, 3);
     let base = t.dir().to_path_buf();
     let visible = scan_live(&t, NOW);
-    let before = raw_files(&t);
+    let before = common::live_file_cells(&t);
     let after = {
         let d = tmp.path().join("clean");
         copy_dir(&base, &d);
@@ -446,7 +433,7 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
             ..CompactOptions::default()
         })
         .unwrap();
-        raw_files(&c)
+        common::live_file_cells(&c)
     };
     assert_ne!(before, after);
     let mut points = 0;
@@ -465,7 +452,7 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
         let t = Table::open(&d).unwrap();
         let check = t.check().unwrap();
         assert!(check.is_ok(), "fault {fail_at}: {check:?}");
-        let now = raw_files(&t);
+        let now = common::live_file_cells(&t);
         assert_eq!(scan_live(&t, NOW), visible, "fault {fail_at}");
         let done = result.is_ok();
         if done {
@@ -475,14 +462,7 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
             points += 1;
         }
         // The next writer removes the leftovers.
-        let lock = t.lock().unwrap();
-        t.collect_garbage(&lock).unwrap();
-        drop(lock);
-        let check = t.check().unwrap();
-        assert!(
-            check.is_ok() && check.orphans.is_empty(),
-            "fault {fail_at}: {check:?}"
-        );
+        clean_up_as_the_next_writer(&t, fail_at);
         std::fs::remove_dir_all(&d).unwrap();
         if done {
             break;
@@ -490,6 +470,19 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
     }
     eprintln!("injected a crash at each of {points} compaction steps");
     assert!(points >= 8, "only {points} crash points");
+}
+
+/// What the next writer does after a crash: collect the leftovers; then the table checks
+/// clean, with no orphan files.
+fn clean_up_as_the_next_writer(t: &Table, fail_at: u64) {
+    let lock = t.lock().unwrap();
+    t.collect_garbage(&lock).unwrap();
+    drop(lock);
+    let check = t.check().unwrap();
+    assert!(
+        check.is_ok() && check.orphans.is_empty(),
+        "fault {fail_at}: {check:?}"
+    );
 }
 
 #[test]
@@ -683,13 +676,13 @@ fn a_crash_at_every_step_of_a_restore_leaves_before_or_after() {
         .unwrap();
     major(&t);
     let base = t.dir().to_path_buf();
-    let before = raw_files(&t);
+    let before = common::live_file_cells(&t);
     let after = {
         let d = tmp.path().join("clean");
         copy_dir(&base, &d);
         let c = Table::open(&d).unwrap();
         c.snapshot_restore("s").unwrap();
-        raw_files(&c)
+        common::live_file_cells(&c)
     };
     assert_ne!(before, after);
     let mut points = 0;
@@ -701,7 +694,7 @@ fn a_crash_at_every_step_of_a_restore_leaves_before_or_after() {
         let t = Table::open(&d).unwrap();
         let check = t.check().unwrap();
         assert!(check.is_ok(), "fault {fail_at}: {check:?}");
-        let now = raw_files(&t);
+        let now = common::live_file_cells(&t);
         let done = result.is_ok();
         if done {
             assert_eq!(now, after);
@@ -711,14 +704,7 @@ fn a_crash_at_every_step_of_a_restore_leaves_before_or_after() {
         }
         // The snapshot survives, and the next writer cleans up.
         assert!(t.snapshot("s").is_ok());
-        let lock = t.lock().unwrap();
-        t.collect_garbage(&lock).unwrap();
-        drop(lock);
-        let check = t.check().unwrap();
-        assert!(
-            check.is_ok() && check.orphans.is_empty(),
-            "fault {fail_at}: {check:?}"
-        );
+        clean_up_as_the_next_writer(&t, fail_at);
         std::fs::remove_dir_all(&d).unwrap();
         if done {
             break;

@@ -9,26 +9,10 @@ use std::sync::Arc;
 
 use hfkit::format::cell::Cell;
 use hfkit::format::reader::HFileReader;
-use hfkit::format::text::cell_line;
 use hfkit::format::writer::{HFileWriter, WriterOptions};
 use hfkit::table::directory::Table;
 use hfkit::table::fsops::FaultFs;
 use hfkit::table::manifest::FamilyEntry;
-
-/// Every cell of every live file, as sorted canonical lines.
-fn table_cells(t: &Table) -> Vec<String> {
-    let m = t.manifest().unwrap();
-    let mut out = Vec::new();
-    for e in &m.files {
-        let r = HFileReader::open(t.file_path(e)).unwrap();
-        let mut s = r.scanner().unwrap();
-        while let Some(c) = s.next().unwrap() {
-            out.push(cell_line(&c, false));
-        }
-    }
-    out.sort();
-    out
-}
 
 fn write_hfile(path: &Path, family: &str, rows: impl Iterator<Item = String>, tag: &str) {
     let mut w = HFileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
@@ -93,14 +77,14 @@ fn attach_splits_straddling_files_and_commits_all_or_nothing() {
     assert_eq!(r.split_inputs, 1);
     assert_eq!(r.files.len(), 3, "straddling file split in two, plus one");
     assert_eq!(r.version, 1);
-    let cells = table_cells(&t);
+    let cells = common::live_file_cells(&t);
     assert_eq!(cells.len(), 60 + 20);
     let check = t.check().unwrap();
     assert!(check.is_ok() && check.orphans.is_empty(), "{check:?}");
     // A second load gets a higher sequence id.
     let r2 = t.attach(&bulk_dir(tmp.path(), "two")).unwrap();
     assert!(r2.seq_id > r.seq_id);
-    assert_eq!(table_cells(&t).len(), 160);
+    assert_eq!(common::live_file_cells(&t).len(), 160);
     // A bad input changes nothing.
     let bad = tmp.path().join("bad");
     std::fs::create_dir_all(bad.join("g")).unwrap();
@@ -132,13 +116,13 @@ fn a_crash_at_every_commit_step_leaves_before_or_after_never_a_mix() {
     let t = new_table(&base);
     t.attach(&bulk_dir(tmp.path(), "first")).unwrap();
     let input = bulk_dir(tmp.path(), "second");
-    let before = table_cells(&t);
+    let before = common::live_file_cells(&t);
     let after = {
         let d = tmp.path().join("clean");
         copy_dir(&base, &d);
         let c = Table::open(&d).unwrap();
         c.attach(&input).unwrap();
-        table_cells(&c)
+        common::live_file_cells(&c)
     };
     assert_ne!(before, after);
     let mut points = 0;
@@ -150,7 +134,7 @@ fn a_crash_at_every_commit_step_leaves_before_or_after_never_a_mix() {
         let t = Table::open(&d).unwrap();
         let check = t.check().unwrap();
         assert!(check.is_ok(), "fault {fail_at}: {check:?}");
-        let now = table_cells(&t);
+        let now = common::live_file_cells(&t);
         match result {
             Ok(_) => {
                 assert_eq!(now, after, "completed attach");
@@ -242,6 +226,6 @@ fn hbase_written_fixtures_attach_and_read_back() {
     .unwrap();
     let r = t.attach(&bulk).unwrap();
     assert_eq!(r.split_inputs, 4, "every fixture spans the split points");
-    assert_eq!(table_cells(&t), want);
+    assert_eq!(common::live_file_cells(&t), want);
     assert!(t.check().unwrap().is_ok());
 }

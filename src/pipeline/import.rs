@@ -799,7 +799,7 @@ pub fn run_import(
                 Ok(())
             });
             let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
-            let mut sent = Ok(());
+            let mut writer_stopped = false;
             while let Some(c) = sorted.next()? {
                 count(usize::from(c.family));
                 push_batch_cell(&mut batch, &c);
@@ -809,12 +809,12 @@ pub fn run_import(
                         .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + 4096));
                     next.clear(); // a recycled batch still holds its cells
                     if to_writer.send(std::mem::replace(&mut batch, next)).is_err() {
-                        sent = Err(()); // the writer stopped on an error: it reports it
+                        writer_stopped = true; // on an error, which its join reports
                         break;
                     }
                 }
             }
-            if sent.is_ok() && !batch.is_empty() {
+            if !writer_stopped && !batch.is_empty() {
                 let _ = to_writer.send(batch);
             }
             drop(to_writer);

@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use super::directory::{unique_hex, Table, DATA_DIR, STAGING_DIR};
 use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry};
+use super::read::family_read_settings;
 use super::TableError;
 use crate::format::cell::{CellRef, CellType, KeyView};
 use crate::format::fileinfo::keys;
@@ -120,27 +121,6 @@ pub struct FamilyChanges {
     pub ttl_seconds: Option<Option<u64>>,
     /// `FALSE`, `TRUE` or `TTL`.
     pub keep_deleted_cells: Option<String>,
-}
-
-/// The read settings of a family.
-pub fn family_read_settings(f: &FamilyEntry) -> Result<FamilyReadSettings, TableError> {
-    let keep_deleted_cells = match f.keep_deleted_cells.to_ascii_uppercase().as_str() {
-        "FALSE" => KeepDeleted::False,
-        "TRUE" => KeepDeleted::True,
-        "TTL" => KeepDeleted::Ttl,
-        other => {
-            return Err(TableError::Invalid(format!(
-                "family {}: KEEP_DELETED_CELLS '{other}' is not FALSE, TRUE or TTL",
-                f.name
-            )))
-        }
-    };
-    Ok(FamilyReadSettings {
-        versions: f.versions.max(1),
-        min_versions: f.min_versions,
-        ttl_seconds: f.ttl_seconds,
-        keep_deleted_cells,
-    })
 }
 
 /// The stores (one per family, family order) of `region` in manifest `m`, files in manifest

@@ -1,6 +1,7 @@
 //! Shared helpers for tests that read Apache HBase's fixtures from `../shared/fixtures` (or
 //! `$HFKIT_HBASE_FIXTURES`, the directory holding `hbase/`). When they are absent, tests print
-//! a skip message and pass, so a fresh clone still passes.
+//! a skip message and pass, so a fresh clone still passes. Also small helpers shared by the
+//! table tests.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -142,5 +143,21 @@ pub fn fixtures(root: &Path) -> Vec<Fixture> {
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Every cell of every live file of a table, as sorted canonical lines (the physical contents,
+/// markers and all versions included).
+pub fn live_file_cells(t: &hfkit::table::directory::Table) -> Vec<String> {
+    let m = t.manifest().unwrap();
+    let mut out = Vec::new();
+    for e in &m.files {
+        let r = hfkit::format::reader::HFileReader::open(t.file_path(e)).unwrap();
+        let mut s = r.scanner().unwrap();
+        while let Some(c) = s.next().unwrap() {
+            out.push(hfkit::format::text::cell_line(&c, false));
+        }
+    }
+    out.sort();
     out
 }
