@@ -60,6 +60,10 @@ pub struct ImportArgs {
     /// Memory for sorting before spilling to disk (e.g. 512MB, 4GB). Default: a quarter of RAM.
     #[arg(long)]
     memory: Option<String>,
+    /// Sort every cell, even for stores (region and family) whose input arrives in row-key
+    /// order; by default such a store is written straight to its files, without sorting.
+    #[arg(long)]
+    no_lanes: bool,
     /// Directory for spill files (default: inside the output directory).
     #[arg(long)]
     temp_dir: Option<PathBuf>,
@@ -347,6 +351,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         None => (total_memory() / 4) as usize,
     };
     opts.temp_dir = a.temp_dir.clone();
+    opts.streaming = !a.no_lanes;
     if let Some(s) = &a.max_file_size {
         opts.max_file_size = parse_size("max-file-size", s)?;
     }

@@ -6,8 +6,10 @@
 //!     encode records in parallel (rayon): row key, then one cell per non-empty mapped field,
 //!     then one cell per [[index]] (row = index key, value = the row key) when the record
 //!     wrote a cell and has every index field
-//!     in input order: rejected records → error (default) or the bad-rows file; cells → sorter
-//!     (index cells under sorter family numbers after the table's families)
+//!     in input order: rejected records → error (default) or the bad-rows file; cells → the
+//!     router: each store (region, family) whose input is still in order is a lane written
+//!     straight to its files, the rest → sorter (index cells under sorter family numbers after
+//!     the table's families)
 //! sorter.finish() → cells in HBase order, duplicates dropped (last input wins)
 //!   → outputs (with >1 thread on a writer thread fed 1 MiB batches, so merge and write overlap)
 //!     → BulkOutput per table (main, each index): one or more HFiles per region and family;
@@ -25,6 +27,7 @@ use rayon::prelude::*;
 
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
+use super::route::{Outputs, Router};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
 use super::source::{Batch, CsvOptions, CsvSource, SourceError};
@@ -119,6 +122,9 @@ pub struct ImportOptions {
     pub max_bad_rows: u64,
     pub batch_rows: usize,
     pub sample_rows: usize,
+    /// Write a store's cells straight to its file while they arrive in order (see
+    /// [`super::route`]); off, every cell goes through the sorter.
+    pub streaming: bool,
     pub progress: Option<ProgressFn>,
 }
 
@@ -140,6 +146,7 @@ impl ImportOptions {
             max_bad_rows: 0,
             batch_rows: DEFAULT_BATCH_ROWS,
             sample_rows: DEFAULT_SAMPLE_ROWS,
+            streaming: true,
             progress: None,
         }
     }
@@ -171,6 +178,13 @@ pub struct ImportReport {
     pub rowkey_len_max: usize,
     pub spilled_runs: usize,
     pub spilled_bytes: u64,
+    /// Cells written straight to their store's file because that store's input arrived in
+    /// order (no sort, no spill); the rest went through the sorter.
+    pub streamed_cells: u64,
+    /// Stores whose input turned out of order after they had started streaming, and the cells
+    /// re-read from their files into the sorter.
+    pub lanes_taken_back: u64,
+    pub cells_re_read: u64,
     pub wall_seconds: f64,
     pub peak_rss_bytes: u64,
     pub warnings: Vec<String>,
@@ -201,9 +215,6 @@ pub struct IndexReport {
 
 /// A column mapping bound to one file's columns.
 struct BoundColumn {
-    /// Position in HBase order among the mapped columns (family, then qualifier; schema order
-    /// on ties): a record's cells are handed to the sorter in this order.
-    rank: u16,
     column: usize,
     family: u8,
     qualifier: Vec<u8>,
@@ -246,16 +257,14 @@ struct BoundIndex {
 /// The spec, the mapping and the indexes bound to one file's columns.
 pub(crate) struct Bound {
     encoder: RowkeyEncoder,
+    /// In HBase order (family, then qualifier; schema order on ties, so that a later column
+    /// mapped to the same cell wins): a record's cells come out already sorted.
     columns: Vec<BoundColumn>,
-    /// Whether schema order is already HBase order (then a record's cells need no reordering).
-    columns_in_order: bool,
     indexes: Vec<BoundIndex>,
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
 pub(crate) struct EncodedCell {
-    /// The column's [`BoundColumn::rank`] (0 for index cells).
-    pub rank: u16,
     pub family: u8,
     pub row: (u32, u32),
     pub qualifier: (u32, u32),
@@ -284,6 +293,22 @@ pub(crate) struct Encoded {
     pub first_key: Vec<u8>,
     pub last_key: Vec<u8>,
     pub ascending: u64,
+}
+
+impl Encoded {
+    /// Empties it for the next batch, keeping its buffers.
+    fn reset(&mut self) {
+        self.arena.clear();
+        self.cells.clear();
+        self.rejected.clear();
+        self.key_len_sum = 0;
+        self.key_len_min = usize::MAX;
+        self.key_len_max = 0;
+        self.keys = 0;
+        self.first_key.clear();
+        self.last_key.clear();
+        self.ascending = 0;
+    }
 }
 
 struct RecordFields<'a>(&'a csv::ByteRecord);
@@ -600,7 +625,28 @@ pub fn run_import(
         source,
     })?;
     let _cleanup = RemoveDirOnDrop(temp_dir.clone(), opts.temp_dir.is_none());
-    let mut sorter = CellSorter::new(opts.memory_budget, &temp_dir);
+    // Lanes take their memory out of the budget; the sorter gets the rest.
+    let fam_names: Vec<Vec<u8>> = families
+        .iter()
+        .map(|f| f.as_bytes().to_vec())
+        .chain(
+            mapping
+                .indexes
+                .iter()
+                .map(|ix| ix.family().name.as_bytes().to_vec()),
+        )
+        .collect();
+    let max_lanes = if opts.streaming {
+        Router::lanes_for(opts.memory_budget)
+    } else {
+        0
+    };
+    let mut router = Router::new(fam_names.clone(), opts.streaming, max_lanes);
+    let mut sorter = CellSorter::new(
+        opts.memory_budget
+            .saturating_sub(max_lanes * super::output::LANE_MEMORY),
+        &temp_dir,
+    );
 
     let mut bad_rows = match &opts.bad_rows {
         Some(p) => Some((
@@ -631,6 +677,7 @@ pub fn run_import(
 
     let inputs = opts.inputs.clone();
     let wanted = compiled.wanted_fields(mapping);
+    let mut encoded = Vec::new();
     for path in &inputs {
         let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
         let bound = bind(
@@ -644,7 +691,7 @@ pub fn run_import(
         let mut batch = Batch::default();
         for mut next in units {
             while next(&mut batch)? {
-                let encoded = encode_batch(&batch, &bound);
+                encode_batch(&batch, &bound, &mut encoded);
                 for e in &encoded {
                     key_len_sum += e.key_len_sum;
                     keys += e.keys;
@@ -705,16 +752,16 @@ pub fn run_import(
                         }
                         prev_key.clone_from(&e.last_key);
                     }
+                    router.route(
+                        e,
+                        &mut sorter,
+                        &mut Outputs {
+                            main: &mut output,
+                            indexes: &mut index_outputs,
+                            n_main,
+                        },
+                    )?;
                     for c in &e.cells {
-                        let a = &e.arena;
-                        sorter.add(
-                            c.family,
-                            slice(a, c.row),
-                            slice(a, c.qualifier),
-                            c.timestamp,
-                            CellType::Put,
-                            slice(a, c.value),
-                        )?;
                         match usize::from(c.family).checked_sub(n_main) {
                             None => report.cells += 1,
                             Some(i) => index_added[i] += 1,
@@ -746,19 +793,13 @@ pub fn run_import(
         cb(&progress);
     }
     let mut sorted = sorter.finish()?;
-    let fam_names: Vec<Vec<u8>> = families
-        .iter()
-        .map(|f| f.as_bytes().to_vec())
-        .chain(
-            mapping
-                .indexes
-                .iter()
-                .map(|ix| ix.family().name.as_bytes().to_vec()),
-        )
-        .collect();
     let mut written = 0u64;
-    let mut main_written = 0u64;
-    let mut index_written = vec![0u64; mapping.indexes.len()];
+    report.streamed_cells = (0..n_main).map(|f| router.streamed(f)).sum();
+    (report.lanes_taken_back, report.cells_re_read) = router.taken();
+    let mut main_written = report.streamed_cells;
+    let mut index_written: Vec<u64> = (0..mapping.indexes.len())
+        .map(|i| router.streamed(n_main + i))
+        .collect();
     let mut count = |f: usize| {
         match f.checked_sub(n_main) {
             None => main_written += 1,
@@ -1111,7 +1152,6 @@ pub(crate) fn bind(
             .ok_or_else(|| ImportError::Invalid(format!("unknown family '{}'", c.family)))?
             as u8;
         bound.push(BoundColumn {
-            rank: 0,
             column: find(&c.source)?,
             family,
             qualifier: c.qualifier.clone(),
@@ -1120,15 +1160,8 @@ pub(crate) fn bind(
             source: c.source.clone(),
         });
     }
-    let mut order: Vec<usize> = (0..bound.len()).collect();
-    order.sort_by(|&a, &b| {
-        (bound[a].family, &bound[a].qualifier).cmp(&(bound[b].family, &bound[b].qualifier))
-    });
-    let columns_in_order = order.iter().enumerate().all(|(i, &c)| i == c);
-    for (rank, &c) in order.iter().enumerate() {
-        bound[c].rank = u16::try_from(rank)
-            .map_err(|_| ImportError::Invalid("more than 65535 mapped columns".into()))?;
-    }
+    // A stable sort: columns mapped to the same cell keep their schema order.
+    bound.sort_by(|a, b| (a.family, &a.qualifier).cmp(&(b.family, &b.qualifier)));
     let mut indexes = Vec::new();
     for (i, ix) in compiled.indexes.iter().enumerate() {
         let name = ix.schema.full_name();
@@ -1156,34 +1189,30 @@ pub(crate) fn bind(
     Ok(Bound {
         encoder,
         columns: bound,
-        columns_in_order,
         indexes,
     })
 }
 
-/// Encodes a batch in parallel slices; results in input order.
-pub(crate) fn encode_batch(batch: &Batch, bound: &Bound) -> Vec<Encoded> {
+/// Encodes a batch in parallel slices into `out` (one [`Encoded`] per slice, in input order;
+/// its buffers are reused from the previous batch, so a steady import allocates nothing here).
+pub(crate) fn encode_batch(batch: &Batch, bound: &Bound, out: &mut Vec<Encoded>) {
     let n = batch.records.len();
     let threads = rayon::current_num_threads().max(1);
     let chunk = n.div_ceil(threads * 4).max(256);
-    let starts: Vec<usize> = (0..n).step_by(chunk).collect();
-    starts
-        .par_iter()
-        .map(|&start| {
-            let end = (start + chunk).min(n);
-            let mut enc = bound.encoder.clone();
-            let mut ix_enc: Vec<RowkeyEncoder> =
-                bound.indexes.iter().map(|ix| ix.encoder.clone()).collect();
-            let mut out = Encoded {
-                key_len_min: usize::MAX,
-                ..Encoded::default()
-            };
-            for i in start..end {
-                encode_record(&batch.records[i], i, &mut enc, &mut ix_enc, bound, &mut out);
-            }
-            out
-        })
-        .collect()
+    let slices = n.div_ceil(chunk);
+    out.resize_with(slices, Encoded::default);
+    out.truncate(slices);
+    out.par_iter_mut().enumerate().for_each(|(k, out)| {
+        let start = k * chunk;
+        let end = (start + chunk).min(n);
+        let mut enc = bound.encoder.clone();
+        let mut ix_enc: Vec<RowkeyEncoder> =
+            bound.indexes.iter().map(|ix| ix.encoder.clone()).collect();
+        out.reset();
+        for i in start..end {
+            encode_record(&batch.records[i], i, &mut enc, &mut ix_enc, bound, out);
+        }
+    });
 }
 
 fn encode_record(
@@ -1239,17 +1268,12 @@ fn encode_record(
         }
         let v_len = out.arena.len() - v_at;
         out.cells.push(EncodedCell {
-            rank: c.rank,
             family: c.family,
             row,
             qualifier: (q_at as u32, c.qualifier.len() as u32),
             timestamp: ts,
             value: (v_at as u32, v_len as u32),
         });
-    }
-    // The record's cells in HBase order, so the sorter keeps them as one pre-sorted group.
-    if !bound.columns_in_order {
-        out.cells[cells_at..].sort_unstable_by_key(|c| c.rank);
     }
     // Index cells: only for a row that exists (wrote a cell) and whose index fields are all
     // present; the value is the main row key.
@@ -1278,7 +1302,6 @@ fn encode_record(
             let q_at = out.arena.len();
             out.arena.extend_from_slice(&ix.qualifier);
             out.cells.push(EncodedCell {
-                rank: 0,
                 family: ix.family,
                 row: (k_at as u32, k_len as u32),
                 qualifier: (q_at as u32, ix.qualifier.len() as u32),

@@ -9,6 +9,7 @@
 //! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
 //! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
+//! | [`route`] | a store's cells straight to its file while they arrive in order, else to the sorter | `import.md` §"Lanes" |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
 //! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
 //! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
@@ -25,6 +26,7 @@ pub mod import;
 pub mod output;
 pub mod parquet_source;
 pub mod plan;
+pub mod route;
 pub mod rowkey;
 pub mod sort;
 pub mod source;

@@ -6,7 +6,12 @@
 //! only when every file of the run is complete and fsynced. A failed or dropped output removes
 //! its temporary files: a failed run leaves nothing that looks like output.
 //!
-//! REQUIRES: cells arrive sorted by (family index, row, qualifier, timestamp desc).
+//! Cells arrive in one of two ways. [`BulkOutput::append`] takes the sorter's output: every
+//! cell in order of (family index, row, qualifier, timestamp desc), one file open at a time.
+//! [`BulkOutput::append_to_lane`] takes cells straight from the input while one store's (region
+//! and family's) cells arrive in order: each such *lane* keeps its own file open. A lane whose
+//! input turns out of order is taken back ([`BulkOutput::take_lane`]) and its cells go through
+//! the sorter. The two never write the same store.
 
 use std::cmp::Ordering;
 use std::fs::File;
@@ -21,6 +26,12 @@ use crate::format::writer::{HFileWriter, WriterOptions};
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024 * 1024;
 /// Most files per region and family (HBase's bulk-load limit).
 pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
+/// Write buffer of a lane's file (many lanes are open at once).
+const LANE_BUFFER: usize = 64 * 1024;
+/// About what one open lane holds in memory (its write buffer, the open data block and its
+/// compressed copy, the Bloom chunk and index entries being built): the import counts this
+/// against `--memory`.
+pub const LANE_MEMORY: usize = 512 * 1024;
 
 /// Errors of the output stage.
 #[derive(Debug, thiserror::Error)]
@@ -77,9 +88,23 @@ pub struct OutputReport {
 struct OpenFile {
     family: usize,
     region: usize,
+    /// Its entry in `BulkOutput::files`.
+    entry: usize,
     tmp: PathBuf,
     writer: HFileWriter<BufWriter<File>>,
     last_row: Vec<u8>,
+}
+
+/// A file of the output: where it is written, where it is published, what it holds.
+struct FileEntry {
+    family: usize,
+    region: usize,
+    tmp: PathBuf,
+    dest: PathBuf,
+    cells: u64,
+    bytes: u64,
+    /// Taken back with its lane: removed at the end, never published.
+    taken: bool,
 }
 
 /// Writes the bulk-load directory.
@@ -90,8 +115,10 @@ pub struct BulkOutput {
     splits: Vec<Vec<u8>>,
     max_file_size: u64,
     current: Option<OpenFile>,
-    /// (family, region, temporary path, final path, cells, bytes) of closed files.
-    closed: Vec<(usize, usize, PathBuf, PathBuf, u64, u64)>,
+    /// The open file of each lane, at `family * regions + region`.
+    lanes: Vec<Option<OpenFile>>,
+    /// Every file opened (entries are never removed: open files refer to them by index).
+    files: Vec<FileEntry>,
     stores: Vec<Vec<StoreStats>>,
     finished: bool,
 }
@@ -132,6 +159,7 @@ impl BulkOutput {
             }
         }
         let regions = splits.len() + 1;
+        let lanes = (0..families.len() * regions).map(|_| None).collect();
         Ok(BulkOutput {
             dir: dir.to_path_buf(),
             stores: vec![vec![StoreStats::default(); families.len()]; regions],
@@ -139,7 +167,8 @@ impl BulkOutput {
             splits,
             max_file_size: max_file_size.max(1),
             current: None,
-            closed: Vec::new(),
+            lanes,
+            files: Vec::new(),
             finished: false,
         })
     }
@@ -147,6 +176,66 @@ impl BulkOutput {
     /// The region index of `row`.
     pub fn region_of(&self, row: &[u8]) -> usize {
         self.splits.partition_point(|s| s.as_slice() <= row)
+    }
+
+    /// Regions of the table.
+    pub fn regions(&self) -> usize {
+        self.splits.len() + 1
+    }
+
+    /// Appends a cell of family `family` to the lane of `region` (which must be
+    /// `region_of(cell.row)`). A lane's cells must come in order; the file rolls at the size
+    /// limit on a row boundary, as [`BulkOutput::append`]'s do.
+    pub fn append_to_lane(
+        &mut self,
+        family: usize,
+        region: usize,
+        cell: &CellRef<'_>,
+    ) -> Result<(), OutputError> {
+        let lane = family * self.regions() + region;
+        if family >= self.families.len() || region >= self.regions() {
+            return Err(OutputError::Invalid(format!(
+                "lane of family {family} region {region} out of range"
+            )));
+        }
+        let roll = match &self.lanes[lane] {
+            None => true,
+            Some(c) => {
+                c.writer.bytes_written() >= self.max_file_size
+                    && !equal_bytes(&c.last_row, cell.row)
+            }
+        };
+        if roll {
+            if let Some(c) = self.lanes[lane].take() {
+                self.close_file(c)?;
+            }
+            self.lanes[lane] = Some(self.open(family, region, LANE_BUFFER)?);
+        }
+        if let Some(c) = self.lanes[lane].as_mut() {
+            Self::write(c, cell)?;
+            self.stores[region][family].cells += 1;
+        }
+        Ok(())
+    }
+
+    /// Takes back everything written to the lane of (`family`, `region`): closes its open file
+    /// and returns the temporary paths of its files, in order (their cells, concatenated, are
+    /// the lane's cells in order). They are no longer part of the output: the caller reads them
+    /// before [`BulkOutput::finish`], which removes them.
+    pub fn take_lane(&mut self, family: usize, region: usize) -> Result<Vec<PathBuf>, OutputError> {
+        let lane = family * self.regions() + region;
+        if let Some(c) = self.lanes.get_mut(lane).and_then(Option::take) {
+            self.close_file(c)?;
+        }
+        let mut taken = Vec::new();
+        for e in &mut self.files {
+            if e.family == family && e.region == region && !e.taken {
+                e.taken = true;
+                taken.push(e.tmp.clone());
+            }
+        }
+        self.stores[region][family] = StoreStats::default();
+        Ok(taken)
     }
 
     /// Appends a cell of family `family` (an index into the families given at creation).
@@ -189,25 +278,37 @@ impl BulkOutput {
         };
         if roll {
             self.close_current()?;
-            self.open(family, region)?;
+            self.current = Some(self.open(family, region, 1 << 20)?);
         }
         if let Some(c) = self.current.as_mut() {
-            c.writer
-                .append(cell)
-                .map_err(|source| OutputError::Format {
-                    path: c.tmp.clone(),
-                    source,
-                })?;
-            if !equal_bytes(&c.last_row, cell.row) {
-                c.last_row.clear();
-                c.last_row.extend_from_slice(cell.row);
-            }
+            Self::write(c, cell)?;
             self.stores[region][family].cells += 1;
         }
         Ok(())
     }
 
-    fn open(&mut self, family: usize, region: usize) -> Result<(), OutputError> {
+    fn write(c: &mut OpenFile, cell: &CellRef<'_>) -> Result<(), OutputError> {
+        c.writer
+            .append(cell)
+            .map_err(|source| OutputError::Format {
+                path: c.tmp.clone(),
+                source,
+            })?;
+        if !equal_bytes(&c.last_row, cell.row) {
+            c.last_row.clear();
+            c.last_row.extend_from_slice(cell.row);
+        }
+        Ok(())
+    }
+
+    /// A new file of (`family`, `region`) under a temporary name, writing through a buffer of
+    /// `buffer` bytes.
+    fn open(
+        &mut self,
+        family: usize,
+        region: usize,
+        buffer: usize,
+    ) -> Result<OpenFile, OutputError> {
         let stats = &mut self.stores[region][family];
         if stats.files as usize >= MAX_FILES_PER_REGION_FAMILY {
             return Err(OutputError::Invalid(format!(
@@ -224,29 +325,41 @@ impl BulkOutput {
             source,
         })?;
         let writer = HFileWriter::new(
-            BufWriter::with_capacity(1 << 20, file),
+            BufWriter::with_capacity(buffer, file),
             self.families[family].options.clone(),
         )
         .map_err(|source| OutputError::Format {
             path: tmp.clone(),
             source,
         })?;
-        self.closed
-            .push((family, region, tmp.clone(), fd.join(name), 0, 0));
-        self.current = Some(OpenFile {
+        self.files.push(FileEntry {
             family,
             region,
+            tmp: tmp.clone(),
+            dest: fd.join(name),
+            cells: 0,
+            bytes: 0,
+            taken: false,
+        });
+        Ok(OpenFile {
+            family,
+            region,
+            entry: self.files.len() - 1,
             tmp,
             writer,
             last_row: Vec::new(),
-        });
-        Ok(())
+        })
     }
 
     fn close_current(&mut self) -> Result<(), OutputError> {
-        let Some(c) = self.current.take() else {
-            return Ok(());
-        };
+        match self.current.take() {
+            Some(c) => self.close_file(c),
+            None => Ok(()),
+        }
+    }
+
+    /// Finishes and syncs a file and records its totals.
+    fn close_file(&mut self, c: OpenFile) -> Result<(), OutputError> {
         let (buf, summary) = c.writer.finish().map_err(|source| OutputError::Format {
             path: c.tmp.clone(),
             source,
@@ -260,24 +373,45 @@ impl BulkOutput {
             source,
         })?;
         self.stores[c.region][c.family].bytes += summary.file_size;
-        if let Some(last) = self.closed.last_mut() {
-            last.4 = summary.entry_count;
-            last.5 = summary.file_size;
+        if let Some(e) = self.files.get_mut(c.entry) {
+            e.cells = summary.entry_count;
+            e.bytes = summary.file_size;
         }
         Ok(())
     }
 
-    /// Closes (finishes and syncs) the file being written, so that [`BulkOutput::finish`] has
+    /// Closes (finishes and syncs) the files being written, so that [`BulkOutput::finish`] has
     /// only renames left: an import writing several tables seals them all before publishing any.
     pub fn seal(&mut self) -> Result<(), OutputError> {
-        self.close_current()
+        self.close_current()?;
+        for lane in 0..self.lanes.len() {
+            if let Some(c) = self.lanes[lane].take() {
+                self.close_file(c)?;
+            }
+        }
+        Ok(())
     }
 
     /// Closes the last file and publishes every file under its final name.
     pub fn finish(mut self) -> Result<OutputReport, OutputError> {
-        self.close_current()?;
+        self.seal()?;
+        for e in self.files.iter().filter(|e| e.taken) {
+            let _ = std::fs::remove_file(&e.tmp);
+        }
+        self.files.retain(|e| !e.taken);
+        // Lanes open files in input order: list them by store.
+        self.files.sort_by_key(|e| (e.family, e.region));
         let mut files = Vec::new();
-        for (family, region, tmp, dest, cells, bytes) in &self.closed {
+        for FileEntry {
+            family,
+            region,
+            tmp,
+            dest,
+            cells,
+            bytes,
+            ..
+        } in &self.files
+        {
             std::fs::rename(tmp, dest).map_err(|source| OutputError::Io {
                 path: dest.clone(),
                 source,
@@ -311,8 +445,9 @@ impl Drop for BulkOutput {
             return;
         }
         self.current = None;
-        for (_, _, tmp, _, _, _) in &self.closed {
-            let _ = std::fs::remove_file(tmp);
+        self.lanes.clear();
+        for e in &self.files {
+            let _ = std::fs::remove_file(&e.tmp);
         }
     }
 }

@@ -546,7 +546,9 @@ fn choose(batch: &Batch, chosen: &mut Batch, first_ordinal: u64, fraction: f64) 
 /// Encodes one batch of sampled records and keeps what the plan counts.
 fn take(s: &mut Sampled, batch: &Batch, bound: &Bound, n_main: usize, prev_key: &mut Vec<u8>) {
     s.records += batch.records.len() as u64;
-    for e in encode_batch(batch, bound) {
+    let mut encoded = Vec::new();
+    encode_batch(batch, bound, &mut encoded);
+    for e in encoded {
         s.keys += e.keys;
         s.ascending += e.ascending;
         s.key_len_sum += e.key_len_sum;

@@ -1,0 +1,243 @@
+//! Routing encoded cells: straight into their store's file while the store's input arrives in
+//! order, through the sorter otherwise. Spec: `formats/import.md` §"Lanes".
+//!
+//! A *store* is one (table family, region). Much real input reaches each store already in
+//! row-key order: exports ordered by a primary key, time series keyed by device and time,
+//! salted keys whose bucket is their region (`salt(16, id) + pad(id, 10)`). For such a store
+//! the sort, the spill and the merge are pure cost, so each store starts as a *lane*: a file
+//! of its own, written as the cells arrive. A record's cells of one family form a *group* (one
+//! row, cells in HBase order); a lane accepts a group whose row is strictly greater than the
+//! lane's last row. The first group that is not (an earlier row, the same row again, cells
+//! that are not strictly ordered) ends the lane: what the lane wrote is read back from its
+//! files into the sorter, which from then on takes every cell of that store. Either way the
+//! store's files hold exactly what the sorter alone would have written: the same cells,
+//! duplicates resolved the same way (a lane never sees two cells with the same coordinates,
+//! since its rows strictly increase).
+//!
+//! ```text
+//! group (family f, row r) → store (f, region of r)
+//!   Unused    → Streaming (if streaming is on, the group is ordered and a lane is free) | Sorted
+//!   Streaming → append when r > last row, else take the lane back: re-read its files into
+//!               the sorter, then Sorted
+//!   Sorted    → sorter
+//! ```
+//!
+//! Open lanes hold memory ([`LANE_MEMORY`] each, counted against `--memory`); past the limit a
+//! store goes to the sorter from its first group.
+
+use std::cmp::Ordering;
+
+use super::import::{slice, Encoded, EncodedCell, ImportError};
+use super::output::{BulkOutput, OutputError, LANE_MEMORY};
+use super::sort::CellSorter;
+use crate::format::bytes::compare_bytes;
+use crate::format::cell::{CellRef, CellType};
+use crate::format::reader::HFileReader;
+
+enum Lane {
+    Unused,
+    Streaming { last_row: Vec<u8> },
+    Sorted,
+}
+
+/// The outputs an import writes: the main table's and each index table's (one family each).
+pub(crate) struct Outputs<'a> {
+    pub main: &'a mut BulkOutput,
+    pub indexes: &'a mut [BulkOutput],
+    /// Families of the main table (sorter family numbers past these are index tables).
+    pub n_main: usize,
+}
+
+impl Outputs<'_> {
+    /// The output of sorter family `f` and the family's index within it.
+    fn of(&mut self, f: usize) -> Result<(&mut BulkOutput, usize), ImportError> {
+        match f.checked_sub(self.n_main) {
+            None => Ok((&mut *self.main, f)),
+            Some(i) => {
+                self.indexes.get_mut(i).map(|o| (o, 0)).ok_or_else(|| {
+                    ImportError::Invalid("internal: index family out of range".into())
+                })
+            }
+        }
+    }
+}
+
+/// Sends each group of cells to its store's lane or to the sorter.
+pub(crate) struct Router {
+    enabled: bool,
+    /// `lanes[f][region]`, sized on first use.
+    lanes: Vec<Vec<Lane>>,
+    open: usize,
+    max_open: usize,
+    /// Family names by sorter family number.
+    families: Vec<Vec<u8>>,
+    /// Cells now in lane files, by sorter family number.
+    streamed: Vec<u64>,
+    /// Lanes taken back, and the cells they had written.
+    taken: u64,
+    refed: u64,
+}
+
+impl Router {
+    /// A router for the given sorter families; `max_open` lanes at most (none when streaming
+    /// is off).
+    pub fn new(families: Vec<Vec<u8>>, streaming: bool, max_open: usize) -> Router {
+        Router {
+            enabled: streaming && max_open > 0,
+            lanes: families.iter().map(|_| Vec::new()).collect(),
+            open: 0,
+            max_open,
+            streamed: vec![0; families.len()],
+            families,
+            taken: 0,
+            refed: 0,
+        }
+    }
+
+    /// How many lanes fit in `memory_budget`: a quarter of it.
+    pub fn lanes_for(memory_budget: usize) -> usize {
+        (memory_budget / 4 / LANE_MEMORY).clamp(1, 4096)
+    }
+
+    /// Cells of sorter family `f` written by lanes (and kept).
+    pub fn streamed(&self, f: usize) -> u64 {
+        self.streamed.get(f).copied().unwrap_or(0)
+    }
+
+    /// Lanes taken back, and the cells re-read from them into the sorter.
+    pub fn taken(&self) -> (u64, u64) {
+        (self.taken, self.refed)
+    }
+
+    /// Routes the cells of one encoded slice, in order.
+    pub fn route(
+        &mut self,
+        e: &Encoded,
+        sorter: &mut CellSorter,
+        outs: &mut Outputs<'_>,
+    ) -> Result<(), ImportError> {
+        let a = &e.arena;
+        let cells = &e.cells;
+        let mut i = 0;
+        while i < cells.len() {
+            let first = &cells[i];
+            let mut j = i + 1;
+            let mut ordered = true;
+            while j < cells.len() && cells[j].family == first.family && cells[j].row == first.row {
+                let (p, q) = (&cells[j - 1], &cells[j]);
+                ordered &= match compare_bytes(slice(a, p.qualifier), slice(a, q.qualifier)) {
+                    Ordering::Less => true,
+                    Ordering::Equal => p.timestamp > q.timestamp,
+                    Ordering::Greater => false,
+                };
+                j += 1;
+            }
+            self.group(a, &cells[i..j], ordered, sorter, outs)?;
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// One record's cells of one family (one row).
+    fn group(
+        &mut self,
+        a: &[u8],
+        group: &[EncodedCell],
+        ordered: bool,
+        sorter: &mut CellSorter,
+        outs: &mut Outputs<'_>,
+    ) -> Result<(), ImportError> {
+        let f = usize::from(group[0].family);
+        let row = slice(a, group[0].row);
+        let family = self
+            .families
+            .get(f)
+            .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
+        let (out, of) = outs.of(f)?;
+        let region = out.region_of(row);
+        let lanes = &mut self.lanes[f];
+        if lanes.is_empty() {
+            lanes.resize_with(out.regions(), || Lane::Unused);
+        }
+        let lane = &mut lanes[region];
+        let stream = match lane {
+            Lane::Streaming { last_row } => {
+                if ordered && compare_bytes(last_row, row) == Ordering::Less {
+                    last_row.clear();
+                    last_row.extend_from_slice(row);
+                    true
+                } else {
+                    // Out of order: the lane's cells go back through the sorter.
+                    *lane = Lane::Sorted;
+                    self.open -= 1;
+                    self.taken += 1;
+                    for path in out.take_lane(of, region)? {
+                        let n = refeed(&path, f, sorter)?;
+                        self.refed += n;
+                        self.streamed[f] -= n;
+                        let _ = std::fs::remove_file(&path);
+                    }
+                    false
+                }
+            }
+            Lane::Unused if self.enabled && ordered && self.open < self.max_open => {
+                *lane = Lane::Streaming {
+                    last_row: row.to_vec(),
+                };
+                self.open += 1;
+                true
+            }
+            Lane::Unused => {
+                *lane = Lane::Sorted;
+                false
+            }
+            Lane::Sorted => false,
+        };
+        for c in group {
+            let (qualifier, value) = (slice(a, c.qualifier), slice(a, c.value));
+            if stream {
+                let cell = CellRef {
+                    row,
+                    family,
+                    qualifier,
+                    timestamp: c.timestamp,
+                    cell_type: CellType::Put,
+                    value,
+                    tags: &[],
+                    seq_id: 0,
+                };
+                out.append_to_lane(of, region, &cell)?;
+            } else {
+                sorter.add(c.family, row, qualifier, c.timestamp, CellType::Put, value)?;
+            }
+        }
+        if stream {
+            self.streamed[f] += group.len() as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Adds the cells of a lane file to the sorter as family `f`; returns how many.
+fn refeed(path: &std::path::Path, f: usize, sorter: &mut CellSorter) -> Result<u64, ImportError> {
+    let format = |source| OutputError::Format {
+        path: path.to_path_buf(),
+        source,
+    };
+    let reader = HFileReader::open(path).map_err(format)?;
+    let mut scanner = reader.scanner().map_err(format)?;
+    let mut n = 0;
+    let family = u8::try_from(f).map_err(|_| ImportError::Invalid("too many families".into()))?;
+    while let Some(c) = scanner.next().map_err(format)? {
+        sorter.add(
+            family,
+            c.row,
+            c.qualifier,
+            c.timestamp,
+            c.cell_type,
+            c.value,
+        )?;
+        n += 1;
+    }
+    Ok(n)
+}
