@@ -781,6 +781,11 @@ pub fn run_import(
         }
         progress.input_bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     }
+    router.flush(&mut Outputs {
+        main: &mut output,
+        indexes: &mut index_outputs,
+        n_main,
+    })?;
     if let Some((mut w, p)) = bad_rows.take() {
         w.flush()
             .map_err(|source| ImportError::Io { path: p, source })?;

@@ -29,8 +29,8 @@ pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
 /// Write buffer of a lane's file (many lanes are open at once).
 const LANE_BUFFER: usize = 64 * 1024;
 /// About what one open lane holds in memory (its write buffer, the open data block and its
-/// compressed copy, the Bloom chunk and index entries being built): the import counts this
-/// against `--memory`.
+/// compressed copy, the Bloom chunk and index entries being built, and the import's staging
+/// buffer of `route::STAGE_BYTES`): the import counts this against `--memory`.
 pub const LANE_MEMORY: usize = 512 * 1024;
 
 /// Errors of the output stage.

@@ -36,9 +36,18 @@ use crate::format::reader::HFileReader;
 
 enum Lane {
     Unused,
-    Streaming { last_row: Vec<u8> },
+    /// Groups not yet written are staged in `staged` (see [`stage`]) and written a batch at a
+    /// time, so that one lane's file, block, Bloom chunk and compressor stay in cache while it
+    /// is written.
+    Streaming {
+        last_row: Vec<u8>,
+        staged: Vec<u8>,
+    },
     Sorted,
 }
+
+/// Bytes staged per lane before they are written.
+pub const STAGE_BYTES: usize = 128 * 1024;
 
 /// The outputs an import writes: the main table's and each index table's (one family each).
 pub(crate) struct Outputs<'a> {
@@ -160,14 +169,20 @@ impl Router {
             lanes.resize_with(out.regions(), || Lane::Unused);
         }
         let lane = &mut lanes[region];
-        let stream = match lane {
-            Lane::Streaming { last_row } => {
+        match lane {
+            Lane::Streaming { last_row, staged } => {
                 if ordered && compare_bytes(last_row, row) == Ordering::Less {
                     last_row.clear();
                     last_row.extend_from_slice(row);
-                    true
+                    stage(staged, a, row, group)?;
+                    if staged.len() >= STAGE_BYTES {
+                        write_staged(staged, family, out, of, region)?;
+                    }
+                    self.streamed[f] += group.len() as u64;
+                    return Ok(());
                 } else {
                     // Out of order: the lane's cells go back through the sorter.
+                    write_staged(staged, family, out, of, region)?;
                     *lane = Lane::Sorted;
                     self.open -= 1;
                     self.taken += 1;
@@ -177,45 +192,122 @@ impl Router {
                         self.streamed[f] -= n;
                         let _ = std::fs::remove_file(&path);
                     }
-                    false
                 }
             }
             Lane::Unused if self.enabled && ordered && self.open < self.max_open => {
+                let mut staged = Vec::with_capacity(STAGE_BYTES + 4096);
+                stage(&mut staged, a, row, group)?;
                 *lane = Lane::Streaming {
                     last_row: row.to_vec(),
+                    staged,
                 };
                 self.open += 1;
-                true
+                self.streamed[f] += group.len() as u64;
+                return Ok(());
             }
-            Lane::Unused => {
-                *lane = Lane::Sorted;
-                false
-            }
-            Lane::Sorted => false,
-        };
+            Lane::Unused => *lane = Lane::Sorted,
+            Lane::Sorted => {}
+        }
         for c in group {
             let (qualifier, value) = (slice(a, c.qualifier), slice(a, c.value));
-            if stream {
-                let cell = CellRef {
-                    row,
-                    family,
-                    qualifier,
-                    timestamp: c.timestamp,
-                    cell_type: CellType::Put,
-                    value,
-                    tags: &[],
-                    seq_id: 0,
-                };
-                out.append_to_lane(of, region, &cell)?;
-            } else {
-                sorter.add(c.family, row, qualifier, c.timestamp, CellType::Put, value)?;
-            }
-        }
-        if stream {
-            self.streamed[f] += group.len() as u64;
+            sorter.add(c.family, row, qualifier, c.timestamp, CellType::Put, value)?;
         }
         Ok(())
     }
+
+    /// Writes what the lanes still have staged: call once the input is read.
+    pub fn flush(&mut self, outs: &mut Outputs<'_>) -> Result<(), ImportError> {
+        for (f, lanes) in self.lanes.iter_mut().enumerate() {
+            let (out, of) = outs.of(f)?;
+            for (region, lane) in lanes.iter_mut().enumerate() {
+                if let Lane::Streaming { staged, .. } = lane {
+                    write_staged(staged, &self.families[f], out, of, region)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends a group to a lane's staging buffer:
+/// `u16 rowLen | u32 cells | row | (u32 qualifierLen | u32 valueLen | i64 timestamp |
+/// qualifier | value) * cells`.
+fn stage(
+    staged: &mut Vec<u8>,
+    a: &[u8],
+    row: &[u8],
+    group: &[EncodedCell],
+) -> Result<(), ImportError> {
+    let too_large = || ImportError::Invalid("internal: cell too large to stage".into());
+    staged.extend_from_slice(
+        &u16::try_from(row.len())
+            .map_err(|_| too_large())?
+            .to_le_bytes(),
+    );
+    staged.extend_from_slice(&(group.len() as u32).to_le_bytes());
+    staged.extend_from_slice(row);
+    for c in group {
+        staged.extend_from_slice(&c.qualifier.1.to_le_bytes());
+        staged.extend_from_slice(&c.value.1.to_le_bytes());
+        staged.extend_from_slice(&c.timestamp.to_le_bytes());
+        staged.extend_from_slice(slice(a, c.qualifier));
+        staged.extend_from_slice(slice(a, c.value));
+    }
+    Ok(())
+}
+
+/// Writes a lane's staged groups to its file and empties the buffer.
+fn write_staged(
+    staged: &mut Vec<u8>,
+    family: &[u8],
+    out: &mut BulkOutput,
+    of: usize,
+    region: usize,
+) -> Result<(), ImportError> {
+    let mut at = 0;
+    while at < staged.len() {
+        let (row, cells, next) = group_at(staged, at).ok_or_else(malformed)?;
+        at = next;
+        for _ in 0..cells {
+            let h = staged.get(at..at + 16).ok_or_else(malformed)?;
+            let q_len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+            let v_len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as usize;
+            let mut ts = [0u8; 8];
+            ts.copy_from_slice(&h[8..16]);
+            let body = staged
+                .get(at + 16..at + 16 + q_len + v_len)
+                .ok_or_else(malformed)?;
+            let cell = CellRef {
+                row: &staged[row.clone()],
+                family,
+                qualifier: &body[..q_len],
+                timestamp: i64::from_le_bytes(ts),
+                cell_type: CellType::Put,
+                value: &body[q_len..],
+                tags: &[],
+                seq_id: 0,
+            };
+            out.append_to_lane(of, region, &cell)?;
+            at += 16 + q_len + v_len;
+        }
+    }
+    staged.clear();
+    Ok(())
+}
+
+fn malformed() -> ImportError {
+    ImportError::Invalid("internal: malformed staging buffer".into())
+}
+
+/// The row (as a range of `staged`) and cell count of the group at `at`, and where its cells
+/// start.
+fn group_at(staged: &[u8], at: usize) -> Option<(std::ops::Range<usize>, u32, usize)> {
+    let h = staged.get(at..at + 6)?;
+    let row_len = usize::from(u16::from_le_bytes([h[0], h[1]]));
+    let cells = u32::from_le_bytes([h[2], h[3], h[4], h[5]]);
+    let row = at + 6..at + 6 + row_len;
+    staged.get(row.clone())?;
+    Some((row.clone(), cells, row.end))
 }
 
 /// Adds the cells of a lane file to the sorter as family `f`; returns how many.

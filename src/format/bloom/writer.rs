@@ -283,7 +283,7 @@ impl InlineBlockWriter for BloomWriter {
     }
 
     fn write_inline_block(&mut self, out: &mut Vec<u8>) {
-        if let Some(r) = self.ready.front() {
+        if let Some(r) = self.ready.front_mut() {
             out.extend_from_slice(r.chunk.bits());
         }
     }
