@@ -52,11 +52,18 @@ timestamp = 1
 /// One file's cells as text, with the file's family and region.
 type Cells = Vec<(String, usize, String)>;
 
-fn import(dir: &Path, csv: &str, streaming: bool, memory: usize) -> (ImportReport, Cells) {
+/// Imports on a pool of `threads` (with more than one, lanes are written by writer threads).
+fn import(
+    dir: &Path,
+    csv: &str,
+    streaming: bool,
+    memory: usize,
+    threads: usize,
+) -> (ImportReport, Cells) {
     let input = dir.join("in.csv");
     std::fs::write(&input, csv).unwrap();
     let parsed = hfkit::table::TableSchema::from_toml_str(SCHEMA, "s.toml", None).unwrap();
-    let out = dir.join(if streaming { "lanes" } else { "sorted" });
+    let out = dir.join(format!("{streaming}-{threads}"));
     let mut opts = ImportOptions::new(
         vec![input],
         InputFormat::Csv(CsvOptions::default()),
@@ -66,7 +73,13 @@ fn import(dir: &Path, csv: &str, streaming: bool, memory: usize) -> (ImportRepor
     opts.memory_budget = memory;
     opts.max_file_size = 4096; // lanes roll to several files before some are taken back
     opts.index_out = Some(vec![dir.join(format!("{}-index", out.display()))]);
-    let r = run_import(&parsed.table, &parsed.mapping, opts).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let r = pool
+        .install(|| run_import(&parsed.table, &parsed.mapping, opts))
+        .unwrap();
     let mut cells = Vec::new();
     let files = r
         .output_files
@@ -116,24 +129,35 @@ fn csv(ids: impl IntoIterator<Item = u32>) -> String {
     s
 }
 
+/// Imports with lanes on one thread and on three (three lane writers), and with lanes off;
+/// asserts the same files' contents and counts; returns the one-thread lanes report.
 fn same_as_sorted(csv: &str, memory: usize) -> ImportReport {
     let tmp = tempfile::tempdir().unwrap();
-    let (lanes, lane_cells) = import(tmp.path(), csv, true, memory);
-    let (sorted, sorted_cells) = import(tmp.path(), csv, false, memory);
-    assert_eq!(lane_cells.len(), sorted_cells.len());
-    assert!(
-        lane_cells == sorted_cells,
-        "the same cells in the same stores"
-    );
-    assert_eq!(lanes.cells, sorted.cells);
-    assert_eq!(lanes.duplicate_cells, sorted.duplicate_cells);
-    assert_eq!(lanes.indexes[0].cells, sorted.indexes[0].cells);
-    assert_eq!(
-        lanes.indexes[0].duplicate_cells,
-        sorted.indexes[0].duplicate_cells
-    );
+    let (sorted, sorted_cells) = import(tmp.path(), csv, false, memory, 1);
     assert_eq!(sorted.streamed_cells, 0);
-    lanes
+    let region_cells =
+        |r: &ImportReport| -> Vec<u64> { r.regions.iter().map(|g| g.cells).collect() };
+    let mut reports = Vec::new();
+    for threads in [1, 3] {
+        let (lanes, lane_cells) = import(tmp.path(), csv, true, memory, threads);
+        assert_eq!(lane_cells.len(), sorted_cells.len());
+        assert!(
+            lane_cells == sorted_cells,
+            "the same cells in the same stores ({threads} threads)"
+        );
+        assert_eq!(lanes.cells, sorted.cells);
+        assert_eq!(lanes.duplicate_cells, sorted.duplicate_cells);
+        assert_eq!(region_cells(&lanes), region_cells(&sorted));
+        assert_eq!(lanes.indexes[0].cells, sorted.indexes[0].cells);
+        assert_eq!(
+            lanes.indexes[0].duplicate_cells,
+            sorted.indexes[0].duplicate_cells
+        );
+        reports.push(lanes);
+    }
+    assert_eq!(reports[0].streamed_cells, reports[1].streamed_cells);
+    assert_eq!(reports[0].lanes_taken_back, reports[1].lanes_taken_back);
+    reports.swap_remove(0)
 }
 
 #[test]

@@ -135,6 +135,9 @@ pub struct Compressor {
     codec: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     snappy: snap::raw::Encoder,
+    /// Codec output before it is appended: kept at its largest length, so that it is zeroed
+    /// once, not once per block (the codecs write into initialised slices).
+    scratch: Vec<u8>,
 }
 
 impl Compressor {
@@ -157,6 +160,7 @@ impl Compressor {
             codec,
             zstd,
             snappy: snap::raw::Encoder::new(),
+            scratch: Vec::new(),
         })
     }
 
@@ -202,37 +206,31 @@ impl Compressor {
 
     fn compress_chunk(&mut self, slice: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let codec = self.codec;
-        match codec {
-            Compression::Snappy => {
-                let start = out.len();
-                out.resize(start + snap::raw::max_compress_len(slice.len()), 0);
-                let n = self
-                    .snappy
-                    .compress(slice, &mut out[start..])
-                    .map_err(|e| codec_err(codec, e))?;
-                out.truncate(start + n);
-            }
-            Compression::Lz4 => {
-                let start = out.len();
-                out.resize(
-                    start + lz4_flex::block::get_maximum_output_size(slice.len()),
-                    0,
-                );
-                let n = lz4_flex::block::compress_into(slice, &mut out[start..])
-                    .map_err(|e| codec_err(codec, e))?;
-                out.truncate(start + n);
-            }
-            Compression::Zstd => {
-                let z = self.zstd.as_mut().ok_or_else(|| codec.unsupported())?;
-                let start = out.len();
-                out.resize(start + zstd::zstd_safe::compress_bound(slice.len()), 0);
-                let n = z
-                    .compress_to_buffer(slice, &mut out[start..])
-                    .map_err(|e| codec_err(codec, e))?;
-                out.truncate(start + n);
-            }
+        let bound = match codec {
+            Compression::Snappy => snap::raw::max_compress_len(slice.len()),
+            Compression::Lz4 => lz4_flex::block::get_maximum_output_size(slice.len()),
+            Compression::Zstd => zstd::zstd_safe::compress_bound(slice.len()),
             _ => return Err(codec.unsupported()),
+        };
+        if self.scratch.len() < bound {
+            self.scratch.resize(bound, 0);
         }
+        let dst = &mut self.scratch[..bound];
+        let n = match codec {
+            Compression::Snappy => self
+                .snappy
+                .compress(slice, dst)
+                .map_err(|e| codec_err(codec, e))?,
+            Compression::Lz4 => {
+                lz4_flex::block::compress_into(slice, dst).map_err(|e| codec_err(codec, e))?
+            }
+            _ => {
+                let z = self.zstd.as_mut().ok_or_else(|| codec.unsupported())?;
+                z.compress_to_buffer(slice, dst)
+                    .map_err(|e| codec_err(codec, e))?
+            }
+        };
+        out.extend_from_slice(&self.scratch[..n]);
         Ok(())
     }
 }

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
-use super::route::{Outputs, Router};
+use super::route::{run_lane_writer, DirectSink, LaneSink, Outputs, Router, ThreadSink};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
 use super::source::{Batch, CsvOptions, CsvSource, SourceError};
@@ -641,7 +641,10 @@ pub fn run_import(
     } else {
         0
     };
-    let mut router = Router::new(fam_names.clone(), opts.streaming, max_lanes);
+    let lane_splits = std::iter::repeat_n(regions.split_keys().to_vec(), families.len())
+        .chain(index_regions.iter().map(|r| r.split_keys().to_vec()))
+        .collect();
+    let mut router = Router::new(fam_names.clone(), lane_splits, opts.streaming, max_lanes);
     let mut sorter = CellSorter::new(
         opts.memory_budget
             .saturating_sub(max_lanes * super::output::LANE_MEMORY),
@@ -678,114 +681,170 @@ pub fn run_import(
     let inputs = opts.inputs.clone();
     let wanted = compiled.wanted_fields(mapping);
     let mut encoded = Vec::new();
-    for path in &inputs {
-        let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
-        let bound = bind(
-            &compiled,
-            mapping,
-            &families,
-            &columns,
-            path,
-            opts.import_time,
-        )?;
-        let mut batch = Batch::default();
-        for mut next in units {
-            while next(&mut batch)? {
-                encode_batch(&batch, &bound, &mut encoded);
-                for e in &encoded {
-                    key_len_sum += e.key_len_sum;
-                    keys += e.keys;
-                    ascending += e.ascending;
-                    if e.keys > 0 {
-                        report.rowkey_len_min = report.rowkey_len_min.min(e.key_len_min);
-                        report.rowkey_len_max = report.rowkey_len_max.max(e.key_len_max);
-                    }
-                }
-                let mut rejected: Vec<&(usize, String)> =
-                    encoded.iter().flat_map(|e| e.rejected.iter()).collect();
-                rejected.sort_by_key(|r| r.0);
-                if let Some((i, reason)) = rejected.first() {
-                    match bad_rows.as_mut() {
-                        None => {
-                            return Err(ImportError::Record {
-                                position: batch.position(*i),
-                                reason: reason.clone(),
-                            })
+    // Reads every input; lanes' cells go to `sink`, the rest to the sorter.
+    let mut read_all = |sink: &mut dyn LaneSink| -> Result<(), ImportError> {
+        for path in &inputs {
+            let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
+            let bound = bind(
+                &compiled,
+                mapping,
+                &families,
+                &columns,
+                path,
+                opts.import_time,
+            )?;
+            let mut batch = Batch::default();
+            for mut next in units {
+                while next(&mut batch)? {
+                    encode_batch(&batch, &bound, &mut encoded);
+                    for e in &encoded {
+                        key_len_sum += e.key_len_sum;
+                        keys += e.keys;
+                        ascending += e.ascending;
+                        if e.keys > 0 {
+                            report.rowkey_len_min = report.rowkey_len_min.min(e.key_len_min);
+                            report.rowkey_len_max = report.rowkey_len_max.max(e.key_len_max);
                         }
-                        Some((w, p)) => {
-                            for (i, reason) in &rejected {
-                                report.rows_rejected += 1;
-                                let rec: Vec<String> = batch.records[*i]
-                                    .iter()
-                                    .map(|f| String::from_utf8_lossy(f).to_string())
-                                    .collect();
-                                writeln!(
-                                    w,
-                                    "{}\t{}\t{}",
-                                    batch.position(*i),
-                                    reason,
-                                    rec.join(",")
-                                )
-                                .map_err(|source| {
-                                    ImportError::Io {
-                                        path: p.clone(),
-                                        source,
+                    }
+                    let mut rejected: Vec<&(usize, String)> =
+                        encoded.iter().flat_map(|e| e.rejected.iter()).collect();
+                    rejected.sort_by_key(|r| r.0);
+                    if let Some((i, reason)) = rejected.first() {
+                        match bad_rows.as_mut() {
+                            None => {
+                                return Err(ImportError::Record {
+                                    position: batch.position(*i),
+                                    reason: reason.clone(),
+                                })
+                            }
+                            Some((w, p)) => {
+                                for (i, reason) in &rejected {
+                                    report.rows_rejected += 1;
+                                    let rec: Vec<String> = batch.records[*i]
+                                        .iter()
+                                        .map(|f| String::from_utf8_lossy(f).to_string())
+                                        .collect();
+                                    writeln!(
+                                        w,
+                                        "{}\t{}\t{}",
+                                        batch.position(*i),
+                                        reason,
+                                        rec.join(",")
+                                    )
+                                    .map_err(|source| {
+                                        ImportError::Io {
+                                            path: p.clone(),
+                                            source,
+                                        }
+                                    })?;
+                                    if report.rows_rejected > opts.max_bad_rows {
+                                        return Err(ImportError::TooManyBadRows {
+                                            count: report.rows_rejected,
+                                            max: opts.max_bad_rows,
+                                            last: format!("{}: {reason}", batch.position(*i)),
+                                        });
                                     }
-                                })?;
-                                if report.rows_rejected > opts.max_bad_rows {
-                                    return Err(ImportError::TooManyBadRows {
-                                        count: report.rows_rejected,
-                                        max: opts.max_bad_rows,
-                                        last: format!("{}: {reason}", batch.position(*i)),
-                                    });
                                 }
                             }
                         }
                     }
-                }
-                for e in &encoded {
-                    // The monotonic-keys check across worker slices: each slice's first key
-                    // against the previous slice's last.
-                    if e.keys > 0 {
-                        if !prev_key.is_empty() && e.first_key >= prev_key {
-                            ascending += 1;
+                    for e in &encoded {
+                        // The monotonic-keys check across worker slices: each slice's first key
+                        // against the previous slice's last.
+                        if e.keys > 0 {
+                            if !prev_key.is_empty() && e.first_key >= prev_key {
+                                ascending += 1;
+                            }
+                            prev_key.clone_from(&e.last_key);
                         }
-                        prev_key.clone_from(&e.last_key);
-                    }
-                    router.route(
-                        e,
-                        &mut sorter,
-                        &mut Outputs {
-                            main: &mut output,
-                            indexes: &mut index_outputs,
-                            n_main,
-                        },
-                    )?;
-                    for c in &e.cells {
-                        match usize::from(c.family).checked_sub(n_main) {
-                            None => report.cells += 1,
-                            Some(i) => index_added[i] += 1,
+                        router.route(e, &mut sorter, sink)?;
+                        for c in &e.cells {
+                            match usize::from(c.family).checked_sub(n_main) {
+                                None => report.cells += 1,
+                                Some(i) => index_added[i] += 1,
+                            }
                         }
                     }
-                }
-                report.rows_read += batch.records.len() as u64;
-                progress.rows = report.rows_read;
-                progress.cells = report.cells;
-                if last_tick.elapsed().as_millis() >= 500 {
-                    last_tick = Instant::now();
-                    if let Some(cb) = opts.progress.as_mut() {
-                        cb(&progress);
+                    report.rows_read += batch.records.len() as u64;
+                    progress.rows = report.rows_read;
+                    progress.cells = report.cells;
+                    if last_tick.elapsed().as_millis() >= 500 {
+                        last_tick = Instant::now();
+                        if let Some(cb) = opts.progress.as_mut() {
+                            cb(&progress);
+                        }
                     }
                 }
             }
+            progress.input_bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         }
-        progress.input_bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        router.flush(sink)
+    };
+    let threads = rayon::current_num_threads();
+    if threads > 1 && max_lanes > 0 {
+        // Lanes are written by writer threads (one per thread of the pool, each with outputs
+        // of its own, gathered afterwards) while this one reads and encodes.
+        let mut siblings: Vec<(BulkOutput, Vec<BulkOutput>)> = (1..threads.min(8))
+            .map(|_| {
+                (
+                    output.sibling(),
+                    index_outputs.iter().map(BulkOutput::sibling).collect(),
+                )
+            })
+            .collect();
+        let mut all: Vec<Outputs> = std::iter::once(Outputs {
+            main: &mut output,
+            indexes: &mut index_outputs,
+            n_main,
+        })
+        .chain(siblings.iter_mut().map(|(main, indexes)| Outputs {
+            main,
+            indexes,
+            n_main,
+        }))
+        .collect();
+        std::thread::scope(|scope| -> Result<(), ImportError> {
+            let (to_reader, spares) = std::sync::mpsc::channel();
+            let names = &fam_names;
+            let mut writers = Vec::new();
+            let mut handles = Vec::new();
+            for outs in all.iter_mut() {
+                let (to_writer, messages) = std::sync::mpsc::sync_channel(4);
+                let to_reader = to_reader.clone();
+                writers.push(to_writer);
+                handles
+                    .push(scope.spawn(move || run_lane_writer(messages, to_reader, outs, names)));
+            }
+            let mut sink = ThreadSink { writers, spares };
+            let read = read_all(&mut sink);
+            drop(sink); // ends the writers' loops
+            let mut written = Ok(());
+            for h in handles {
+                let r = h
+                    .join()
+                    .map_err(|_| ImportError::Invalid("internal: a lane writer panicked".into()))?;
+                written = written.and(r);
+            }
+            // A writer's own error explains a failed send.
+            written.and(read)
+        })?;
+        drop(all);
+        for (main, indexes) in siblings {
+            output.absorb(main)?;
+            for (o, sibling) in index_outputs.iter_mut().zip(indexes) {
+                o.absorb(sibling)?;
+            }
+        }
+    } else {
+        read_all(&mut DirectSink {
+            outs: &mut Outputs {
+                main: &mut output,
+                indexes: &mut index_outputs,
+                n_main,
+            },
+            families: &fam_names,
+        })?;
     }
-    router.flush(&mut Outputs {
-        main: &mut output,
-        indexes: &mut index_outputs,
-        n_main,
-    })?;
     if let Some((mut w, p)) = bad_rows.take() {
         w.flush()
             .map_err(|source| ImportError::Io { path: p, source })?;

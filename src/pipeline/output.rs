@@ -173,6 +173,57 @@ impl BulkOutput {
         })
     }
 
+    /// An empty output with the same directory, families, regions and file size: lanes of
+    /// one import can be written by several threads, each with its own, and gathered with
+    /// [`BulkOutput::absorb`].
+    pub fn sibling(&self) -> BulkOutput {
+        let regions = self.regions();
+        BulkOutput {
+            dir: self.dir.clone(),
+            families: self.families.clone(),
+            splits: self.splits.clone(),
+            max_file_size: self.max_file_size,
+            current: None,
+            lanes: (0..self.families.len() * regions).map(|_| None).collect(),
+            files: Vec::new(),
+            stores: vec![vec![StoreStats::default(); self.families.len()]; regions],
+            finished: false,
+        }
+    }
+
+    /// Takes over a sibling's files, open lanes and totals (their stores must be distinct from
+    /// this output's).
+    pub fn absorb(&mut self, mut other: BulkOutput) -> Result<(), OutputError> {
+        if other.dir != self.dir || other.lanes.len() != self.lanes.len() {
+            return Err(OutputError::Invalid(
+                "internal: absorbing an output of another table".into(),
+            ));
+        }
+        other.close_current()?;
+        let base = self.files.len();
+        self.files.append(&mut other.files);
+        for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes.iter_mut()) {
+            if let Some(mut c) = theirs.take() {
+                if mine.is_some() {
+                    return Err(OutputError::Invalid(
+                        "internal: a lane written by two outputs".into(),
+                    ));
+                }
+                c.entry += base;
+                *mine = Some(c);
+            }
+        }
+        for (mine, theirs) in self.stores.iter_mut().zip(&other.stores) {
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                m.cells += t.cells;
+                m.bytes += t.bytes;
+                m.files += t.files;
+            }
+        }
+        other.finished = true; // its files are ours now
+        Ok(())
+    }
+
     /// The region index of `row`.
     pub fn region_of(&self, row: &[u8]) -> usize {
         self.splits.partition_point(|s| s.as_slice() <= row)
@@ -192,6 +243,20 @@ impl BulkOutput {
         region: usize,
         cell: &CellRef<'_>,
     ) -> Result<(), OutputError> {
+        self.append_row_to_lane(family, region, std::slice::from_ref(cell))
+    }
+
+    /// [`BulkOutput::append_to_lane`] for cells of one row, in order (the size check and the
+    /// row bookkeeping once per row).
+    pub fn append_row_to_lane(
+        &mut self,
+        family: usize,
+        region: usize,
+        cells: &[CellRef<'_>],
+    ) -> Result<(), OutputError> {
+        let Some(first) = cells.first() else {
+            return Ok(());
+        };
         let lane = family * self.regions() + region;
         if family >= self.families.len() || region >= self.regions() {
             return Err(OutputError::Invalid(format!(
@@ -202,7 +267,7 @@ impl BulkOutput {
             None => true,
             Some(c) => {
                 c.writer.bytes_written() >= self.max_file_size
-                    && !equal_bytes(&c.last_row, cell.row)
+                    && !equal_bytes(&c.last_row, first.row)
             }
         };
         if roll {
@@ -212,8 +277,22 @@ impl BulkOutput {
             self.lanes[lane] = Some(self.open(family, region, LANE_BUFFER)?);
         }
         if let Some(c) = self.lanes[lane].as_mut() {
-            Self::write(c, cell)?;
-            self.stores[region][family].cells += 1;
+            for cell in cells {
+                if !equal_bytes(cell.row, first.row) {
+                    return Err(OutputError::Invalid(
+                        "internal: a lane row's cells have different rows".into(),
+                    ));
+                }
+                c.writer
+                    .append(cell)
+                    .map_err(|source| OutputError::Format {
+                        path: c.tmp.clone(),
+                        source,
+                    })?;
+            }
+            c.last_row.clear();
+            c.last_row.extend_from_slice(first.row);
+            self.stores[region][family].cells += cells.len() as u64;
         }
         Ok(())
     }

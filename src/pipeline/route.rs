@@ -26,6 +26,7 @@
 //! store goes to the sorter from its first group.
 
 use std::cmp::Ordering;
+use std::path::PathBuf;
 
 use super::import::{slice, Encoded, EncodedCell, ImportError};
 use super::output::{BulkOutput, OutputError, LANE_MEMORY};
@@ -59,7 +60,7 @@ pub(crate) struct Outputs<'a> {
 
 impl Outputs<'_> {
     /// The output of sorter family `f` and the family's index within it.
-    fn of(&mut self, f: usize) -> Result<(&mut BulkOutput, usize), ImportError> {
+    pub fn of(&mut self, f: usize) -> Result<(&mut BulkOutput, usize), ImportError> {
         match f.checked_sub(self.n_main) {
             None => Ok((&mut *self.main, f)),
             Some(i) => {
@@ -71,15 +72,151 @@ impl Outputs<'_> {
     }
 }
 
+/// Where lanes' staged cells are written: the outputs themselves ([`Outputs`], one thread),
+/// or a lane-writer thread that owns them ([`ThreadSink`]).
+pub(crate) trait LaneSink {
+    /// Writes the staged groups of the lane (`f`, `region`) and leaves `staged` empty.
+    fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError>;
+    /// Takes the lane back (everything written to it before): its files, in order.
+    fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError>;
+}
+
+/// Family names by sorter family number (lane cells carry their family's name).
+pub(crate) type FamilyNames = Vec<Vec<u8>>;
+
+impl Outputs<'_> {
+    fn write_lane(
+        &mut self,
+        families: &FamilyNames,
+        f: usize,
+        region: usize,
+        staged: &mut Vec<u8>,
+    ) -> Result<(), ImportError> {
+        let family = families
+            .get(f)
+            .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
+        let (out, of) = self.of(f)?;
+        write_staged(staged, family, out, of, region)
+    }
+}
+
+/// The outputs, written on the importing thread.
+pub(crate) struct DirectSink<'a, 'b> {
+    pub outs: &'a mut Outputs<'b>,
+    pub families: &'a FamilyNames,
+}
+
+impl LaneSink for DirectSink<'_, '_> {
+    fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError> {
+        self.outs.write_lane(self.families, f, region, staged)
+    }
+    fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError> {
+        let (out, of) = self.outs.of(f)?;
+        Ok(out.take_lane(of, region)?)
+    }
+}
+
+/// A message to the lane-writer thread.
+pub(crate) enum LaneMessage {
+    Write {
+        f: usize,
+        region: usize,
+        staged: Vec<u8>,
+    },
+    Take {
+        f: usize,
+        region: usize,
+        reply: std::sync::mpsc::Sender<Result<Vec<PathBuf>, ImportError>>,
+    },
+}
+
+/// Hands full staging buffers to lane-writer threads ([`run_lane_writer`]), so that reading
+/// and encoding overlap compressing and writing; each lane always goes to the same writer
+/// (lanes spread over writers by region and family). Buffers come back for reuse.
+pub(crate) struct ThreadSink {
+    pub writers: Vec<std::sync::mpsc::SyncSender<LaneMessage>>,
+    pub spares: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl ThreadSink {
+    fn writer(
+        &self,
+        f: usize,
+        region: usize,
+    ) -> Result<&std::sync::mpsc::SyncSender<LaneMessage>, ImportError> {
+        let n = self.writers.len().max(1);
+        self.writers
+            .get((region + f * 7) % n)
+            .ok_or_else(writer_gone)
+    }
+}
+
+/// The writer thread has stopped: on an error, which joining it reports.
+fn writer_gone() -> ImportError {
+    ImportError::Invalid("internal: the lane writer stopped".into())
+}
+
+impl LaneSink for ThreadSink {
+    fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError> {
+        let spare = self
+            .spares
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(STAGE_BYTES + 4096));
+        let full = std::mem::replace(staged, spare);
+        self.writer(f, region)?
+            .send(LaneMessage::Write {
+                f,
+                region,
+                staged: full,
+            })
+            .map_err(|_| writer_gone())
+    }
+    fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError> {
+        let (reply, answer) = std::sync::mpsc::channel();
+        self.writer(f, region)?
+            .send(LaneMessage::Take { f, region, reply })
+            .map_err(|_| writer_gone())?;
+        answer.recv().map_err(|_| writer_gone())?
+    }
+}
+
+/// The lane-writer thread's loop: writes what it is sent until the sender is dropped.
+pub(crate) fn run_lane_writer(
+    messages: std::sync::mpsc::Receiver<LaneMessage>,
+    spares: std::sync::mpsc::Sender<Vec<u8>>,
+    outs: &mut Outputs<'_>,
+    families: &FamilyNames,
+) -> Result<(), ImportError> {
+    for m in messages {
+        match m {
+            LaneMessage::Write {
+                f,
+                region,
+                mut staged,
+            } => {
+                outs.write_lane(families, f, region, &mut staged)?;
+                let _ = spares.send(staged);
+            }
+            LaneMessage::Take { f, region, reply } => {
+                let taken = outs
+                    .of(f)
+                    .and_then(|(out, of)| Ok(out.take_lane(of, region)?));
+                let _ = reply.send(taken);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Sends each group of cells to its store's lane or to the sorter.
 pub(crate) struct Router {
     enabled: bool,
+    /// Split keys of each sorter family's table.
+    splits: Vec<Vec<Vec<u8>>>,
     /// `lanes[f][region]`, sized on first use.
     lanes: Vec<Vec<Lane>>,
     open: usize,
     max_open: usize,
-    /// Family names by sorter family number.
-    families: Vec<Vec<u8>>,
     /// Cells now in lane files, by sorter family number.
     streamed: Vec<u64>,
     /// Lanes taken back, and the cells they had written.
@@ -88,16 +225,21 @@ pub(crate) struct Router {
 }
 
 impl Router {
-    /// A router for the given sorter families; `max_open` lanes at most (none when streaming
-    /// is off).
-    pub fn new(families: Vec<Vec<u8>>, streaming: bool, max_open: usize) -> Router {
+    /// A router for the given sorter families (each with its table's split keys); `max_open`
+    /// lanes at most (none when streaming is off).
+    pub fn new(
+        families: FamilyNames,
+        splits: Vec<Vec<Vec<u8>>>,
+        streaming: bool,
+        max_open: usize,
+    ) -> Router {
         Router {
             enabled: streaming && max_open > 0,
+            splits,
             lanes: families.iter().map(|_| Vec::new()).collect(),
             open: 0,
             max_open,
             streamed: vec![0; families.len()],
-            families,
             taken: 0,
             refed: 0,
         }
@@ -123,7 +265,7 @@ impl Router {
         &mut self,
         e: &Encoded,
         sorter: &mut CellSorter,
-        outs: &mut Outputs<'_>,
+        sink: &mut dyn LaneSink,
     ) -> Result<(), ImportError> {
         let a = &e.arena;
         let cells = &e.cells;
@@ -141,7 +283,7 @@ impl Router {
                 };
                 j += 1;
             }
-            self.group(a, &cells[i..j], ordered, sorter, outs)?;
+            self.group(a, &cells[i..j], ordered, sorter, sink)?;
             i = j;
         }
         Ok(())
@@ -154,19 +296,18 @@ impl Router {
         group: &[EncodedCell],
         ordered: bool,
         sorter: &mut CellSorter,
-        outs: &mut Outputs<'_>,
+        sink: &mut dyn LaneSink,
     ) -> Result<(), ImportError> {
         let f = usize::from(group[0].family);
         let row = slice(a, group[0].row);
-        let family = self
-            .families
+        let splits = self
+            .splits
             .get(f)
             .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
-        let (out, of) = outs.of(f)?;
-        let region = out.region_of(row);
+        let region = splits.partition_point(|s| s.as_slice() <= row);
         let lanes = &mut self.lanes[f];
         if lanes.is_empty() {
-            lanes.resize_with(out.regions(), || Lane::Unused);
+            lanes.resize_with(splits.len() + 1, || Lane::Unused);
         }
         let lane = &mut lanes[region];
         match lane {
@@ -176,17 +317,17 @@ impl Router {
                     last_row.extend_from_slice(row);
                     stage(staged, a, row, group)?;
                     if staged.len() >= STAGE_BYTES {
-                        write_staged(staged, family, out, of, region)?;
+                        sink.write(f, region, staged)?;
                     }
                     self.streamed[f] += group.len() as u64;
                     return Ok(());
                 } else {
                     // Out of order: the lane's cells go back through the sorter.
-                    write_staged(staged, family, out, of, region)?;
+                    sink.write(f, region, staged)?;
                     *lane = Lane::Sorted;
                     self.open -= 1;
                     self.taken += 1;
-                    for path in out.take_lane(of, region)? {
+                    for path in sink.take(f, region)? {
                         let n = refeed(&path, f, sorter)?;
                         self.refed += n;
                         self.streamed[f] -= n;
@@ -216,12 +357,13 @@ impl Router {
     }
 
     /// Writes what the lanes still have staged: call once the input is read.
-    pub fn flush(&mut self, outs: &mut Outputs<'_>) -> Result<(), ImportError> {
+    pub fn flush(&mut self, sink: &mut dyn LaneSink) -> Result<(), ImportError> {
         for (f, lanes) in self.lanes.iter_mut().enumerate() {
-            let (out, of) = outs.of(f)?;
             for (region, lane) in lanes.iter_mut().enumerate() {
                 if let Lane::Streaming { staged, .. } = lane {
-                    write_staged(staged, &self.families[f], out, of, region)?;
+                    if !staged.is_empty() {
+                        sink.write(f, region, staged)?;
+                    }
                 }
             }
         }
@@ -265,9 +407,11 @@ fn write_staged(
     region: usize,
 ) -> Result<(), ImportError> {
     let mut at = 0;
+    let mut row_cells = Vec::new();
     while at < staged.len() {
         let (row, cells, next) = group_at(staged, at).ok_or_else(malformed)?;
         at = next;
+        row_cells.clear();
         for _ in 0..cells {
             let h = staged.get(at..at + 16).ok_or_else(malformed)?;
             let q_len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
@@ -277,7 +421,7 @@ fn write_staged(
             let body = staged
                 .get(at + 16..at + 16 + q_len + v_len)
                 .ok_or_else(malformed)?;
-            let cell = CellRef {
+            row_cells.push(CellRef {
                 row: &staged[row.clone()],
                 family,
                 qualifier: &body[..q_len],
@@ -286,11 +430,12 @@ fn write_staged(
                 value: &body[q_len..],
                 tags: &[],
                 seq_id: 0,
-            };
-            out.append_to_lane(of, region, &cell)?;
+            });
             at += 16 + q_len + v_len;
         }
+        out.append_row_to_lane(of, region, &row_cells)?;
     }
+    drop(row_cells);
     staged.clear();
     Ok(())
 }
