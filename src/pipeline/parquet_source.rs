@@ -164,7 +164,8 @@ impl ParquetSource {
     }
 }
 
-/// Renders a record batch into text records.
+/// Renders a record batch into text records, a column at a time (the column's type decided
+/// once, integers through `itoa`: per-value dispatch and `fmt` were most of the source's time).
 fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), String> {
     let n = rb.num_rows();
     batch.records.resize_with(n, csv::ByteRecord::new);
@@ -172,104 +173,166 @@ fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), String> {
     for r in batch.records.iter_mut() {
         r.clear();
     }
-    let mut buf = String::new();
     for col in rb.columns() {
-        for (i, rec) in batch.records.iter_mut().enumerate() {
-            if col.is_null(i) {
-                rec.push_field(b"");
-                continue;
-            }
-            buf.clear();
-            let bytes: &[u8] = match col.data_type() {
-                DataType::Utf8 => col.as_string::<i32>().value(i).as_bytes(),
-                DataType::LargeUtf8 => col.as_string::<i64>().value(i).as_bytes(),
-                DataType::Utf8View => col.as_string_view().value(i).as_bytes(),
-                DataType::Binary => col.as_binary::<i32>().value(i),
-                DataType::LargeBinary => col.as_binary::<i64>().value(i),
-                other => {
-                    text_value(col.as_ref(), other, i, &mut buf)?;
-                    buf.as_bytes()
-                }
-            };
-            rec.push_field(bytes);
-        }
+        render_column(col.as_ref(), &mut batch.records)?;
     }
     Ok(())
 }
 
-fn text_value(col: &dyn Array, t: &DataType, i: usize, out: &mut String) -> Result<(), String> {
+/// Pushes `f(i)` as field of record `i`, or an empty field where the column is null.
+fn each(
+    col: &dyn Array,
+    records: &mut [csv::ByteRecord],
+    mut f: impl FnMut(usize, &mut csv::ByteRecord),
+) {
+    let nulls = col.null_count() > 0;
+    for (i, rec) in records.iter_mut().enumerate() {
+        if nulls && col.is_null(i) {
+            rec.push_field(b"");
+        } else {
+            f(i, rec);
+        }
+    }
+}
+
+fn integers<T: ArrowPrimitiveType>(col: &dyn Array, records: &mut [csv::ByteRecord])
+where
+    T::Native: itoa::Integer,
+{
+    let a = col.as_primitive::<T>();
+    let mut b = itoa::Buffer::new();
+    each(col, records, |i, rec| {
+        rec.push_field(b.format(a.value(i)).as_bytes())
+    });
+}
+
+/// Pushes `write(i, buf)`'s text for each value.
+fn texts(
+    col: &dyn Array,
+    records: &mut [csv::ByteRecord],
+    mut write: impl FnMut(usize, &mut String),
+) {
+    let mut buf = String::new();
+    each(col, records, |i, rec| {
+        buf.clear();
+        write(i, &mut buf);
+        rec.push_field(buf.as_bytes());
+    });
+}
+
+fn render_column(col: &dyn Array, records: &mut [csv::ByteRecord]) -> Result<(), String> {
     use std::fmt::Write;
-    let _ = match t {
-        DataType::Boolean => write!(out, "{}", col.as_boolean().value(i)),
-        DataType::Int8 => write!(out, "{}", col.as_primitive::<Int8Type>().value(i)),
-        DataType::Int16 => write!(out, "{}", col.as_primitive::<Int16Type>().value(i)),
-        DataType::Int32 => write!(out, "{}", col.as_primitive::<Int32Type>().value(i)),
-        DataType::Int64 => write!(out, "{}", col.as_primitive::<Int64Type>().value(i)),
-        DataType::UInt8 => write!(out, "{}", col.as_primitive::<UInt8Type>().value(i)),
-        DataType::UInt16 => write!(out, "{}", col.as_primitive::<UInt16Type>().value(i)),
-        DataType::UInt32 => write!(out, "{}", col.as_primitive::<UInt32Type>().value(i)),
-        DataType::UInt64 => write!(out, "{}", col.as_primitive::<UInt64Type>().value(i)),
-        DataType::Float32 => write!(out, "{}", col.as_primitive::<Float32Type>().value(i)),
-        DataType::Float64 => write!(out, "{}", col.as_primitive::<Float64Type>().value(i)),
+    match col.data_type() {
+        DataType::Utf8 => {
+            let a = col.as_string::<i32>();
+            each(col, records, |i, rec| rec.push_field(a.value(i).as_bytes()));
+        }
+        DataType::LargeUtf8 => {
+            let a = col.as_string::<i64>();
+            each(col, records, |i, rec| rec.push_field(a.value(i).as_bytes()));
+        }
+        DataType::Utf8View => {
+            let a = col.as_string_view();
+            each(col, records, |i, rec| rec.push_field(a.value(i).as_bytes()));
+        }
+        DataType::Binary => {
+            let a = col.as_binary::<i32>();
+            each(col, records, |i, rec| rec.push_field(a.value(i)));
+        }
+        DataType::LargeBinary => {
+            let a = col.as_binary::<i64>();
+            each(col, records, |i, rec| rec.push_field(a.value(i)));
+        }
+        DataType::Boolean => {
+            let a = col.as_boolean();
+            each(col, records, |i, rec| {
+                rec.push_field(if a.value(i) { b"true" } else { b"false" })
+            });
+        }
+        DataType::Int8 => integers::<Int8Type>(col, records),
+        DataType::Int16 => integers::<Int16Type>(col, records),
+        DataType::Int32 => integers::<Int32Type>(col, records),
+        DataType::Int64 => integers::<Int64Type>(col, records),
+        DataType::UInt8 => integers::<UInt8Type>(col, records),
+        DataType::UInt16 => integers::<UInt16Type>(col, records),
+        DataType::UInt32 => integers::<UInt32Type>(col, records),
+        DataType::UInt64 => integers::<UInt64Type>(col, records),
+        // Rust's shortest round-trip form, as before (not ryu's, which writes exponents).
+        DataType::Float32 => {
+            let a = col.as_primitive::<Float32Type>();
+            texts(col, records, |i, s| {
+                let _ = write!(s, "{}", a.value(i));
+            });
+        }
+        DataType::Float64 => {
+            let a = col.as_primitive::<Float64Type>();
+            texts(col, records, |i, s| {
+                let _ = write!(s, "{}", a.value(i));
+            });
+        }
         DataType::Decimal128(_, scale) => {
-            let v = col.as_primitive::<Decimal128Type>().value(i);
-            write_decimal(out, v, *scale);
-            Ok(())
+            let a = col.as_primitive::<Decimal128Type>();
+            let scale = *scale;
+            texts(col, records, |i, s| write_decimal(s, a.value(i), scale));
         }
         DataType::Date32 => {
-            write_date(out, col.as_primitive::<Date32Type>().value(i) as i64);
-            Ok(())
+            let a = col.as_primitive::<Date32Type>();
+            texts(col, records, |i, s| write_date(s, i64::from(a.value(i))));
         }
         DataType::Date64 => {
-            write_date(
-                out,
-                col.as_primitive::<Date64Type>()
-                    .value(i)
-                    .div_euclid(86_400_000),
-            );
-            Ok(())
+            let a = col.as_primitive::<Date64Type>();
+            texts(col, records, |i, s| {
+                write_date(s, a.value(i).div_euclid(86_400_000))
+            });
         }
         DataType::Timestamp(unit, _) => {
-            let ms = match unit {
-                TimeUnit::Second => col
-                    .as_primitive::<TimestampSecondType>()
-                    .value(i)
-                    .saturating_mul(1000),
-                TimeUnit::Millisecond => col.as_primitive::<TimestampMillisecondType>().value(i),
-                TimeUnit::Microsecond => col
-                    .as_primitive::<TimestampMicrosecondType>()
-                    .value(i)
-                    .div_euclid(1000),
-                TimeUnit::Nanosecond => col
-                    .as_primitive::<TimestampNanosecondType>()
-                    .value(i)
-                    .div_euclid(1_000_000),
+            let ms: Box<dyn Fn(usize) -> i64> = match unit {
+                TimeUnit::Second => {
+                    let a = col.as_primitive::<TimestampSecondType>();
+                    Box::new(move |i| a.value(i).saturating_mul(1000))
+                }
+                TimeUnit::Millisecond => {
+                    let a = col.as_primitive::<TimestampMillisecondType>();
+                    Box::new(move |i| a.value(i))
+                }
+                TimeUnit::Microsecond => {
+                    let a = col.as_primitive::<TimestampMicrosecondType>();
+                    Box::new(move |i| a.value(i).div_euclid(1000))
+                }
+                TimeUnit::Nanosecond => {
+                    let a = col.as_primitive::<TimestampNanosecondType>();
+                    Box::new(move |i| a.value(i).div_euclid(1_000_000))
+                }
             };
-            write!(out, "{ms}")
+            let mut b = itoa::Buffer::new();
+            each(col, records, |i, rec| {
+                rec.push_field(b.format(ms(i)).as_bytes())
+            });
         }
         other => return Err(format!("column type {other} is not supported")),
-    };
+    }
     Ok(())
 }
 
 /// `v / 10^scale` with exactly `scale` fraction digits.
 fn write_decimal(out: &mut String, v: i128, scale: i8) {
+    let mut b = itoa::Buffer::new();
     if scale <= 0 {
-        out.push_str(&(v * 10i128.pow((-scale) as u32)).to_string());
+        out.push_str(b.format(v.saturating_mul(10i128.pow(u32::from(scale.unsigned_abs())))));
         return;
     }
-    let p = 10i128.pow(scale as u32);
+    let p = 10u128.pow(scale as u32);
     if v < 0 {
         out.push('-');
     }
     let a = v.unsigned_abs();
-    let p = p as u128;
-    out.push_str(&format!(
-        "{}.{:0width$}",
-        a / p,
-        a % p,
-        width = scale as usize
-    ));
+    out.push_str(b.format(a / p));
+    out.push('.');
+    let frac = b.format(a % p);
+    for _ in frac.len()..scale as usize {
+        out.push('0');
+    }
+    out.push_str(frac);
 }
 
 /// Days since 1970-01-01 as `YYYY-MM-DD` (proleptic Gregorian).
@@ -284,12 +347,65 @@ fn write_date(out: &mut String, days: i64) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    out.push_str(&format!("{y:04}-{m:02}-{d:02}"));
+    if (0..=9999).contains(&y) {
+        let digit = |v: i64| char::from(b'0' + v as u8);
+        for v in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
+            out.push(digit(v));
+        }
+        out.push('-');
+        out.push(digit(m / 10));
+        out.push(digit(m % 10));
+        out.push('-');
+        out.push(digit(d / 10));
+        out.push(digit(d % 10));
+    } else {
+        use std::fmt::Write;
+        let _ = write!(out, "{y:04}-{m:02}-{d:02}");
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_and_dates_render_as_fmt_would() {
+        for (v, scale) in [
+            (0i128, 2i8),
+            (1, 2),
+            (-1, 2),
+            (1_795_455, 2),
+            (-1_795_455, 2),
+            (7, 0),
+            (-7, -2),
+            (123_456_789, 5),
+            (i128::MAX, 10),
+        ] {
+            let mut got = String::new();
+            write_decimal(&mut got, v, scale);
+            let want = if scale <= 0 {
+                (v * 10i128.pow(scale.unsigned_abs() as u32)).to_string()
+            } else {
+                let p = 10u128.pow(scale as u32);
+                let sign = if v < 0 { "-" } else { "" };
+                let a = v.unsigned_abs();
+                format!("{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)
+            };
+            assert_eq!(got, want, "{v} scale {scale}");
+        }
+        for (days, want) in [
+            (0, "1970-01-01"),
+            (-1, "1969-12-31"),
+            (10_957, "2000-01-01"),
+            (-719_468, "0000-03-01"),
+            (2_932_896, "9999-12-31"),
+            (2_932_897, "10000-01-01"),
+        ] {
+            let mut got = String::new();
+            write_date(&mut got, days);
+            assert_eq!(got, want, "{days}");
+        }
+    }
     use arrow_array::{Date32Array, Decimal128Array, Int64Array, StringArray};
     use arrow_schema::{Field, Schema};
 
