@@ -2,7 +2,8 @@
 //! report out. Spec: `formats/import.md`.
 //!
 //! ```text
-//! for each input file (in order), for each batch of records:
+//! for each input file (in order), for each batch of records (parsed ahead on a reader thread
+//! when there is more than one thread):
 //!     encode records in parallel (rayon): row key, then one cell per non-empty mapped field,
 //!     then one cell per [[index]] (row = index key, value = the row key) when the record
 //!     wrote a cell and has every index field
@@ -100,7 +101,7 @@ pub struct Progress {
 pub type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
 
 /// Reads the next batch of an input; false at its end.
-pub(crate) type BatchReader = Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError>>;
+pub(crate) type BatchReader = Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError> + Send>;
 
 /// How to run an import.
 pub struct ImportOptions {
@@ -681,6 +682,7 @@ pub fn run_import(
     let inputs = opts.inputs.clone();
     let wanted = compiled.wanted_fields(mapping);
     let mut encoded = Vec::new();
+    let threads = rayon::current_num_threads();
     // Reads every input; lanes' cells go to `sink`, the rest to the sorter.
     let mut read_all = |sink: &mut dyn LaneSink| -> Result<(), ImportError> {
         for path in &inputs {
@@ -693,86 +695,94 @@ pub fn run_import(
                 path,
                 opts.import_time,
             )?;
-            let mut batch = Batch::default();
-            for mut next in units {
-                while next(&mut batch)? {
-                    encode_batch(&batch, &bound, &mut encoded);
-                    for e in &encoded {
-                        key_len_sum += e.key_len_sum;
-                        keys += e.keys;
-                        ascending += e.ascending;
-                        if e.keys > 0 {
-                            report.rowkey_len_min = report.rowkey_len_min.min(e.key_len_min);
-                            report.rowkey_len_max = report.rowkey_len_max.max(e.key_len_max);
-                        }
+            let mut each_batch = |batch: &Batch| -> Result<(), ImportError> {
+                encode_batch(batch, &bound, &mut encoded);
+                for e in &encoded {
+                    key_len_sum += e.key_len_sum;
+                    keys += e.keys;
+                    ascending += e.ascending;
+                    if e.keys > 0 {
+                        report.rowkey_len_min = report.rowkey_len_min.min(e.key_len_min);
+                        report.rowkey_len_max = report.rowkey_len_max.max(e.key_len_max);
                     }
-                    let mut rejected: Vec<&(usize, String)> =
-                        encoded.iter().flat_map(|e| e.rejected.iter()).collect();
-                    rejected.sort_by_key(|r| r.0);
-                    if let Some((i, reason)) = rejected.first() {
-                        match bad_rows.as_mut() {
-                            None => {
-                                return Err(ImportError::Record {
-                                    position: batch.position(*i),
-                                    reason: reason.clone(),
-                                })
-                            }
-                            Some((w, p)) => {
-                                for (i, reason) in &rejected {
-                                    report.rows_rejected += 1;
-                                    let rec: Vec<String> = batch.records[*i]
-                                        .iter()
-                                        .map(|f| String::from_utf8_lossy(f).to_string())
-                                        .collect();
-                                    writeln!(
-                                        w,
-                                        "{}\t{}\t{}",
-                                        batch.position(*i),
-                                        reason,
-                                        rec.join(",")
-                                    )
-                                    .map_err(|source| {
-                                        ImportError::Io {
-                                            path: p.clone(),
-                                            source,
-                                        }
-                                    })?;
-                                    if report.rows_rejected > opts.max_bad_rows {
-                                        return Err(ImportError::TooManyBadRows {
-                                            count: report.rows_rejected,
-                                            max: opts.max_bad_rows,
-                                            last: format!("{}: {reason}", batch.position(*i)),
-                                        });
+                }
+                let mut rejected: Vec<&(usize, String)> =
+                    encoded.iter().flat_map(|e| e.rejected.iter()).collect();
+                rejected.sort_by_key(|r| r.0);
+                if let Some((i, reason)) = rejected.first() {
+                    match bad_rows.as_mut() {
+                        None => {
+                            return Err(ImportError::Record {
+                                position: batch.position(*i),
+                                reason: reason.clone(),
+                            })
+                        }
+                        Some((w, p)) => {
+                            for (i, reason) in &rejected {
+                                report.rows_rejected += 1;
+                                let rec: Vec<String> = batch.records[*i]
+                                    .iter()
+                                    .map(|f| String::from_utf8_lossy(f).to_string())
+                                    .collect();
+                                writeln!(
+                                    w,
+                                    "{}\t{}\t{}",
+                                    batch.position(*i),
+                                    reason,
+                                    rec.join(",")
+                                )
+                                .map_err(|source| {
+                                    ImportError::Io {
+                                        path: p.clone(),
+                                        source,
                                     }
+                                })?;
+                                if report.rows_rejected > opts.max_bad_rows {
+                                    return Err(ImportError::TooManyBadRows {
+                                        count: report.rows_rejected,
+                                        max: opts.max_bad_rows,
+                                        last: format!("{}: {reason}", batch.position(*i)),
+                                    });
                                 }
                             }
                         }
                     }
-                    for e in &encoded {
-                        // The monotonic-keys check across worker slices: each slice's first key
-                        // against the previous slice's last.
-                        if e.keys > 0 {
-                            if !prev_key.is_empty() && e.first_key >= prev_key {
-                                ascending += 1;
-                            }
-                            prev_key.clone_from(&e.last_key);
+                }
+                for e in &encoded {
+                    // The monotonic-keys check across worker slices: each slice's first key
+                    // against the previous slice's last.
+                    if e.keys > 0 {
+                        if !prev_key.is_empty() && e.first_key >= prev_key {
+                            ascending += 1;
                         }
-                        router.route(e, &mut sorter, sink)?;
-                        for c in &e.cells {
-                            match usize::from(c.family).checked_sub(n_main) {
-                                None => report.cells += 1,
-                                Some(i) => index_added[i] += 1,
-                            }
+                        prev_key.clone_from(&e.last_key);
+                    }
+                    router.route(e, &mut sorter, sink)?;
+                    for c in &e.cells {
+                        match usize::from(c.family).checked_sub(n_main) {
+                            None => report.cells += 1,
+                            Some(i) => index_added[i] += 1,
                         }
                     }
-                    report.rows_read += batch.records.len() as u64;
-                    progress.rows = report.rows_read;
-                    progress.cells = report.cells;
-                    if last_tick.elapsed().as_millis() >= 500 {
-                        last_tick = Instant::now();
-                        if let Some(cb) = opts.progress.as_mut() {
-                            cb(&progress);
-                        }
+                }
+                report.rows_read += batch.records.len() as u64;
+                progress.rows = report.rows_read;
+                progress.cells = report.cells;
+                if last_tick.elapsed().as_millis() >= 500 {
+                    last_tick = Instant::now();
+                    if let Some(cb) = opts.progress.as_mut() {
+                        cb(&progress);
+                    }
+                }
+                Ok(())
+            };
+            if threads > 1 {
+                read_ahead(units, &mut each_batch)?;
+            } else {
+                let mut batch = Batch::default();
+                for mut next in units {
+                    while next(&mut batch)? {
+                        each_batch(&batch)?;
                     }
                 }
             }
@@ -780,7 +790,6 @@ pub fn run_import(
         }
         router.flush(sink)
     };
-    let threads = rayon::current_num_threads();
     if threads > 1 && max_lanes > 0 {
         // Lanes are written by writer threads (one per thread of the pool, each with outputs
         // of its own, gathered afterwards) while this one reads and encodes.
@@ -984,6 +993,44 @@ pub fn run_import(
         g.armed = false;
     }
     Ok(report)
+}
+
+/// Runs an input's batch readers on a thread of their own (parsing the next batches while
+/// this thread encodes and routes the current one) and hands each batch to `each`, in order.
+fn read_ahead(
+    units: Vec<BatchReader>,
+    each: &mut dyn FnMut(&Batch) -> Result<(), ImportError>,
+) -> Result<(), ImportError> {
+    std::thread::scope(|scope| -> Result<(), ImportError> {
+        let (to_importer, filled) = std::sync::mpsc::sync_channel::<Result<Batch, SourceError>>(2);
+        let (to_reader, empties) = std::sync::mpsc::channel::<Batch>();
+        scope.spawn(move || {
+            for mut next in units {
+                loop {
+                    let mut batch = empties.try_recv().unwrap_or_default();
+                    match next(&mut batch) {
+                        Ok(true) => {
+                            if to_importer.send(Ok(batch)).is_err() {
+                                return; // the importer stopped (on an error)
+                            }
+                        }
+                        Ok(false) => break,
+                        Err(e) => {
+                            let _ = to_importer.send(Err(e));
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        // On an error `filled` is dropped here, which ends the reader's next send.
+        for batch in filled {
+            let batch = batch?;
+            each(&batch)?;
+            let _ = to_reader.send(batch);
+        }
+        Ok(())
+    })
 }
 
 /// Bytes of sorted cells handed to the writer thread at a time.
