@@ -77,6 +77,29 @@ fn main() {
             ..WriterOptions::default()
         },
     ));
+    // The SNAPPY + ROW case with one part taken away at a time: where its time goes.
+    for (name, bloom, checksum) in [
+        (
+            "SNAPPY, no Bloom",
+            None,
+            hfkit::format::checksum::ChecksumType::Crc32c,
+        ),
+        (
+            "SNAPPY + ROW, NULL checksum",
+            Some(BloomType::Row),
+            hfkit::format::checksum::ChecksumType::Null,
+        ),
+    ] {
+        cases.push((
+            name.into(),
+            WriterOptions {
+                compression: Compression::Snappy,
+                bloom,
+                checksum_type: checksum,
+                ..WriterOptions::default()
+            },
+        ));
+    }
     // Floors, measured the same way: snappy alone and CRC32C alone over the NONE-format
     // cell bytes, in 64 KiB blocks (what the writer hands the codec and the checksummer).
     let mut cell_bytes = Vec::with_capacity(none_bytes as usize);

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout};
-use crate::format::bytes::{extend_concat, put_vlong, Cursor};
+use crate::format::bytes::{copy_short, put_vlong, Cursor};
 use crate::format::cell::CellRef;
 use crate::format::error::{FormatError, Result};
 
@@ -29,45 +29,67 @@ impl NoneEncoder {
 }
 
 /// Appends one cell in NONE format; returns the bytes written.
+///
+/// The writer's hot path: one capacity check, the fixed-size fields stored directly and the
+/// variable pieces copied by [`copy_short`] (see `bytes::extend_concat`), no bounds check or
+/// length update per piece.
 #[inline]
 pub fn write_none_cell(ctx: &EncodingContext, cell: &CellRef<'_>, out: &mut Vec<u8>) -> usize {
     let start = out.len();
     let key_len = cell.key_len();
-    let lengths = {
-        let mut h = [0u8; 10];
-        h[..4].copy_from_slice(&(key_len as u32).to_be_bytes());
-        h[4..8].copy_from_slice(&(cell.value.len() as u32).to_be_bytes());
-        h[8..].copy_from_slice(&(cell.row.len() as u16).to_be_bytes());
-        h
+    let tags = if ctx.include_tags {
+        2 + cell.tags.len()
+    } else {
+        0
     };
-    let key_tail = {
-        let mut t = [0u8; 9];
-        t[..8].copy_from_slice(&cell.timestamp.to_be_bytes());
-        t[8] = cell.cell_type.code();
-        t
-    };
-    extend_concat(
-        out,
-        &[
-            &lengths,
-            cell.row,
-            &[cell.family.len() as u8],
-            cell.family,
-            cell.qualifier,
-            &key_tail,
-            cell.value,
-        ],
-    );
-    if ctx.include_tags {
-        out.extend_from_slice(&(cell.tags.len() as u16).to_be_bytes());
-        out.extend_from_slice(cell.tags);
-    }
-    if ctx.include_mvcc {
-        if cell.seq_id <= 127 {
-            out.push(cell.seq_id as u8); // put_vlong's one-byte form
-        } else {
-            put_vlong(out, cell.seq_id as i64);
+    let mvcc = usize::from(ctx.include_mvcc && cell.seq_id <= 127);
+    let total = 8 + key_len + cell.value.len() + tags + mvcc;
+    out.reserve(total);
+    // SAFETY: `reserve` made room for `total` bytes after `start`. The stores below write
+    // 4 + 4 + 2 + row + 1 + family + qualifier + 8 + 1 + value (+ 2 + tags) (+ 1) bytes, in
+    // order and without gaps; that sum is `total` (the key is 2 + row + 1 + family +
+    // qualifier + 8 + 1 bytes, `key_len`). Reads stay inside the cell's slices, which cannot
+    // overlap `out`'s spare capacity. So `start .. start + total` is initialised before the
+    // length is set.
+    unsafe {
+        let mut d = out.as_mut_ptr().add(start);
+        d.cast::<[u8; 4]>()
+            .write_unaligned((key_len as u32).to_be_bytes());
+        d.add(4)
+            .cast::<[u8; 4]>()
+            .write_unaligned((cell.value.len() as u32).to_be_bytes());
+        d.add(8)
+            .cast::<[u8; 2]>()
+            .write_unaligned((cell.row.len() as u16).to_be_bytes());
+        d = d.add(10);
+        copy_short(d, cell.row);
+        d = d.add(cell.row.len());
+        *d = cell.family.len() as u8;
+        d = d.add(1);
+        copy_short(d, cell.family);
+        d = d.add(cell.family.len());
+        copy_short(d, cell.qualifier);
+        d = d.add(cell.qualifier.len());
+        d.cast::<[u8; 8]>()
+            .write_unaligned(cell.timestamp.to_be_bytes());
+        *d.add(8) = cell.cell_type.code();
+        d = d.add(9);
+        copy_short(d, cell.value);
+        d = d.add(cell.value.len());
+        if ctx.include_tags {
+            d.cast::<[u8; 2]>()
+                .write_unaligned((cell.tags.len() as u16).to_be_bytes());
+            d = d.add(2);
+            copy_short(d, cell.tags);
+            d = d.add(cell.tags.len());
         }
+        if mvcc == 1 {
+            *d = cell.seq_id as u8; // put_vlong's one-byte form
+        }
+        out.set_len(start + total);
+    }
+    if ctx.include_mvcc && mvcc == 0 {
+        put_vlong(out, cell.seq_id as i64);
     }
     out.len() - start
 }
