@@ -109,6 +109,19 @@ fn benches(c: &mut Criterion) {
             b.iter(|| black_box(write_file(&cells, *codec, cap).len()))
         });
     }
+    // The target case: SNAPPY with a ROW Bloom filter.
+    let cap = files.iter().map(|(_, f)| f.len()).max().unwrap_or(0) + (1 << 20);
+    g.bench_function("SNAPPY+ROW", |b| {
+        b.iter(|| {
+            let opts = WriterOptions {
+                bloom: Some(hfkit::format::bloom::BloomType::Row),
+                ..options(Compression::Snappy)
+            };
+            let mut w = HFileWriter::new(Vec::with_capacity(cap), opts).unwrap();
+            cells.for_each(|c| w.append(c).unwrap());
+            black_box(w.finish().unwrap().0.len())
+        })
+    });
     g.finish();
 
     let mut g = c.benchmark_group("scan");

@@ -128,12 +128,41 @@ impl ChunkSizing {
 ///
 /// `h1 + i*h2` wraps in 32 bits, `%` truncates toward zero (Java), then the absolute value is
 /// taken. `bit_size` must be in `1..=i32::MAX`.
+///
+/// `|c rem m|` equals `|c| mod m`, and `|c|` of an i32 fits a u32, so this is an unsigned
+/// 32-bit remainder, computed without a division by [`FastMod`] (a key's `hash_count`
+/// divisions were most of the cost of adding it).
 pub fn positions(h1: i32, h2: i32, hash_count: u32, bit_size: u32) -> impl Iterator<Item = u32> {
-    let m = bit_size.max(1) as i64;
+    let m = FastMod::new(bit_size);
     (0..hash_count).map(move |i| {
         let composite = h1.wrapping_add((i as i32).wrapping_mul(h2));
-        ((composite as i64) % m).unsigned_abs() as u32
+        m.remainder(composite.unsigned_abs())
     })
+}
+
+/// `a % d` for a fixed 32-bit divisor by multiplication (Lemire, Kaser and Kurz, "Faster
+/// remainder by direct computation", 2019: exact for every u32 `a` and `d >= 1`).
+#[derive(Clone, Copy, Debug)]
+pub struct FastMod {
+    d: u32,
+    magic: u64,
+}
+
+impl FastMod {
+    /// For divisor `d` (0 is taken as 1).
+    pub fn new(d: u32) -> FastMod {
+        let d = d.max(1);
+        FastMod {
+            d,
+            magic: (u64::MAX / u64::from(d)).wrapping_add(1),
+        }
+    }
+
+    #[inline]
+    pub fn remainder(self, a: u32) -> u32 {
+        let low = self.magic.wrapping_mul(u64::from(a));
+        ((u128::from(low) * u128::from(self.d)) >> 64) as u32
+    }
 }
 
 /// Whether every position of `key` is set in the bit array `bits` (`BloomFilterUtil.contains`).
@@ -254,6 +283,60 @@ impl BloomChunk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// HBase's formula as written: `abs((h1 + i*h2) % bitSize)` in 64-bit arithmetic.
+    fn positions_by_division(h1: i32, h2: i32, k: u32, bit_size: u32) -> Vec<u32> {
+        let m = i64::from(bit_size.max(1));
+        (0..k)
+            .map(|i| {
+                let c = h1.wrapping_add((i as i32).wrapping_mul(h2));
+                (i64::from(c) % m).unsigned_abs() as u32
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn positions_equal_hbase_division(
+            h1 in proptest::prelude::any::<i32>(),
+            h2 in proptest::prelude::any::<i32>(),
+            bit_size in 1u32..=i32::MAX as u32,
+        ) {
+            proptest::prop_assert_eq!(
+                positions(h1, h2, 30, bit_size).collect::<Vec<_>>(),
+                positions_by_division(h1, h2, 30, bit_size)
+            );
+        }
+    }
+
+    #[test]
+    fn positions_at_the_edges() {
+        for bit_size in [
+            1,
+            2,
+            3,
+            7,
+            8,
+            1 << 20,
+            (1 << 20) + 8,
+            i32::MAX as u32 - 1,
+            i32::MAX as u32,
+        ] {
+            for (h1, h2) in [
+                (i32::MIN, i32::MIN),
+                (i32::MIN, -1),
+                (i32::MAX, i32::MAX),
+                (0, 0),
+                (-1, 1),
+            ] {
+                assert_eq!(
+                    positions(h1, h2, 12, bit_size).collect::<Vec<_>>(),
+                    positions_by_division(h1, h2, 12, bit_size),
+                    "{h1} {h2} {bit_size}"
+                );
+            }
+        }
+    }
 
     const ROW_ERR: f64 = 0.01f32 as f64;
 
