@@ -441,6 +441,13 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             report.cells as f64 / report.wall_seconds.max(1e-9),
             report.peak_rss_bytes as f64 / 1e6
         )?;
+        writeln!(
+            out,
+            "{} cells written straight to their region's files (input in row-key order), {} sorted ({} spilled runs)",
+            report.streamed_cells,
+            report.cells.saturating_sub(report.streamed_cells),
+            report.spilled_runs
+        )?;
         if let Some(at) = &attach {
             writeln!(
                 out,
