@@ -181,33 +181,10 @@ pub fn vlong_total_len(first: i8) -> usize {
 }
 
 /// Appends a Hadoop VLong (`WritableUtils.writeVLong`).
-/// Appends the concatenation of `parts` with one capacity check and one length update (the
-/// cell serializers' hot path: a NONE cell is seven small pieces, and per-piece
-/// `extend_from_slice` bookkeeping, bounds checks and `memcpy` calls cost more than the
-/// copying). Pieces of at most 16 bytes are moved by two possibly overlapping fixed-size
-/// loads and stores (reads stay inside the piece, writes inside the reserved room).
-#[inline(always)]
-pub fn extend_concat(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    let total = parts.iter().map(|p| p.len()).sum::<usize>();
-    out.reserve(total);
-    let start = out.len();
-    // SAFETY: `reserve` made room for `total` bytes after `start`. Each part is copied to
-    // `dst .. dst + part.len()` and `dst` then advances by that length, so the writes cover
-    // exactly `start .. start + total` (the parts' lengths sum to `total`) and the reads stay
-    // inside each part; the parts cannot overlap `out`'s spare capacity, which no slice
-    // borrows. Every byte up to `start + total` is then initialised.
-    unsafe {
-        let mut dst = out.as_mut_ptr().add(start);
-        for p in parts {
-            copy_short(dst, p);
-            dst = dst.add(p.len());
-        }
-        out.set_len(start + total);
-    }
-}
-
-/// Copies `src` to `dst`, pieces of at most 16 bytes by fixed-size moves instead of a
-/// `memcpy` call.
+/// Copies `src` to `dst`, pieces of at most 16 bytes by two possibly overlapping fixed-size
+/// loads and stores instead of a `memcpy` call (the cell serializers' hot path: a NONE cell is
+/// seven small pieces, and per-piece `extend_from_slice` bookkeeping, bounds checks and
+/// `memcpy` calls cost more than the copying). Reads stay inside `src`.
 ///
 /// SAFETY: `dst` must be valid for `src.len()` bytes of writes and not overlap `src`.
 #[inline(always)]
@@ -357,9 +334,16 @@ mod tests {
             prop_assert_eq!(compare_bytes(&a, &b), a.cmp(&b));
             prop_assert_eq!(equal_bytes(&a, &b), a == b);
             prop_assert_eq!(compare_bytes(&a, &a), std::cmp::Ordering::Equal);
-            let mut out = vec![7u8];
-            let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
-            extend_concat(&mut out, &refs);
+            let total: usize = parts.iter().map(Vec::len).sum();
+            let mut out = vec![0u8; 1 + total];
+            out[0] = 7;
+            let mut at = 1;
+            for p in &parts {
+                // SAFETY: `out` has `1 + total` bytes and the pieces are placed back to back
+                // from 1, so each `p.len()`-byte write stays inside it; `p` is another buffer.
+                unsafe { copy_short(out.as_mut_ptr().add(at), p) };
+                at += p.len();
+            }
             let mut want = vec![7u8];
             want.extend(parts.concat());
             prop_assert_eq!(out, want);

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
-use super::route::{run_lane_writer, DirectSink, LaneSink, Outputs, Router, ThreadSink};
+use super::route::{run_lane_writer, LaneSink, Outputs, Router, ThreadSink};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
 use super::source::{Batch, CsvOptions, CsvSource, SourceError};
@@ -645,7 +645,7 @@ pub fn run_import(
     let lane_splits = std::iter::repeat_n(regions.split_keys().to_vec(), families.len())
         .chain(index_regions.iter().map(|r| r.split_keys().to_vec()))
         .collect();
-    let mut router = Router::new(fam_names.clone(), lane_splits, opts.streaming, max_lanes);
+    let mut router = Router::new(lane_splits, max_lanes);
     let mut sorter = CellSorter::new(
         opts.memory_budget
             .saturating_sub(max_lanes * super::output::LANE_MEMORY),
@@ -814,15 +814,13 @@ pub fn run_import(
         .collect();
         std::thread::scope(|scope| -> Result<(), ImportError> {
             let (to_reader, spares) = std::sync::mpsc::channel();
-            let names = &fam_names;
             let mut writers = Vec::new();
             let mut handles = Vec::new();
             for outs in all.iter_mut() {
                 let (to_writer, messages) = std::sync::mpsc::sync_channel(4);
                 let to_reader = to_reader.clone();
                 writers.push(to_writer);
-                handles
-                    .push(scope.spawn(move || run_lane_writer(messages, to_reader, outs, names)));
+                handles.push(scope.spawn(move || run_lane_writer(messages, to_reader, outs)));
             }
             let mut sink = ThreadSink { writers, spares };
             let read = read_all(&mut sink);
@@ -845,13 +843,10 @@ pub fn run_import(
             }
         }
     } else {
-        read_all(&mut DirectSink {
-            outs: &mut Outputs {
-                main: &mut output,
-                indexes: &mut index_outputs,
-                n_main,
-            },
-            families: &fam_names,
+        read_all(&mut Outputs {
+            main: &mut output,
+            indexes: &mut index_outputs,
+            n_main,
         })?;
     }
     if let Some((mut w, p)) = bad_rows.take() {

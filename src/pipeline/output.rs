@@ -8,8 +8,8 @@
 //!
 //! Cells arrive in one of two ways. [`BulkOutput::append`] takes the sorter's output: every
 //! cell in order of (family index, row, qualifier, timestamp desc), one file open at a time.
-//! [`BulkOutput::append_to_lane`] takes cells straight from the input while one store's (region
-//! and family's) cells arrive in order: each such *lane* keeps its own file open. A lane whose
+//! [`BulkOutput::append_row_to_lane`] takes rows straight from the input while one store's
+//! (region and family's) cells arrive in order: each such *lane* keeps its own file open. A lane whose
 //! input turns out of order is taken back ([`BulkOutput::take_lane`]) and its cells go through
 //! the sorter. The two never write the same store.
 
@@ -93,6 +93,25 @@ struct OpenFile {
     tmp: PathBuf,
     writer: HFileWriter<BufWriter<WritebackFile>>,
     last_row: Vec<u8>,
+}
+
+impl OpenFile {
+    fn append(&mut self, cell: &CellRef<'_>) -> Result<(), OutputError> {
+        self.writer
+            .append(cell)
+            .map_err(|source| OutputError::Format {
+                path: self.tmp.clone(),
+                source,
+            })
+    }
+
+    /// Remembers `row` as the last row written (files roll only between rows).
+    fn note_row(&mut self, row: &[u8]) {
+        if !equal_bytes(&self.last_row, row) {
+            self.last_row.clear();
+            self.last_row.extend_from_slice(row);
+        }
+    }
 }
 
 /// Bytes written to a file between two requests to start writing them back.
@@ -220,37 +239,45 @@ impl BulkOutput {
                 )));
             }
         }
-        let regions = splits.len() + 1;
-        let lanes = (0..families.len() * regions).map(|_| None).collect();
-        Ok(BulkOutput {
-            dir: dir.to_path_buf(),
-            stores: vec![vec![StoreStats::default(); families.len()]; regions],
+        Ok(BulkOutput::empty(
+            dir.to_path_buf(),
             families,
             splits,
-            max_file_size: max_file_size.max(1),
+            max_file_size.max(1),
+        ))
+    }
+
+    /// An output with no file yet (the directory checks done by the caller).
+    fn empty(
+        dir: PathBuf,
+        families: Vec<OutputFamily>,
+        splits: Vec<Vec<u8>>,
+        max_file_size: u64,
+    ) -> BulkOutput {
+        let regions = splits.len() + 1;
+        BulkOutput {
+            dir,
+            stores: vec![vec![StoreStats::default(); families.len()]; regions],
+            lanes: (0..families.len() * regions).map(|_| None).collect(),
+            families,
+            splits,
+            max_file_size,
             current: None,
-            lanes,
             files: Vec::new(),
             finished: false,
-        })
+        }
     }
 
     /// An empty output with the same directory, families, regions and file size: lanes of
     /// one import can be written by several threads, each with its own, and gathered with
     /// [`BulkOutput::absorb`].
     pub fn sibling(&self) -> BulkOutput {
-        let regions = self.regions();
-        BulkOutput {
-            dir: self.dir.clone(),
-            families: self.families.clone(),
-            splits: self.splits.clone(),
-            max_file_size: self.max_file_size,
-            current: None,
-            lanes: (0..self.families.len() * regions).map(|_| None).collect(),
-            files: Vec::new(),
-            stores: vec![vec![StoreStats::default(); self.families.len()]; regions],
-            finished: false,
-        }
+        BulkOutput::empty(
+            self.dir.clone(),
+            self.families.clone(),
+            self.splits.clone(),
+            self.max_file_size,
+        )
     }
 
     /// Takes over a sibling's files, open lanes and totals (their stores must be distinct from
@@ -296,20 +323,14 @@ impl BulkOutput {
         self.splits.len() + 1
     }
 
-    /// Appends a cell of family `family` to the lane of `region` (which must be
-    /// `region_of(cell.row)`). A lane's cells must come in order; the file rolls at the size
-    /// limit on a row boundary, as [`BulkOutput::append`]'s do.
-    pub fn append_to_lane(
-        &mut self,
-        family: usize,
-        region: usize,
-        cell: &CellRef<'_>,
-    ) -> Result<(), OutputError> {
-        self.append_row_to_lane(family, region, std::slice::from_ref(cell))
+    /// The name of family `family` (an index into the families given at creation).
+    pub fn family_name(&self, family: usize) -> Option<&str> {
+        self.families.get(family).map(|f| f.name.as_str())
     }
 
-    /// [`BulkOutput::append_to_lane`] for cells of one row, in order (the size check and the
-    /// row bookkeeping once per row).
+    /// Appends the cells of one row (all with that row, in order) of family `family` to the
+    /// lane of `region` (which must be `region_of(row)`). A lane's rows must come in order; the
+    /// file rolls at the size limit on a row boundary, as [`BulkOutput::append`]'s do.
     pub fn append_row_to_lane(
         &mut self,
         family: usize,
@@ -340,20 +361,10 @@ impl BulkOutput {
         }
         if let Some(c) = self.lanes[lane].as_mut() {
             for cell in cells {
-                if !equal_bytes(cell.row, first.row) {
-                    return Err(OutputError::Invalid(
-                        "internal: a lane row's cells have different rows".into(),
-                    ));
-                }
-                c.writer
-                    .append(cell)
-                    .map_err(|source| OutputError::Format {
-                        path: c.tmp.clone(),
-                        source,
-                    })?;
+                debug_assert_eq!(cell.row, first.row, "a lane row's cells have one row");
+                c.append(cell)?;
             }
-            c.last_row.clear();
-            c.last_row.extend_from_slice(first.row);
+            c.note_row(first.row);
             self.stores[region][family].cells += cells.len() as u64;
         }
         Ok(())
@@ -422,22 +433,9 @@ impl BulkOutput {
             self.current = Some(self.open(family, region, 1 << 20)?);
         }
         if let Some(c) = self.current.as_mut() {
-            Self::write(c, cell)?;
+            c.append(cell)?;
+            c.note_row(cell.row);
             self.stores[region][family].cells += 1;
-        }
-        Ok(())
-    }
-
-    fn write(c: &mut OpenFile, cell: &CellRef<'_>) -> Result<(), OutputError> {
-        c.writer
-            .append(cell)
-            .map_err(|source| OutputError::Format {
-                path: c.tmp.clone(),
-                source,
-            })?;
-        if !equal_bytes(&c.last_row, cell.row) {
-            c.last_row.clear();
-            c.last_row.extend_from_slice(cell.row);
         }
         Ok(())
     }

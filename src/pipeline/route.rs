@@ -72,8 +72,8 @@ impl Outputs<'_> {
     }
 }
 
-/// Where lanes' staged cells are written: the outputs themselves ([`Outputs`], one thread),
-/// or a lane-writer thread that owns them ([`ThreadSink`]).
+/// Where lanes' staged cells are written: the outputs themselves ([`Outputs`], on the
+/// importing thread), or lane-writer threads that own them ([`ThreadSink`]).
 pub(crate) trait LaneSink {
     /// Writes the staged groups of the lane (`f`, `region`) and leaves `staged` empty.
     fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError>;
@@ -81,37 +81,13 @@ pub(crate) trait LaneSink {
     fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError>;
 }
 
-/// Family names by sorter family number (lane cells carry their family's name).
-pub(crate) type FamilyNames = Vec<Vec<u8>>;
-
-impl Outputs<'_> {
-    fn write_lane(
-        &mut self,
-        families: &FamilyNames,
-        f: usize,
-        region: usize,
-        staged: &mut Vec<u8>,
-    ) -> Result<(), ImportError> {
-        let family = families
-            .get(f)
-            .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
-        let (out, of) = self.of(f)?;
-        write_staged(staged, family, out, of, region)
-    }
-}
-
-/// The outputs, written on the importing thread.
-pub(crate) struct DirectSink<'a, 'b> {
-    pub outs: &'a mut Outputs<'b>,
-    pub families: &'a FamilyNames,
-}
-
-impl LaneSink for DirectSink<'_, '_> {
+impl LaneSink for Outputs<'_> {
     fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError> {
-        self.outs.write_lane(self.families, f, region, staged)
+        let (out, of) = self.of(f)?;
+        write_staged(staged, out, of, region)
     }
     fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError> {
-        let (out, of) = self.outs.of(f)?;
+        let (out, of) = self.of(f)?;
         Ok(out.take_lane(of, region)?)
     }
 }
@@ -185,7 +161,6 @@ pub(crate) fn run_lane_writer(
     messages: std::sync::mpsc::Receiver<LaneMessage>,
     spares: std::sync::mpsc::Sender<Vec<u8>>,
     outs: &mut Outputs<'_>,
-    families: &FamilyNames,
 ) -> Result<(), ImportError> {
     for m in messages {
         match m {
@@ -194,14 +169,11 @@ pub(crate) fn run_lane_writer(
                 region,
                 mut staged,
             } => {
-                outs.write_lane(families, f, region, &mut staged)?;
+                outs.write(f, region, &mut staged)?;
                 let _ = spares.send(staged);
             }
             LaneMessage::Take { f, region, reply } => {
-                let taken = outs
-                    .of(f)
-                    .and_then(|(out, of)| Ok(out.take_lane(of, region)?));
-                let _ = reply.send(taken);
+                let _ = reply.send(outs.take(f, region));
             }
         }
     }
@@ -210,7 +182,6 @@ pub(crate) fn run_lane_writer(
 
 /// Sends each group of cells to its store's lane or to the sorter.
 pub(crate) struct Router {
-    enabled: bool,
     /// Split keys of each sorter family's table.
     splits: Vec<Vec<Vec<u8>>>,
     /// `lanes[f][region]`, sized on first use.
@@ -225,21 +196,15 @@ pub(crate) struct Router {
 }
 
 impl Router {
-    /// A router for the given sorter families (each with its table's split keys); `max_open`
-    /// lanes at most (none when streaming is off).
-    pub fn new(
-        families: FamilyNames,
-        splits: Vec<Vec<Vec<u8>>>,
-        streaming: bool,
-        max_open: usize,
-    ) -> Router {
+    /// A router for the sorter families whose tables have the given split keys (one entry per
+    /// family); `max_open` lanes at most (0: every cell goes to the sorter).
+    pub fn new(splits: Vec<Vec<Vec<u8>>>, max_open: usize) -> Router {
         Router {
-            enabled: streaming && max_open > 0,
+            lanes: splits.iter().map(|_| Vec::new()).collect(),
+            streamed: vec![0; splits.len()],
             splits,
-            lanes: families.iter().map(|_| Vec::new()).collect(),
             open: 0,
             max_open,
-            streamed: vec![0; families.len()],
             taken: 0,
             refed: 0,
         }
@@ -335,7 +300,7 @@ impl Router {
                     }
                 }
             }
-            Lane::Unused if self.enabled && ordered && self.open < self.max_open => {
+            Lane::Unused if ordered && self.open < self.max_open => {
                 let mut staged = Vec::with_capacity(STAGE_BYTES + 4096);
                 stage(&mut staged, a, row, group)?;
                 *lane = Lane::Streaming {
@@ -401,11 +366,15 @@ fn stage(
 /// Writes a lane's staged groups to its file and empties the buffer.
 fn write_staged(
     staged: &mut Vec<u8>,
-    family: &[u8],
     out: &mut BulkOutput,
     of: usize,
     region: usize,
 ) -> Result<(), ImportError> {
+    let family = out
+        .family_name(of)
+        .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?
+        .as_bytes()
+        .to_vec();
     let mut at = 0;
     let mut row_cells = Vec::new();
     while at < staged.len() {
@@ -423,7 +392,7 @@ fn write_staged(
                 .ok_or_else(malformed)?;
             row_cells.push(CellRef {
                 row: &staged[row.clone()],
-                family,
+                family: &family,
                 qualifier: &body[..q_len],
                 timestamp: i64::from_le_bytes(ts),
                 cell_type: CellType::Put,

@@ -31,7 +31,7 @@ impl NoneEncoder {
 /// Appends one cell in NONE format; returns the bytes written.
 ///
 /// The writer's hot path: one capacity check, the fixed-size fields stored directly and the
-/// variable pieces copied by [`copy_short`] (see `bytes::extend_concat`), no bounds check or
+/// variable pieces copied by [`copy_short`], no bounds check or
 /// length update per piece.
 #[inline]
 pub fn write_none_cell(ctx: &EncodingContext, cell: &CellRef<'_>, out: &mut Vec<u8>) -> usize {
