@@ -4,6 +4,7 @@
 //! /proc/self/stat) is reported beside wall time, so a busy second core does not skew it.
 //!
 //! Usage: cargo run --release --example format_bench [CELLS] [CASE-SUBSTRING] [write]
+//! (with `FORMAT_BENCH_DUMP=FILE`, the cells are also written to FILE for a peer to load)
 
 #[path = "../benches/lineitem/mod.rs"]
 mod lineitem;
@@ -46,6 +47,22 @@ fn main() {
         .unwrap_or(1_000_000);
     let data = lineitem::Lineitem::generate(n);
     let cells = data.len() as f64;
+    if let Some(path) = std::env::var_os("FORMAT_BENCH_DUMP") {
+        // The same cells for a peer (benches/peer_rocksdb.py): per cell `u32 keyLen | key |
+        // u32 valueLen | value` (little-endian lengths; key = the HBase flat key).
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut key = Vec::new();
+        data.for_each(|c| {
+            use std::io::Write;
+            key.clear();
+            c.write_key(&mut key);
+            w.write_all(&(key.len() as u32).to_le_bytes()).unwrap();
+            w.write_all(&key).unwrap();
+            w.write_all(&(c.value.len() as u32).to_le_bytes()).unwrap();
+            w.write_all(c.value).unwrap();
+        });
+        std::io::Write::flush(&mut w).unwrap();
+    }
     let mut none_bytes = 0u64;
     data.for_each(|c| none_bytes += (8 + c.key_len() + c.value.len() + 2 + 1) as u64);
     println!(
