@@ -2,8 +2,8 @@
 //! report out. Spec: `formats/import.md`.
 //!
 //! ```text
-//! for each input file (in order), for each batch of records (parsed ahead on a reader thread
-//! when there is more than one thread):
+//! for each input file (in order), for each batch of records (parsed ahead on reader threads
+//! when there is more than one thread, several Parquet row groups at once):
 //!     encode records in parallel (rayon): row key, then one cell per non-empty mapped field,
 //!     then one cell per [[index]] (row = index key, value = the row key) when the record
 //!     wrote a cell and has every index field
@@ -777,7 +777,7 @@ pub fn run_import(
                 Ok(())
             };
             if threads > 1 {
-                read_ahead(units, &mut each_batch)?;
+                read_ahead(units, threads, &mut each_batch)?;
             } else {
                 let mut batch = Batch::default();
                 for mut next in units {
@@ -990,39 +990,81 @@ pub fn run_import(
     Ok(report)
 }
 
-/// Runs an input's batch readers on a thread of their own (parsing the next batches while
-/// this thread encodes and routes the current one) and hands each batch to `each`, in order.
+/// Batches each reader thread parses ahead of the importer.
+const READ_AHEAD_BATCHES: usize = 2;
+
+/// What a reader thread sends: a batch of its current unit, or the end of that unit.
+enum ReadAhead {
+    Batch(Batch),
+    UnitDone,
+}
+
+/// Runs an input's batch readers (its units: one per Parquet row group, one for a CSV file)
+/// on `readers` threads of their own, parsing ahead while this thread encodes and routes,
+/// and hands every batch to `each` in input order: unit by unit, each unit's batches in order.
+///
+/// Unit `u` is read by thread `u % readers`, which reads its units in order; this thread takes
+/// unit `u`'s batches from that thread's channel (bounded, [`READ_AHEAD_BATCHES`] deep) until
+/// the unit's end. So several row groups are decoded at once, the order stays the input's,
+/// and at most `readers * (READ_AHEAD_BATCHES + 1)` batches are in flight.
 fn read_ahead(
     units: Vec<BatchReader>,
+    readers: usize,
     each: &mut dyn FnMut(&Batch) -> Result<(), ImportError>,
 ) -> Result<(), ImportError> {
+    let n_units = units.len();
+    let readers = readers.clamp(1, n_units.max(1));
+    let mut per_reader: Vec<Vec<BatchReader>> = (0..readers).map(|_| Vec::new()).collect();
+    for (u, unit) in units.into_iter().enumerate() {
+        per_reader[u % readers].push(unit);
+    }
     std::thread::scope(|scope| -> Result<(), ImportError> {
-        let (to_importer, filled) = std::sync::mpsc::sync_channel::<Result<Batch, SourceError>>(2);
-        let (to_reader, empties) = std::sync::mpsc::channel::<Batch>();
-        scope.spawn(move || {
-            for mut next in units {
-                loop {
-                    let mut batch = empties.try_recv().unwrap_or_default();
-                    match next(&mut batch) {
-                        Ok(true) => {
-                            if to_importer.send(Ok(batch)).is_err() {
-                                return; // the importer stopped (on an error)
-                            }
+        let mut filled = Vec::with_capacity(readers);
+        let mut to_readers = Vec::with_capacity(readers);
+        for mine in per_reader {
+            let (to_importer, rx) =
+                std::sync::mpsc::sync_channel::<Result<ReadAhead, SourceError>>(READ_AHEAD_BATCHES);
+            let (to_reader, empties) = std::sync::mpsc::channel::<Batch>();
+            filled.push(rx);
+            to_readers.push(to_reader);
+            scope.spawn(move || {
+                for mut next in mine {
+                    loop {
+                        let mut batch = empties.try_recv().unwrap_or_default();
+                        let msg = match next(&mut batch) {
+                            Ok(true) => Ok(ReadAhead::Batch(batch)),
+                            Ok(false) => Ok(ReadAhead::UnitDone),
+                            Err(e) => Err(e),
+                        };
+                        let stop = !matches!(msg, Ok(ReadAhead::Batch(_)));
+                        let failed = msg.is_err();
+                        if to_importer.send(msg).is_err() || failed {
+                            return; // the importer stopped (on an error), or this one failed
                         }
-                        Ok(false) => break,
-                        Err(e) => {
-                            let _ = to_importer.send(Err(e));
-                            return;
+                        if stop {
+                            break;
                         }
                     }
                 }
+            });
+        }
+        // On an error the receivers are dropped here, which ends every reader's next send.
+        for u in 0..n_units {
+            let r = u % readers;
+            loop {
+                // A reader sends its error before it ends; a channel closed before the end
+                // of its unit means the reader died, and the unit is not whole.
+                let msg = filled[r].recv().map_err(|_| {
+                    ImportError::Invalid("internal: an input reader thread panicked".into())
+                })?;
+                match msg? {
+                    ReadAhead::Batch(batch) => {
+                        each(&batch)?;
+                        let _ = to_readers[r].send(batch);
+                    }
+                    ReadAhead::UnitDone => break,
+                }
             }
-        });
-        // On an error `filled` is dropped here, which ends the reader's next send.
-        for batch in filled {
-            let batch = batch?;
-            each(&batch)?;
-            let _ = to_reader.send(batch);
         }
         Ok(())
     })
@@ -1531,5 +1573,91 @@ impl Drop for RemoveDirOnDrop {
         if self.1 {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit that yields `batches` batches of one record each, naming (unit, batch); with
+    /// `fail_at`, an error instead of that batch.
+    fn unit(u: usize, batches: usize, fail_at: Option<usize>) -> BatchReader {
+        let mut i = 0;
+        Box::new(move |b: &mut Batch| {
+            if Some(i) == fail_at {
+                return Err(SourceError::Invalid(format!("unit {u} failed at {i}")));
+            }
+            if i == batches {
+                return Ok(false);
+            }
+            b.records.clear();
+            b.records
+                .push(csv::ByteRecord::from(vec![format!("{u}/{i}")]));
+            i += 1;
+            Ok(true)
+        })
+    }
+
+    fn seen(units: Vec<BatchReader>, readers: usize) -> (Vec<String>, Option<String>) {
+        let mut got = Vec::new();
+        let r = read_ahead(units, readers, &mut |b: &Batch| {
+            got.push(String::from_utf8_lossy(&b.records[0][0]).to_string());
+            Ok(())
+        });
+        (got, r.err().map(|e| e.to_string()))
+    }
+
+    #[test]
+    fn read_ahead_keeps_input_order_with_parallel_readers() {
+        // Units of uneven length (some empty), read by 1..5 threads: always unit by unit.
+        let lens = [3, 0, 5, 1, 7, 2, 0, 4];
+        let want: Vec<String> = lens
+            .iter()
+            .enumerate()
+            .flat_map(|(u, &n)| (0..n).map(move |i| format!("{u}/{i}")))
+            .collect();
+        for readers in 1..=5 {
+            let units = lens
+                .iter()
+                .enumerate()
+                .map(|(u, &n)| unit(u, n, None))
+                .collect();
+            assert_eq!(
+                seen(units, readers),
+                (want.clone(), None),
+                "{readers} readers"
+            );
+        }
+        assert_eq!(seen(Vec::new(), 3), (Vec::new(), None));
+    }
+
+    #[test]
+    fn read_ahead_stops_at_a_units_error_after_the_batches_before_it() {
+        for readers in 1..=3 {
+            let units = vec![unit(0, 2, None), unit(1, 5, Some(3)), unit(2, 4, None)];
+            let (got, err) = seen(units, readers);
+            assert_eq!(
+                got,
+                ["0/0", "0/1", "1/0", "1/1", "1/2"],
+                "{readers} readers"
+            );
+            assert_eq!(err.as_deref(), Some("unit 1 failed at 3"));
+        }
+    }
+
+    #[test]
+    fn read_ahead_passes_on_the_importers_error() {
+        let units = (0..4).map(|u| unit(u, 50, None)).collect();
+        let mut n = 0;
+        let r = read_ahead(units, 2, &mut |_b: &Batch| {
+            n += 1;
+            if n == 60 {
+                return Err(ImportError::Invalid("stop".into()));
+            }
+            Ok(())
+        });
+        assert_eq!(r.err().map(|e| e.to_string()).as_deref(), Some("stop"));
+        assert_eq!(n, 60);
     }
 }
