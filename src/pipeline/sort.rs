@@ -19,7 +19,7 @@
 //! records) have their cells merged by the full order when they are read out. The sort runs
 //! on rayon's thread pool.
 //!
-//! At the end the spilled runs and the last buffer (kept in memory) are merged by [`Merge`]:
+//! At the end the spilled runs and the last buffer (kept in memory) are merged by `Merge`:
 //! the source with the smallest head stays current while its next head is below the top of a
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
 //! cell. Run records are read in place from a 256 KiB buffer per run. (`std`'s `BinaryHeap`
