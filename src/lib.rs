@@ -13,11 +13,14 @@
 //! - [`read`]: Get and Scan over a store's HFiles with HBase's delete / version / TTL semantics.
 //!   Prose: `formats/read.md`.
 //! - [`cli`]: the `hfkit` command line, a thin layer over the public API.
+//!
+//! Beside the layers, [`heap`]: the index min-heap both k-way merges (`read`, `pipeline`) use.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod cli;
 pub mod format;
+pub mod heap;
 pub mod pipeline;
 pub mod read;
 pub mod table;

@@ -22,8 +22,8 @@
 //! At the end the spilled runs and the last buffer (kept in memory) are merged by `Merge`:
 //! the source with the smallest head stays current while its next head is below the top of a
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
-//! cell. Run records are read in place from a 256 KiB buffer per run. (`std`'s `BinaryHeap`
-//! cannot order indices by a context, hence the few lines of heap here.)
+//! cell (the heap is `crate::heap`'s). Run records are read in place from a 256 KiB buffer
+//! per run.
 
 use std::cmp::Ordering;
 use std::fs::File;
@@ -629,6 +629,22 @@ impl RunSource {
     }
 }
 
+/// Whether source `a`'s head comes before source `b`'s.
+fn less(sources: &[RunSource], a: usize, b: usize) -> bool {
+    let (Some((x, xb)), Some((y, yb))) = (sources[a].head_fields(), sources[b].head_fields())
+    else {
+        return false;
+    };
+    let (xr, yr) = (x.row_and_qualifier(xb), y.row_and_qualifier(yb));
+    x.family
+        .cmp(&y.family)
+        .then_with(|| compare_bytes(xr.0, yr.0))
+        .then_with(|| compare_bytes(xr.1, yr.1))
+        .then_with(|| y.timestamp.cmp(&x.timestamp))
+        .then_with(|| y.ordinal.cmp(&x.ordinal))
+        == Ordering::Less
+}
+
 /// A k-way merge: `current` is the source holding the smallest head; `heap` is a binary
 /// min-heap of the other non-exhausted sources, by head. After the current head is taken,
 /// its source advances and stays current while its head is still below the heap's top (one
@@ -641,22 +657,6 @@ struct Merge {
 }
 
 impl Merge {
-    fn less(&self, a: usize, b: usize) -> bool {
-        let (Some((x, xb)), Some((y, yb))) =
-            (self.sources[a].head_fields(), self.sources[b].head_fields())
-        else {
-            return false;
-        };
-        let (xr, yr) = (x.row_and_qualifier(xb), y.row_and_qualifier(yb));
-        x.family
-            .cmp(&y.family)
-            .then_with(|| compare_bytes(xr.0, yr.0))
-            .then_with(|| compare_bytes(xr.1, yr.1))
-            .then_with(|| y.timestamp.cmp(&x.timestamp))
-            .then_with(|| y.ordinal.cmp(&x.ordinal))
-            == Ordering::Less
-    }
-
     /// Loads every source's first record and picks the smallest.
     fn start(&mut self) -> Result<(), SortError> {
         for i in 0..self.sources.len() {
@@ -680,7 +680,11 @@ impl Merge {
         };
         if !self.sources[cur].advance()? {
             self.current = self.pop();
-        } else if self.heap.first().is_some_and(|&top| self.less(top, cur)) {
+        } else if self
+            .heap
+            .first()
+            .is_some_and(|&top| less(&self.sources, top, cur))
+        {
             // The top goes current; `cur` takes its place at the root and sinks.
             self.current = Some(self.heap[0]);
             self.heap[0] = cur;
@@ -691,15 +695,9 @@ impl Merge {
 
     fn push(&mut self, i: usize) {
         self.heap.push(i);
-        let mut k = self.heap.len() - 1;
-        while k > 0 {
-            let parent = (k - 1) / 2;
-            if !self.less(self.heap[k], self.heap[parent]) {
-                break;
-            }
-            self.heap.swap(k, parent);
-            k = parent;
-        }
+        let sources = &self.sources;
+        let last = self.heap.len() - 1;
+        crate::heap::sift_up(&mut self.heap, last, |a, b| less(sources, a, b));
     }
 
     fn pop(&mut self) -> Option<usize> {
@@ -707,29 +705,13 @@ impl Merge {
             return None;
         }
         let top = self.heap.swap_remove(0);
-        if !self.heap.is_empty() {
-            self.sift_down(0);
-        }
+        self.sift_down(0);
         Some(top)
     }
 
-    fn sift_down(&mut self, mut k: usize) {
-        let n = self.heap.len();
-        loop {
-            let (l, r) = (2 * k + 1, 2 * k + 2);
-            let mut m = k;
-            if l < n && self.less(self.heap[l], self.heap[m]) {
-                m = l;
-            }
-            if r < n && self.less(self.heap[r], self.heap[m]) {
-                m = r;
-            }
-            if m == k {
-                return;
-            }
-            self.heap.swap(k, m);
-            k = m;
-        }
+    fn sift_down(&mut self, k: usize) {
+        let sources = &self.sources;
+        crate::heap::sift_down(&mut self.heap, k, |a, b| less(sources, a, b));
     }
 }
 

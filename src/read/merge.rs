@@ -157,8 +157,8 @@ impl<'r> MergeScanner<'r> {
     }
 
     /// Whether source `a`'s current cell comes before source `b`'s.
-    fn less(&self, a: usize, b: usize) -> bool {
-        let (sa, sb) = (&self.sources[a], &self.sources[b]);
+    fn less(sources: &[Source<'_>], a: usize, b: usize) -> bool {
+        let (sa, sb) = (&sources[a], &sources[b]);
         let ord = match (sa.current(), sb.current()) {
             (Some(x), Some(y)) => compare_cells(&x, &y)
                 .then_with(|| sb.seq_id.cmp(&sa.seq_id))
@@ -170,23 +170,9 @@ impl<'r> MergeScanner<'r> {
         ord == Ordering::Less
     }
 
-    fn sift_down(&mut self, mut i: usize) {
-        let n = self.heap.len();
-        loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut best = i;
-            if l < n && self.less(self.heap[l], self.heap[best]) {
-                best = l;
-            }
-            if r < n && self.less(self.heap[r], self.heap[best]) {
-                best = r;
-            }
-            if best == i {
-                return;
-            }
-            self.heap.swap(i, best);
-            i = best;
-        }
+    fn sift_down(&mut self, i: usize) {
+        let sources = &self.sources;
+        crate::heap::sift_down(&mut self.heap, i, |a, b| Self::less(sources, a, b));
     }
 }
 
