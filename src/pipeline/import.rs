@@ -1006,7 +1006,8 @@ enum ReadAhead {
 /// Unit `u` is read by thread `u % readers`, which reads its units in order; this thread takes
 /// unit `u`'s batches from that thread's channel (bounded, [`READ_AHEAD_BATCHES`] deep) until
 /// the unit's end. So several row groups are decoded at once, the order stays the input's,
-/// and at most `readers * (READ_AHEAD_BATCHES + 1)` batches are in flight.
+/// and at most `readers * (READ_AHEAD_BATCHES + 1) + 1` batches are in flight (each reader's
+/// queued ones and the one it fills, and the one being imported).
 fn read_ahead(
     units: Vec<BatchReader>,
     readers: usize,
@@ -1031,18 +1032,23 @@ fn read_ahead(
                 for mut next in mine {
                     loop {
                         let mut batch = empties.try_recv().unwrap_or_default();
-                        let msg = match next(&mut batch) {
-                            Ok(true) => Ok(ReadAhead::Batch(batch)),
-                            Ok(false) => Ok(ReadAhead::UnitDone),
-                            Err(e) => Err(e),
-                        };
-                        let stop = !matches!(msg, Ok(ReadAhead::Batch(_)));
-                        let failed = msg.is_err();
-                        if to_importer.send(msg).is_err() || failed {
-                            return; // the importer stopped (on an error), or this one failed
-                        }
-                        if stop {
-                            break;
+                        // A failed send means the importer stopped (on an error).
+                        match next(&mut batch) {
+                            Ok(true) => {
+                                if to_importer.send(Ok(ReadAhead::Batch(batch))).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(false) => {
+                                if to_importer.send(Ok(ReadAhead::UnitDone)).is_err() {
+                                    return;
+                                }
+                                break;
+                            }
+                            Err(e) => {
+                                let _ = to_importer.send(Err(e));
+                                return;
+                            }
                         }
                     }
                 }

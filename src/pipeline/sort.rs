@@ -226,12 +226,24 @@ impl Head {
         })
     }
 
-    /// The record's row and qualifier, from the buffer it was parsed in (unchanged since).
-    #[inline]
-    fn row_and_qualifier<'a>(&self, buf: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+    /// Bytes of the whole record.
+    fn len(&self) -> usize {
+        RECORD_HEADER + self.row as usize + self.qualifier as usize + self.value as usize
+    }
+
+    /// The record's sort key, from the buffer it was parsed in (unchanged since).
+    #[inline(always)]
+    fn key<'a>(&self, buf: &'a [u8]) -> SortKey<'a> {
         let row = self.at + RECORD_HEADER;
         let q = row + self.row as usize;
-        (&buf[row..q], &buf[q..q + self.qualifier as usize])
+        let end = q + self.qualifier as usize;
+        (
+            self.family,
+            &buf[row..q],
+            &buf[q..end],
+            self.timestamp,
+            self.ordinal,
+        )
     }
 
     /// The record, from the buffer it was parsed in (unchanged since).
@@ -252,14 +264,26 @@ impl Head {
     }
 }
 
+/// What the import order compares: family, row, qualifier, timestamp, ordinal.
+type SortKey<'a> = (u8, &'a [u8], &'a [u8], i64, u64);
+
 /// The import order on two records (see the module documentation).
 pub fn compare(a: &SortedCell<'_>, b: &SortedCell<'_>) -> Ordering {
-    a.family
-        .cmp(&b.family)
-        .then_with(|| compare_bytes(a.row, b.row))
-        .then_with(|| compare_bytes(a.qualifier, b.qualifier))
-        .then_with(|| b.timestamp.cmp(&a.timestamp))
-        .then_with(|| b.ordinal.cmp(&a.ordinal))
+    compare_keys(
+        (a.family, a.row, a.qualifier, a.timestamp, a.ordinal),
+        (b.family, b.row, b.qualifier, b.timestamp, b.ordinal),
+    )
+}
+
+/// [`compare`] on the keys alone (timestamp and ordinal descending). Always inlined: the
+/// merge calls it once per cell, and a call passes both keys through memory.
+#[inline(always)]
+fn compare_keys(a: SortKey<'_>, b: SortKey<'_>) -> Ordering {
+    a.0.cmp(&b.0)
+        .then_with(|| compare_bytes(a.1, b.1))
+        .then_with(|| compare_bytes(a.2, b.2))
+        .then_with(|| b.3.cmp(&a.3))
+        .then_with(|| b.4.cmp(&a.4))
 }
 
 /// Family and the first 23 row bytes, zero-padded, as three big-endian words: comparing these
@@ -470,7 +494,6 @@ impl CellSorter {
                 buf: vec![0; RUN_BUFFER],
                 pos: 0,
                 end: 0,
-                head_len: 0,
                 head: None,
             }));
         }
@@ -510,20 +533,20 @@ struct RunReader {
     path: PathBuf,
     file: File,
     buf: Vec<u8>,
-    /// Start of the head record in `buf`, and the end of the bytes read.
+    /// Start of the head record in `buf` (or of the next one to read), and the end of the
+    /// bytes read.
     pos: usize,
     end: usize,
-    /// Length of the head record; 0 before the first and after the last.
-    head_len: usize,
+    /// The head record; `None` before the first and after the last.
     head: Option<Head>,
 }
 
 impl RunReader {
     /// Moves to the next record; false at the end of the run.
     fn advance(&mut self) -> Result<bool, SortError> {
-        self.pos += self.head_len;
-        self.head_len = 0;
-        self.head = None;
+        if let Some(h) = self.head.take() {
+            self.pos += h.len();
+        }
         if !self.fill(RECORD_HEADER)? {
             return Ok(false);
         }
@@ -534,7 +557,6 @@ impl RunReader {
         let Some(head) = Head::parse(&self.buf[..self.pos + len], self.pos) else {
             return Err(self.corrupt("bad record"));
         };
-        self.head_len = len;
         self.head = Some(head);
         Ok(true)
     }
@@ -635,14 +657,7 @@ fn less(sources: &[RunSource], a: usize, b: usize) -> bool {
     else {
         return false;
     };
-    let (xr, yr) = (x.row_and_qualifier(xb), y.row_and_qualifier(yb));
-    x.family
-        .cmp(&y.family)
-        .then_with(|| compare_bytes(xr.0, yr.0))
-        .then_with(|| compare_bytes(xr.1, yr.1))
-        .then_with(|| y.timestamp.cmp(&x.timestamp))
-        .then_with(|| y.ordinal.cmp(&x.ordinal))
-        == Ordering::Less
+    compare_keys(x.key(xb), y.key(yb)) == Ordering::Less
 }
 
 /// A k-way merge: `current` is the source holding the smallest head; `heap` is a binary
@@ -842,10 +857,10 @@ impl Coordinates {
         self.key.extend_from_slice(c.qualifier);
     }
 
+    /// [`SortedCell::same_coordinates`] against the kept copy.
     fn is(&self, c: &SortedCell<'_>) -> bool {
         self.family == c.family
             && self.timestamp == c.timestamp
-            && self.row_len == c.row.len()
             && self.key.len() == c.row.len() + c.qualifier.len()
             && equal_bytes(&self.key[..self.row_len], c.row)
             && equal_bytes(&self.key[self.row_len..], c.qualifier)
