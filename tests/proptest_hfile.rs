@@ -341,6 +341,19 @@ fn write_file(cells: &[Cell], opts: &WriterOptions) -> Vec<u8> {
     bytes
 }
 
+/// The same file through `append_row`: the cells handed over in `groups` (each a run of
+/// consecutive cells, of one row or of several).
+fn write_file_by_rows(cells: &[Cell], opts: &WriterOptions, groups: &[&[Cell]]) -> Vec<u8> {
+    let mut w = HFileWriter::new(Vec::new(), opts.clone()).unwrap();
+    for g in groups {
+        let refs: Vec<_> = g.iter().map(Cell::as_ref).collect();
+        w.append_row(&refs).unwrap();
+    }
+    let (bytes, summary) = w.finish().unwrap();
+    assert_eq!(summary.entry_count, cells.len() as u64);
+    bytes
+}
+
 /// Short description of a cell for failure messages (rows can be 32 KiB).
 fn brief(c: &Option<Cell>) -> String {
     match c {
@@ -486,15 +499,47 @@ proptest! {
     }
 
     #[test]
+    fn append_row_writes_the_same_bytes_as_append(
+        cells in sorted_cells(),
+        opts in options(),
+        chunk in 1usize..24,
+    ) {
+        let want = write_file(&cells, &opts);
+        // One call per row, and calls of `chunk` cells that cut rows and span them.
+        let rows: Vec<&[Cell]> = cells.chunk_by(|a, b| a.row == b.row).collect();
+        let chunks: Vec<&[Cell]> = cells.chunks(chunk).collect();
+        for groups in [rows, chunks] {
+            let got = write_file_by_rows(&cells, &opts, &groups);
+            prop_assert!(got == want, "append_row gave other bytes ({} groups)", groups.len());
+        }
+    }
+
+    #[test]
     fn out_of_order_append_is_an_error(
         mut pair in prop::collection::vec(cell(b"f".to_vec()), 2),
         opts in options(),
     ) {
         sort_dedup(&mut pair);
         prop_assume!(pair.len() == 2);
-        let mut w = HFileWriter::new(Vec::new(), opts).unwrap();
+        let mut w = HFileWriter::new(Vec::new(), opts.clone()).unwrap();
         w.append(&pair[1].as_ref()).unwrap();
         let err = w.append(&pair[0].as_ref()).unwrap_err();
+        prop_assert!(matches!(err, FormatError::OutOfOrder { index: 1, .. }), "{err}");
+        // The same through append_row, in one call (one row or two) and after a first call.
+        let mut w = HFileWriter::new(Vec::new(), opts.clone()).unwrap();
+        let err = w.append_row(&[pair[1].as_ref(), pair[0].as_ref()]).unwrap_err();
+        prop_assert!(matches!(err, FormatError::OutOfOrder { index: 1, .. }), "{err}");
+        // The cells before the refused one are in; a refused cell leaves the writer as it
+        // was, as with append.
+        prop_assert_eq!(w.entry_count(), 1);
+        let mut w = HFileWriter::new(Vec::new(), opts.clone()).unwrap();
+        w.append(&pair[1].as_ref()).unwrap();
+        w.append_row(&[pair[0].as_ref()]).unwrap_err();
+        w.append_row(&[pair[1].as_ref()]).unwrap();
+        prop_assert_eq!(w.entry_count(), 2);
+        let mut w = HFileWriter::new(Vec::new(), opts).unwrap();
+        w.append_row(&[pair[1].as_ref()]).unwrap();
+        let err = w.append_row(&[pair[0].as_ref()]).unwrap_err();
         prop_assert!(matches!(err, FormatError::OutOfOrder { index: 1, .. }), "{err}");
     }
 }

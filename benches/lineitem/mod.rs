@@ -213,4 +213,30 @@ impl Lineitem {
             }
         }
     }
+
+    /// Calls `f` on the cells of every row (16 each), in HBase order.
+    pub fn for_each_row(&self, mut f: impl FnMut(&[CellRef<'_>])) {
+        let mut start = 0usize;
+        let mut i = 0usize;
+        let mut cells = Vec::with_capacity(QUALIFIERS.len());
+        for row in &self.rows {
+            cells.clear();
+            for q in QUALIFIERS {
+                let end = self.value_ends[i] as usize;
+                cells.push(CellRef {
+                    row,
+                    family: FAMILY,
+                    qualifier: q.as_bytes(),
+                    timestamp: TIMESTAMP,
+                    cell_type: CellType::Put,
+                    value: &self.values[start..end],
+                    tags: &[],
+                    seq_id: 0,
+                });
+                start = end;
+                i += 1;
+            }
+            f(&cells);
+        }
+    }
 }

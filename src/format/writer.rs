@@ -13,14 +13,15 @@
 //!                intermediate + root data index, meta index, FILE_INFO, Bloom metas, trailer
 //! ```
 //!
-//! REQUIRES: cells are appended in HBase order (equal keys are allowed, as in HBase); an
-//! out-of-order cell is an error and leaves the writer unusable.
+//! REQUIRES: cells are appended in HBase order (equal keys are allowed, as in HBase). An
+//! invalid or out-of-order cell is refused with an error and the file stays as it was; a
+//! failed write (I/O, compression) leaves the writer unusable.
 
 use std::cmp::Ordering;
 use std::io::Write;
 
 use super::block::{BlockEncoder, BlockSettings, BlockType, HEADER_LEN};
-use super::bloom::{BloomParams, BloomType, BloomWriter};
+use super::bloom::{BloomKind, BloomParams, BloomType, BloomWriter};
 use super::bytes::{compare_bytes, equal_bytes};
 use super::cell::{compare_without_row, CellRef, CellType, KeyView};
 use super::checksum::{ChecksumType, DEFAULT_BYTES_PER_CHECKSUM};
@@ -165,6 +166,17 @@ struct KeyShape {
 }
 
 impl KeyShape {
+    #[inline(always)]
+    fn of(cell: &CellRef<'_>) -> KeyShape {
+        KeyShape {
+            row_len: cell.row.len(),
+            family_len: cell.family.len(),
+            qualifier_len: cell.qualifier.len(),
+            timestamp: cell.timestamp,
+            type_code: cell.cell_type.code(),
+        }
+    }
+
     /// The view of `key`, whose shape this is (`None` if the lengths do not fit).
     #[inline]
     fn view<'a>(&self, key: &'a [u8]) -> Option<KeyView<'a>> {
@@ -178,6 +190,12 @@ impl KeyShape {
             type_code: self.type_code,
         })
     }
+}
+
+/// Equal slices, by address first (a row's cells usually share one row slice).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || equal_bytes(a, b)
 }
 
 /// The data block encoder: NONE (the common case) called directly so its per-cell work
@@ -424,6 +442,157 @@ impl<W: Write> HFileWriter<W> {
         r
     }
 
+    /// Appends the cells of one row, in HBase order: the same file, byte for byte, as
+    /// [`append`](Self::append) of each cell in turn, and the same errors. The first cell is
+    /// checked against the file's last cell; the others, which must have its row and family,
+    /// only against the cell before them, so the row's own checks, its Bloom key and the
+    /// writer's record of the last key are done once per row (the import pipeline's lanes
+    /// hand over a row's cells together). A cell of another row or family is appended as
+    /// `append` would.
+    pub fn append_row(&mut self, cells: &[CellRef<'_>]) -> Result<()> {
+        let Some((first, rest)) = cells.split_first() else {
+            return Ok(());
+        };
+        self.append(first)?;
+        let fast = matches!(self.cell_encoder, BlockCellEncoder::None(_));
+        if !fast {
+            return rest.iter().try_for_each(|c| self.append(c));
+        }
+        let row_col = self
+            .general_bloom
+            .as_ref()
+            .is_some_and(|b| b.kind() == BloomKind::General(BloomType::RowCol));
+        let mut prev = first;
+        for (i, cell) in rest.iter().enumerate() {
+            if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family)) {
+                // Not this row after all: the per-cell path, from here on.
+                self.last_shape = KeyShape::of(prev);
+                return rest[i..].iter().try_for_each(|c| self.append(c));
+            }
+            // As `append`: a refused cell leaves the file as it was, a failed write ends it.
+            let dup = match self.check_in_row(prev, cell) {
+                Ok(dup) => dup,
+                Err(e) => {
+                    self.last_shape = KeyShape::of(prev);
+                    return Err(e);
+                }
+            };
+            if let Err(e) = self.append_in_row(cell, dup, row_col) {
+                self.failed = true;
+                return Err(e);
+            }
+            prev = cell;
+        }
+        self.last_shape = KeyShape::of(prev);
+        Ok(())
+    }
+
+    /// [`append_row`](Self::append_row)'s checks of `cell`, which has the row and family of
+    /// `prev`, the cell appended just before it: whether it is valid and in order, and
+    /// whether it has `prev`'s key (a duplicate, which never starts a block).
+    #[inline(always)]
+    fn check_in_row(&self, prev: &CellRef<'_>, cell: &CellRef<'_>) -> Result<bool> {
+        cell.validate()?;
+        let order = if cell.family.is_empty() {
+            compare_without_row(&KeyView::of(prev), &KeyView::of(cell))
+        } else {
+            compare_bytes(prev.qualifier, cell.qualifier)
+                .then(cell.timestamp.cmp(&prev.timestamp))
+                .then(cell.cell_type.code().cmp(&prev.cell_type.code()))
+        };
+        match order {
+            Ordering::Greater => Err(FormatError::OutOfOrder {
+                index: self.entry_count,
+                detail: "its key sorts before the previous cell's key".into(),
+            }),
+            Ordering::Equal => Ok(true),
+            Ordering::Less => Ok(false),
+        }
+    }
+
+    /// [`append_row`](Self::append_row)'s per-cell write for a NONE-encoded file, after
+    /// [`check_in_row`](Self::check_in_row). Leaves `last_shape` for the caller to set.
+    #[inline(always)]
+    fn append_in_row(&mut self, cell: &CellRef<'_>, dup: bool, row_col: bool) -> Result<()> {
+        // A ROW or ROWPREFIX Bloom has this row's key already; a ROWCOL one takes each cell.
+        if row_col {
+            if let Some(b) = self.general_bloom.as_mut() {
+                b.add_in_row(cell, true);
+            }
+        }
+        if cell.cell_type.is_delete_family_kind() {
+            if let Some(b) = self.delete_family_bloom.as_mut() {
+                b.add(cell);
+            }
+            if self.opts.store_file {
+                self.delete_family_count += 1;
+            }
+        }
+        if !dup {
+            self.cut_block_if_full()?;
+        }
+        if !self.block_open {
+            self.new_block();
+        }
+        let cell_at = self.payload.len();
+        let key_len = cell.key_len();
+        if let BlockCellEncoder::None(e) = &mut self.cell_encoder {
+            e.encode(cell, &mut self.payload)?;
+        }
+        self.last_key_in_payload = Some((cell_at + 8, cell_at + 8 + key_len));
+        if self.first_key_in_block.is_none() {
+            self.first_key_in_block = Some(self.last_key().to_vec());
+        }
+        self.note_cell(cell, key_len);
+        Ok(())
+    }
+
+    /// Ends the open block if it holds `block_size` bytes (encoded or unencoded), with the
+    /// inline blocks that follow it.
+    #[inline(always)]
+    fn cut_block_if_full(&mut self) -> Result<()> {
+        if self.block_open {
+            let limit = self.opts.block_size;
+            if self.cell_encoder.encoded_bytes() >= limit
+                || self.cell_encoder.unencoded_bytes() >= limit
+            {
+                self.finish_block()?;
+                self.write_inline_blocks(false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts an appended cell into the file's statistics (FileInfo and trailer).
+    #[inline(always)]
+    fn note_cell(&mut self, cell: &CellRef<'_>, key_len: usize) {
+        self.total_key_len += key_len as u64;
+        self.total_value_len += cell.value.len() as u64;
+        let tags_part = if cell.tags.is_empty() {
+            0
+        } else {
+            2 + cell.tags.len()
+        };
+        let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
+        if self.biggest_len < size {
+            self.biggest_len = size;
+            self.biggest_key = Some(self.last_key().to_vec());
+        }
+        self.entry_count += 1;
+        self.max_seq_id = self.max_seq_id.max(cell.seq_id);
+        self.max_tags_len = self.max_tags_len.max(cell.tags.len());
+        if cell.cell_type == CellType::Put {
+            self.earliest_put = self.earliest_put.min(cell.timestamp);
+        }
+        self.include_timestamp(cell.timestamp);
+        if matches!(
+            cell.cell_type,
+            CellType::DeleteColumn | CellType::DeleteFamily
+        ) {
+            self.include_timestamp(0);
+        }
+    }
+
     /// The flat key of the last appended cell (empty before the first).
     fn last_key(&self) -> &[u8] {
         match self.last_key_in_payload {
@@ -452,14 +621,8 @@ impl<W: Write> HFileWriter<W> {
         if self.opts.store_file && cell.cell_type.is_delete_family_kind() {
             self.delete_family_count += 1;
         }
-        if !dup && self.block_open {
-            let limit = self.opts.block_size;
-            if self.cell_encoder.encoded_bytes() >= limit
-                || self.cell_encoder.unencoded_bytes() >= limit
-            {
-                self.finish_block()?;
-                self.write_inline_blocks(false)?;
-            }
+        if !dup {
+            self.cut_block_if_full()?;
         }
         if !self.block_open {
             self.new_block();
@@ -480,44 +643,14 @@ impl<W: Write> HFileWriter<W> {
             cell.write_key(&mut self.last_key);
         }
         debug_assert_eq!(self.last_key(), cell.key().as_slice());
-        self.last_shape = KeyShape {
-            row_len: cell.row.len(),
-            family_len: cell.family.len(),
-            qualifier_len: cell.qualifier.len(),
-            timestamp: cell.timestamp,
-            type_code: cell.cell_type.code(),
-        };
+        self.last_shape = KeyShape::of(cell);
         if self.first_key_in_block.is_none() {
             self.first_key_in_block = Some(self.last_key().to_vec());
         }
         if self.first_key.is_none() {
             self.first_key = Some(self.last_key().to_vec());
         }
-        self.total_key_len += key_len as u64;
-        self.total_value_len += cell.value.len() as u64;
-        let tags_part = if cell.tags.is_empty() {
-            0
-        } else {
-            2 + cell.tags.len()
-        };
-        let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
-        if self.biggest_len < size {
-            self.biggest_len = size;
-            self.biggest_key = Some(self.last_key().to_vec());
-        }
-        self.entry_count += 1;
-        self.max_seq_id = self.max_seq_id.max(cell.seq_id);
-        self.max_tags_len = self.max_tags_len.max(cell.tags.len());
-        if cell.cell_type == CellType::Put {
-            self.earliest_put = self.earliest_put.min(cell.timestamp);
-        }
-        self.include_timestamp(cell.timestamp);
-        if matches!(
-            cell.cell_type,
-            CellType::DeleteColumn | CellType::DeleteFamily
-        ) {
-            self.include_timestamp(0);
-        }
+        self.note_cell(cell, key_len);
         Ok(())
     }
 

@@ -105,6 +105,16 @@ impl OpenFile {
             })
     }
 
+    /// [`append`](Self::append) of one row's cells (the writer's row path).
+    fn append_row(&mut self, cells: &[CellRef<'_>]) -> Result<(), OutputError> {
+        self.writer
+            .append_row(cells)
+            .map_err(|source| OutputError::Format {
+                path: self.tmp.clone(),
+                source,
+            })
+    }
+
     /// Remembers `row` as the last row written (files roll only between rows).
     fn note_row(&mut self, row: &[u8]) {
         if !equal_bytes(&self.last_row, row) {
@@ -360,10 +370,8 @@ impl BulkOutput {
             self.lanes[lane] = Some(self.open(family, region, LANE_BUFFER)?);
         }
         if let Some(c) = self.lanes[lane].as_mut() {
-            for cell in cells {
-                debug_assert_eq!(cell.row, first.row, "a lane row's cells have one row");
-                c.append(cell)?;
-            }
+            debug_assert!(cells.iter().all(|c| c.row == first.row), "one row per call");
+            c.append_row(cells)?;
             c.note_row(first.row);
             self.stores[region][family].cells += cells.len() as u64;
         }

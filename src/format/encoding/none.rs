@@ -33,7 +33,7 @@ impl NoneEncoder {
 /// The writer's hot path: one capacity check, the fixed-size fields stored directly and the
 /// variable pieces copied by [`copy_short`], no bounds check or
 /// length update per piece.
-#[inline]
+#[inline(always)]
 pub fn write_none_cell(ctx: &EncodingContext, cell: &CellRef<'_>, out: &mut Vec<u8>) -> usize {
     let start = out.len();
     let key_len = cell.key_len();
