@@ -214,6 +214,20 @@ pub(crate) unsafe fn copy_short(dst: *mut u8, src: &[u8]) {
     }
 }
 
+/// `out.extend_from_slice(src)` for small pieces: one capacity check and [`copy_short`]
+/// instead of a `memcpy` call (the import's per-cell qualifier and value copies).
+#[inline(always)]
+pub(crate) fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
+    out.reserve(src.len());
+    let len = out.len();
+    // SAFETY: `reserve` made room for `src.len()` bytes after `len`, which `copy_short` writes
+    // in full before the length covers them; `src` cannot overlap `out`'s spare capacity.
+    unsafe {
+        copy_short(out.as_mut_ptr().add(len), src);
+        out.set_len(len + src.len());
+    }
+}
+
 #[inline(always)]
 fn be64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
@@ -321,6 +335,17 @@ pub fn put_varint(out: &mut Vec<u8>, value: u64) {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    #[test]
+    fn extend_short_appends_every_length() {
+        let src: Vec<u8> = (0..40u8).collect();
+        for n in 0..=src.len() {
+            let mut out = vec![9u8; 3];
+            super::extend_short(&mut out, &src[..n]);
+            assert_eq!(&out[..3], &[9, 9, 9]);
+            assert_eq!(&out[3..], &src[..n], "length {n}");
+        }
+    }
 
     proptest! {
         /// The short-slice helpers agree with the standard library on every length mix

@@ -35,6 +35,7 @@ use super::source::{Batch, CsvOptions, CsvSource, SourceError};
 use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
+use crate::format::bytes::extend_short;
 use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
@@ -233,13 +234,24 @@ enum BoundTimestamp {
 
 impl BoundTimestamp {
     /// The timestamp of record `rec`, or why it has none.
+    #[inline]
     fn of(&self, rec: &csv::ByteRecord) -> Result<i64, String> {
         match self {
             BoundTimestamp::Fixed(t) => Ok(*t),
-            BoundTimestamp::Field(i, name, format) => format
-                .to_millis(rec.get(*i).unwrap_or_default())
-                .map_err(|e| format!("timestamp field '{name}': {e}")),
+            BoundTimestamp::Field(i, name, format) => Self::parse(rec, *i, name, format),
         }
+    }
+
+    #[inline(never)]
+    fn parse(
+        rec: &csv::ByteRecord,
+        i: usize,
+        name: &str,
+        format: &TimestampFormat,
+    ) -> Result<i64, String> {
+        format
+            .to_millis(rec.get(i).unwrap_or_default())
+            .map_err(|e| format!("timestamp field '{name}': {e}"))
     }
 }
 
@@ -1414,9 +1426,11 @@ fn encode_record(
             }
         };
         let q_at = out.arena.len();
-        out.arena.extend_from_slice(&c.qualifier);
+        extend_short(&mut out.arena, &c.qualifier);
         let v_at = out.arena.len();
-        if let Err(e) = encode_value(c.value_type, &c.source, v, &mut out.arena) {
+        if c.value_type == ValueType::String {
+            extend_short(&mut out.arena, v); // the common case, without the call
+        } else if let Err(e) = encode_value(c.value_type, &c.source, v, &mut out.arena) {
             reject(out, e.to_string());
             return;
         }

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use super::import::{slice, Encoded, EncodedCell, ImportError};
 use super::output::{BulkOutput, OutputError, LANE_MEMORY};
 use super::sort::CellSorter;
-use crate::format::bytes::compare_bytes;
+use crate::format::bytes::{compare_bytes, copy_short};
 use crate::format::cell::{CellRef, CellType};
 use crate::format::reader::HFileReader;
 
@@ -346,19 +346,47 @@ fn stage(
     group: &[EncodedCell],
 ) -> Result<(), ImportError> {
     let too_large = || ImportError::Invalid("internal: cell too large to stage".into());
-    staged.extend_from_slice(
-        &u16::try_from(row.len())
-            .map_err(|_| too_large())?
-            .to_le_bytes(),
-    );
-    staged.extend_from_slice(&(group.len() as u32).to_le_bytes());
-    staged.extend_from_slice(row);
+    let row_len = u16::try_from(row.len()).map_err(|_| too_large())?;
+    let cells = u32::try_from(group.len()).map_err(|_| too_large())?;
+    let mut total = 6 + row.len();
     for c in group {
-        staged.extend_from_slice(&c.qualifier.1.to_le_bytes());
-        staged.extend_from_slice(&c.value.1.to_le_bytes());
-        staged.extend_from_slice(&c.timestamp.to_le_bytes());
-        staged.extend_from_slice(slice(a, c.qualifier));
-        staged.extend_from_slice(slice(a, c.value));
+        total += 16 + slice(a, c.qualifier).len() + slice(a, c.value).len();
+    }
+    staged.reserve(total);
+    // Hot path (every streamed cell): the pieces stored straight into reserved space, small
+    // ones by `copy_short`, rather than a capacity check and a `memcpy` call per piece.
+    // SAFETY: `reserve` made room for `total` bytes after `start`; the stores below write
+    // 2 + 4 + row, then per cell 4 + 4 + 8 + qualifier + value bytes, in order and without
+    // gaps, which is `total` (the qualifier and value are the slices measured above). The
+    // sources are `row` and `a`, which cannot overlap `staged`'s spare capacity. So
+    // `start .. start + total` is initialised before the length is set.
+    unsafe {
+        let start = staged.len();
+        let mut d = staged.as_mut_ptr().add(start);
+        d.cast::<[u8; 2]>().write_unaligned(row_len.to_le_bytes());
+        d.add(2)
+            .cast::<[u8; 4]>()
+            .write_unaligned(cells.to_le_bytes());
+        d = d.add(6);
+        copy_short(d, row);
+        d = d.add(row.len());
+        for c in group {
+            let (q, v) = (slice(a, c.qualifier), slice(a, c.value));
+            d.cast::<[u8; 4]>()
+                .write_unaligned((q.len() as u32).to_le_bytes());
+            d.add(4)
+                .cast::<[u8; 4]>()
+                .write_unaligned((v.len() as u32).to_le_bytes());
+            d.add(8)
+                .cast::<[u8; 8]>()
+                .write_unaligned(c.timestamp.to_le_bytes());
+            d = d.add(16);
+            copy_short(d, q);
+            d = d.add(q.len());
+            copy_short(d, v);
+            d = d.add(v.len());
+        }
+        staged.set_len(start + total);
     }
     Ok(())
 }
