@@ -193,25 +193,7 @@ impl Lineitem {
 
     /// Calls `f` on every cell, in HBase order.
     pub fn for_each(&self, mut f: impl FnMut(&CellRef<'_>)) {
-        let mut start = 0usize;
-        let mut i = 0usize;
-        for row in &self.rows {
-            for q in QUALIFIERS {
-                let end = self.value_ends[i] as usize;
-                f(&CellRef {
-                    row,
-                    family: FAMILY,
-                    qualifier: q.as_bytes(),
-                    timestamp: TIMESTAMP,
-                    cell_type: CellType::Put,
-                    value: &self.values[start..end],
-                    tags: &[],
-                    seq_id: 0,
-                });
-                start = end;
-                i += 1;
-            }
-        }
+        self.for_each_row(|cells| cells.iter().for_each(&mut f));
     }
 
     /// Calls `f` on the cells of every row (16 each), in HBase order.

@@ -528,12 +528,7 @@ impl<W: Write> HFileWriter<W> {
                 self.delete_family_count += 1;
             }
         }
-        if !dup {
-            self.cut_block_if_full()?;
-        }
-        if !self.block_open {
-            self.new_block();
-        }
+        self.make_room(dup)?;
         let cell_at = self.payload.len();
         let key_len = cell.key_len();
         if let BlockCellEncoder::None(e) = &mut self.cell_encoder {
@@ -544,6 +539,19 @@ impl<W: Write> HFileWriter<W> {
             self.first_key_in_block = Some(self.last_key().to_vec());
         }
         self.note_cell(cell, key_len);
+        Ok(())
+    }
+
+    /// Before a cell is encoded: ends a full block unless the cell repeats the last key (equal
+    /// keys never straddle blocks), and opens a block if none is open.
+    #[inline(always)]
+    fn make_room(&mut self, dup: bool) -> Result<()> {
+        if !dup {
+            self.cut_block_if_full()?;
+        }
+        if !self.block_open {
+            self.new_block();
+        }
         Ok(())
     }
 
@@ -621,12 +629,7 @@ impl<W: Write> HFileWriter<W> {
         if self.opts.store_file && cell.cell_type.is_delete_family_kind() {
             self.delete_family_count += 1;
         }
-        if !dup {
-            self.cut_block_if_full()?;
-        }
-        if !self.block_open {
-            self.new_block();
-        }
+        self.make_room(dup)?;
         let cell_at = self.payload.len();
         self.cell_encoder.encode(cell, &mut self.payload)?;
 
