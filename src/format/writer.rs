@@ -21,7 +21,7 @@ use std::cmp::Ordering;
 use std::io::Write;
 
 use super::block::{BlockEncoder, BlockSettings, BlockType, HEADER_LEN};
-use super::bloom::{BloomKind, BloomParams, BloomType, BloomWriter};
+use super::bloom::{BloomParams, BloomType, BloomWriter};
 use super::bytes::{compare_bytes, equal_bytes};
 use super::cell::{compare_without_row, CellRef, CellType, KeyView};
 use super::checksum::{ChecksumType, DEFAULT_BYTES_PER_CHECKSUM};
@@ -458,10 +458,6 @@ impl<W: Write> HFileWriter<W> {
         if !fast {
             return rest.iter().try_for_each(|c| self.append(c));
         }
-        let row_col = self
-            .general_bloom
-            .as_ref()
-            .is_some_and(|b| b.kind() == BloomKind::General(BloomType::RowCol));
         let mut prev = first;
         for (i, cell) in rest.iter().enumerate() {
             if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family)) {
@@ -477,7 +473,7 @@ impl<W: Write> HFileWriter<W> {
                     return Err(e);
                 }
             };
-            if let Err(e) = self.append_in_row(cell, dup, row_col) {
+            if let Err(e) = self.append_in_row(cell, dup) {
                 self.failed = true;
                 return Err(e);
             }
@@ -513,12 +509,27 @@ impl<W: Write> HFileWriter<W> {
     /// [`append_row`](Self::append_row)'s per-cell write for a NONE-encoded file, after
     /// [`check_in_row`](Self::check_in_row). Leaves `last_shape` for the caller to set.
     #[inline(always)]
-    fn append_in_row(&mut self, cell: &CellRef<'_>, dup: bool, row_col: bool) -> Result<()> {
-        // A ROW or ROWPREFIX Bloom has this row's key already; a ROWCOL one takes each cell.
-        if row_col {
-            if let Some(b) = self.general_bloom.as_mut() {
-                b.add_in_row(cell, true);
-            }
+    fn append_in_row(&mut self, cell: &CellRef<'_>, dup: bool) -> Result<()> {
+        self.offer_to_blooms(cell, true);
+        self.make_room(dup)?;
+        let cell_at = self.payload.len();
+        let key_len = cell.key_len();
+        self.cell_encoder.encode(cell, &mut self.payload)?;
+        self.last_key_in_payload = Some((cell_at + 8, cell_at + 8 + key_len));
+        if self.first_key_in_block.is_none() {
+            self.first_key_in_block = Some(self.last_key().to_vec());
+        }
+        self.note_cell(cell, key_len);
+        Ok(())
+    }
+
+    /// StoreFileWriter's order: the general Bloom, then the delete-family Bloom (which takes
+    /// only DeleteFamily and DeleteFamilyVersion cells) and its count. `same_row`: `cell` has
+    /// the row of the cell before it (a ROW or ROWPREFIX Bloom then has its key already).
+    #[inline(always)]
+    fn offer_to_blooms(&mut self, cell: &CellRef<'_>, same_row: bool) {
+        if let Some(b) = self.general_bloom.as_mut() {
+            b.add_in_row(cell, same_row);
         }
         if cell.cell_type.is_delete_family_kind() {
             if let Some(b) = self.delete_family_bloom.as_mut() {
@@ -528,18 +539,6 @@ impl<W: Write> HFileWriter<W> {
                 self.delete_family_count += 1;
             }
         }
-        self.make_room(dup)?;
-        let cell_at = self.payload.len();
-        let key_len = cell.key_len();
-        if let BlockCellEncoder::None(e) = &mut self.cell_encoder {
-            e.encode(cell, &mut self.payload)?;
-        }
-        self.last_key_in_payload = Some((cell_at + 8, cell_at + 8 + key_len));
-        if self.first_key_in_block.is_none() {
-            self.first_key_in_block = Some(self.last_key().to_vec());
-        }
-        self.note_cell(cell, key_len);
-        Ok(())
     }
 
     /// Before a cell is encoded: ends a full block unless the cell repeats the last key (equal
@@ -619,16 +618,7 @@ impl<W: Write> HFileWriter<W> {
     }
 
     fn append_unchecked(&mut self, cell: &CellRef<'_>, dup: bool, same_row: bool) -> Result<()> {
-        // StoreFileWriter order: general Bloom, delete-family Bloom, then the HFile writer.
-        if let Some(b) = self.general_bloom.as_mut() {
-            b.add_in_row(cell, same_row);
-        }
-        if let Some(b) = self.delete_family_bloom.as_mut() {
-            b.add(cell);
-        }
-        if self.opts.store_file && cell.cell_type.is_delete_family_kind() {
-            self.delete_family_count += 1;
-        }
+        self.offer_to_blooms(cell, same_row);
         self.make_room(dup)?;
         let cell_at = self.payload.len();
         self.cell_encoder.encode(cell, &mut self.payload)?;
