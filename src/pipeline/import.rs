@@ -35,7 +35,7 @@ use super::source::{Batch, CsvOptions, CsvSource, SourceError};
 use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
-use crate::format::bytes::extend_short;
+use crate::format::bytes::{equal_bytes, extend_short};
 use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
@@ -898,45 +898,46 @@ pub fn run_import(
             }
         }
     };
+    // The sorted cells are copied into batches and written a row at a time (the writer's row
+    // path). With more than one thread, merging and writing overlap: this thread fills the
+    // batches and a writer thread that owns the outputs writes them.
+    let mut fill = |batch: &mut Vec<u8>| -> Result<bool, ImportError> {
+        while let Some(c) = sorted.next()? {
+            count(usize::from(c.family));
+            push_batch_cell(batch, &c);
+            if batch.len() >= BATCH_BYTES {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    };
+    let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
     if rayon::current_num_threads() > 1 {
-        // Merging and writing overlap: this thread copies the sorted cells in batches to a
-        // writer thread that owns the outputs.
         std::thread::scope(|scope| -> Result<(), ImportError> {
             // Created in the scope so that an early return drops the sender, which ends the
             // writer's loop before the scope joins it.
             let (to_writer, batches) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
             let (to_reader, spares) = std::sync::mpsc::channel::<Vec<u8>>();
             let outputs = (&mut output, &mut index_outputs);
+            let fam_names = &fam_names;
             let writer = scope.spawn(move || -> Result<(), ImportError> {
                 let (output, index_outputs) = outputs;
                 for batch in batches {
-                    let mut at = 0;
-                    while let Some((f, cell, next)) = batch_cell(&batch, at, &fam_names) {
-                        write_sorted_cell(f, &cell, n_main, output, index_outputs)?;
-                        at = next;
-                    }
+                    write_batch(&batch, fam_names, n_main, output, index_outputs)?;
                     let _ = to_reader.send(batch);
                 }
                 Ok(())
             });
-            let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
-            let mut writer_stopped = false;
-            while let Some(c) = sorted.next()? {
-                count(usize::from(c.family));
-                push_batch_cell(&mut batch, &c);
-                if batch.len() >= BATCH_BYTES {
-                    let mut next = spares
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + 4096));
-                    next.clear(); // a recycled batch still holds its cells
-                    if to_writer.send(std::mem::replace(&mut batch, next)).is_err() {
-                        writer_stopped = true; // on an error, which its join reports
-                        break;
-                    }
+            loop {
+                let more = fill(&mut batch)?;
+                let next = spares
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + 4096));
+                // An error stops the writer, and its join reports it.
+                if to_writer.send(std::mem::replace(&mut batch, next)).is_err() || !more {
+                    break;
                 }
-            }
-            if !writer_stopped && !batch.is_empty() {
-                let _ = to_writer.send(batch);
+                batch.clear(); // a recycled batch still holds its cells
             }
             drop(to_writer);
             writer
@@ -944,13 +945,13 @@ pub fn run_import(
                 .map_err(|_| ImportError::Invalid("internal: the writer thread panicked".into()))?
         })?;
     } else {
-        while let Some(c) = sorted.next()? {
-            let f = usize::from(c.family);
-            let family = fam_names.get(f).ok_or_else(|| {
-                ImportError::Invalid("internal: family index out of range".into())
-            })?;
-            write_sorted_cell(f, &c.cell(family), n_main, &mut output, &mut index_outputs)?;
-            count(f);
+        loop {
+            let more = fill(&mut batch)?;
+            write_batch(&batch, &fam_names, n_main, &mut output, &mut index_outputs)?;
+            batch.clear();
+            if !more {
+                break;
+            }
         }
     }
     report.duplicate_cells = report.cells - main_written;
@@ -1094,15 +1095,19 @@ const BATCH_BYTES: usize = 1 << 20;
 /// Appends one sorted cell to a writer-thread batch:
 /// `u8 family | u8 type | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 ts | row | q | v`.
 fn push_batch_cell(batch: &mut Vec<u8>, c: &crate::pipeline::sort::SortedCell<'_>) {
-    batch.push(c.family);
-    batch.push(c.cell_type.code());
-    batch.extend_from_slice(&(c.row.len() as u16).to_be_bytes());
-    batch.extend_from_slice(&(c.qualifier.len() as u32).to_be_bytes());
-    batch.extend_from_slice(&(c.value.len() as u32).to_be_bytes());
-    batch.extend_from_slice(&c.timestamp.to_be_bytes());
-    batch.extend_from_slice(c.row);
-    batch.extend_from_slice(c.qualifier);
-    batch.extend_from_slice(c.value);
+    let mut h = [0u8; 20];
+    h[0] = c.family;
+    h[1] = c.cell_type.code();
+    h[2..4].copy_from_slice(&(c.row.len() as u16).to_be_bytes());
+    h[4..8].copy_from_slice(&(c.qualifier.len() as u32).to_be_bytes());
+    h[8..12].copy_from_slice(&(c.value.len() as u32).to_be_bytes());
+    h[12..20].copy_from_slice(&c.timestamp.to_be_bytes());
+    // One capacity check, then inline copies of the short pieces (every sorted cell).
+    batch.reserve(h.len() + c.row.len() + c.qualifier.len() + c.value.len());
+    batch.extend_from_slice(&h);
+    extend_short(batch, c.row);
+    extend_short(batch, c.qualifier);
+    extend_short(batch, c.value);
 }
 
 /// The cell at `at` of a batch (family index, cell, offset of the next), `None` at the end
@@ -1136,20 +1141,48 @@ fn batch_cell<'a>(
     Some((f, cell, end))
 }
 
-/// Appends a sorted cell to the main table's output or to its index table's.
-fn write_sorted_cell(
-    f: usize,
-    cell: &CellRef<'_>,
+/// Writes a batch of sorted cells (records of [`push_batch_cell`]) to the main table's output
+/// or to its index tables', a row (of one family) at a time. A row cut by the end of a batch
+/// goes on in the next one: the writer's row path takes it as `append` of each cell would.
+fn write_batch(
+    batch: &[u8],
+    fam_names: &[Vec<u8>],
     n_main: usize,
     output: &mut BulkOutput,
     index_outputs: &mut [BulkOutput],
 ) -> Result<(), ImportError> {
-    match f.checked_sub(n_main) {
-        None => output.append(f, cell)?,
-        Some(i) => index_outputs
-            .get_mut(i)
-            .ok_or_else(|| ImportError::Invalid("internal: index family out of range".into()))?
-            .append(0, cell)?,
+    let mut write = |f: usize, row: &[CellRef<'_>]| -> Result<(), ImportError> {
+        match f.checked_sub(n_main) {
+            None => output.append_row(f, row)?,
+            Some(i) => index_outputs
+                .get_mut(i)
+                .ok_or_else(|| ImportError::Invalid("internal: index family out of range".into()))?
+                .append_row(0, row)?,
+        }
+        Ok(())
+    };
+    let mut row: Vec<CellRef<'_>> = Vec::with_capacity(64);
+    let mut row_family = 0;
+    let mut at = 0;
+    while let Some((f, cell, next)) = batch_cell(batch, at, fam_names) {
+        if row
+            .first()
+            .is_some_and(|r| f != row_family || !equal_bytes(r.row, cell.row))
+        {
+            write(row_family, &row)?;
+            row.clear();
+        }
+        row_family = f;
+        row.push(cell);
+        at = next;
+    }
+    if at != batch.len() {
+        return Err(ImportError::Invalid(format!(
+            "internal: malformed sorted-cell batch at byte {at}"
+        )));
+    }
+    if !row.is_empty() {
+        write(row_family, &row)?;
     }
     Ok(())
 }

@@ -400,16 +400,33 @@ impl BulkOutput {
 
     /// Appends a cell of family `family` (an index into the families given at creation).
     pub fn append(&mut self, family: usize, cell: &CellRef<'_>) -> Result<(), OutputError> {
+        self.append_row(family, std::slice::from_ref(cell))
+    }
+
+    /// [`append`](Self::append) of consecutive cells of one row and family (at least one),
+    /// through the writer's row path: the row's region, the file roll and the checks of the
+    /// family are done once for the row.
+    pub fn append_row(&mut self, family: usize, cells: &[CellRef<'_>]) -> Result<(), OutputError> {
+        let Some(first) = cells.first() else {
+            return Ok(());
+        };
+        debug_assert!(
+            cells
+                .iter()
+                .all(|c| c.row == first.row && c.family == first.family),
+            "one row and family per call"
+        );
         let fam = self
             .families
             .get(family)
             .ok_or_else(|| OutputError::Invalid(format!("family index {family} out of range")))?;
-        if cell.family != fam.name.as_bytes() {
+        if first.family != fam.name.as_bytes() {
             return Err(OutputError::Invalid(format!(
                 "cell family does not match output family {}",
                 fam.name
             )));
         }
+        let row = first.row;
         // Cells come sorted by row within a family: while the row is below the current
         // region's end it stays in that region (one comparison instead of a search).
         let region = match &self.current {
@@ -418,14 +435,13 @@ impl BulkOutput {
                     && self
                         .splits
                         .get(c.region)
-                        .is_none_or(|end| compare_bytes(cell.row, end) == Ordering::Less)
+                        .is_none_or(|end| compare_bytes(row, end) == Ordering::Less)
                     && (c.region == 0
-                        || compare_bytes(&self.splits[c.region - 1], cell.row)
-                            != Ordering::Greater) =>
+                        || compare_bytes(&self.splits[c.region - 1], row) != Ordering::Greater) =>
             {
                 c.region
             }
-            _ => self.region_of(cell.row),
+            _ => self.region_of(row),
         };
         let roll = match &self.current {
             None => true,
@@ -433,7 +449,7 @@ impl BulkOutput {
                 c.family != family
                     || c.region != region
                     || (c.writer.bytes_written() >= self.max_file_size
-                        && !equal_bytes(&c.last_row, cell.row))
+                        && !equal_bytes(&c.last_row, row))
             }
         };
         if roll {
@@ -441,9 +457,13 @@ impl BulkOutput {
             self.current = Some(self.open(family, region, 1 << 20)?);
         }
         if let Some(c) = self.current.as_mut() {
-            c.append(cell)?;
-            c.note_row(cell.row);
-            self.stores[region][family].cells += 1;
+            if let [cell] = cells {
+                c.append(cell)?;
+            } else {
+                c.append_row(cells)?;
+            }
+            c.note_row(row);
+            self.stores[region][family].cells += cells.len() as u64;
         }
         Ok(())
     }

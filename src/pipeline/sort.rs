@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::slice::ParallelSliceMut;
 
-use crate::format::bytes::{compare_bytes, equal_bytes};
+use crate::format::bytes::{compare_bytes, equal_bytes, extend_short};
 use crate::format::cell::{CellRef, CellType};
 
 /// Bytes of a record before its row, qualifier and value.
@@ -50,7 +50,10 @@ struct Group {
     count: u32,
 }
 
-/// Reads sorted groups out as sorted records (arena offsets).
+/// Reads sorted groups out as sorted records (arena offsets), without duplicates. Only groups
+/// that share a family and row can hold cells with the same coordinates (a group's own cells
+/// strictly increase): their cells are merged by the full order, and of equal coordinates
+/// only the first (the highest ordinal, the last added) is kept.
 #[derive(Default)]
 struct GroupCursor {
     /// Next group.
@@ -61,6 +64,8 @@ struct GroupCursor {
     /// Records of several groups with one family and row, fully sorted.
     merged: Vec<usize>,
     merged_pos: usize,
+    /// Records dropped as duplicates so far.
+    duplicates: u64,
 }
 
 impl GroupCursor {
@@ -95,6 +100,15 @@ impl GroupCursor {
                         _ => Ordering::Equal,
                     }
                 });
+                let before = self.merged.len();
+                // `dedup_by` drops the later of two neighbours: the lower ordinal.
+                self.merged.dedup_by(|&mut x, &mut kept| {
+                    match (decode(&arena[x..]), decode(&arena[kept..])) {
+                        (Some(a), Some(b)) => a.same_coordinates(&b),
+                        _ => false,
+                    }
+                });
+                self.duplicates += (before - self.merged.len()) as u64;
                 self.pos = end;
                 return self.next(arena, groups);
             }
@@ -393,12 +407,13 @@ impl CellSorter {
         header[11..19].copy_from_slice(&timestamp.to_be_bytes());
         header[19..27].copy_from_slice(&self.next_ordinal.to_be_bytes());
         header[27] = cell_type.code();
+        // One capacity check, then inline copies of the short pieces (every sorted cell).
         self.arena
             .reserve(RECORD_HEADER + row.len() + qualifier.len() + value.len());
         self.arena.extend_from_slice(&header);
-        self.arena.extend_from_slice(row);
-        self.arena.extend_from_slice(qualifier);
-        self.arena.extend_from_slice(value);
+        extend_short(&mut self.arena, row);
+        extend_short(&mut self.arena, qualifier);
+        extend_short(&mut self.arena, value);
         match self.entries.last_mut() {
             Some(g) if extends => g.count += 1,
             _ => self.entries.push(Group {
@@ -441,22 +456,14 @@ impl CellSorter {
         };
         let file = File::create(&path).map_err(io)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let mut prev: Option<usize> = None;
         let mut cursor = GroupCursor::default();
         while let Some(off) = cursor.next(&self.arena, &self.entries) {
             let rec = &self.arena[off..];
-            if let (Some(p), Some(cur)) = (prev.and_then(|p| decode(&self.arena[p..])), decode(rec))
-            {
-                if p.same_coordinates(&cur) {
-                    self.duplicates += 1;
-                    continue;
-                }
-            }
             let len = record_len(rec).unwrap_or(0);
             w.write_all(&rec[..len]).map_err(io)?;
             self.spilled_bytes += len as u64;
-            prev = Some(off);
         }
+        self.duplicates += cursor.duplicates;
         w.flush().map_err(io)?;
         self.runs.push(path);
         self.arena.clear();
@@ -473,7 +480,6 @@ impl CellSorter {
                     arena: std::mem::take(&mut self.arena),
                     entries: std::mem::take(&mut self.entries),
                     cursor: GroupCursor::default(),
-                    last: None,
                 },
                 prev: Coordinates::default(),
                 have_current: false,
@@ -735,8 +741,6 @@ enum Source {
         arena: Vec<u8>,
         entries: Vec<Group>,
         cursor: GroupCursor,
-        /// Offset of the record returned last.
-        last: Option<usize>,
     },
     Runs(Merge),
 }
@@ -755,7 +759,19 @@ pub struct SortedCells {
 impl SortedCells {
     /// Duplicates dropped so far (equal family, row, qualifier and timestamp; last added wins).
     pub fn duplicates(&self) -> u64 {
-        self.duplicates
+        // Those of the buffer still in memory are counted by its cursor.
+        let in_memory = match &self.source {
+            Source::Memory { cursor, .. } => cursor.duplicates,
+            Source::Runs(merge) => merge
+                .sources
+                .iter()
+                .map(|s| match s {
+                    RunSource::Memory { cursor, .. } => cursor.duplicates,
+                    RunSource::File(_) => 0,
+                })
+                .sum(),
+        };
+        self.duplicates + in_memory
     }
 
     /// Runs spilled to disk.
@@ -768,34 +784,18 @@ impl SortedCells {
         self.spilled_bytes
     }
 
-    /// [`next`](Self::next) for an in-memory sort: records are read in place, not copied;
-    /// `last` is the one returned before.
+    /// [`next`](Self::next) for an in-memory sort: records are read in place, not copied (the
+    /// cursor has dropped the duplicates).
     fn next_in_memory(&mut self) -> Option<SortedCell<'_>> {
-        // In memory: records are read in place (no copy); `last` is the one returned before.
         let Source::Memory {
             arena,
             entries,
             cursor,
-            last,
         } = &mut self.source
         else {
             return None;
         };
-        let off = loop {
-            let off = cursor.next(arena, entries)?;
-            let dup = match (
-                last.and_then(|l| decode(&arena[l..])),
-                decode(&arena[off..]),
-            ) {
-                (Some(p), Some(cur)) => p.same_coordinates(&cur),
-                _ => false,
-            };
-            if !dup {
-                break off;
-            }
-            self.duplicates += 1;
-        };
-        *last = Some(off);
+        let off = cursor.next(arena, entries)?;
         decode(&arena[off..])
     }
 
