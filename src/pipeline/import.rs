@@ -179,6 +179,7 @@ pub struct ImportReport {
     pub rowkey_len_mean: f64,
     pub rowkey_len_max: usize,
     pub spilled_runs: usize,
+    /// Bytes of the spilled run files on disk (compressed).
     pub spilled_bytes: u64,
     /// Cells written straight to their store's file because that store's input arrived in
     /// order (no sort, no spill); the rest went through the sorter.

@@ -22,18 +22,19 @@
 //! At the end the spilled runs and the last buffer (kept in memory) are merged by `Merge`:
 //! the source with the smallest head stays current while its next head is below the top of a
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
-//! cell (the heap is `crate::heap`'s). Run records are read in place from a 256 KiB buffer
-//! per run.
+//! cell (the heap is `crate::heap`'s). Run files (`run`) hold the records in Snappy blocks
+//! with a CRC32C each; a run's records are read in place from its decompressed block.
+
+mod run;
 
 use std::cmp::Ordering;
-use std::fs::File;
-use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::slice::ParallelSliceMut;
 
 use crate::format::bytes::{compare_bytes, equal_bytes, extend_short};
 use crate::format::cell::{CellRef, CellType};
+use run::{RunReader, RunWriter};
 
 /// Bytes of a record before its row, qualifier and value.
 pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1;
@@ -450,21 +451,15 @@ impl CellSorter {
             self.runs.len(),
             std::process::id()
         ));
-        let io = |source| SortError::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = File::create(&path).map_err(io)?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut w = RunWriter::create(&path)?;
         let mut cursor = GroupCursor::default();
         while let Some(off) = cursor.next(&self.arena, &self.entries) {
             let rec = &self.arena[off..];
             let len = record_len(rec).unwrap_or(0);
-            w.write_all(&rec[..len]).map_err(io)?;
-            self.spilled_bytes += len as u64;
+            w.push(&rec[..len])?;
         }
         self.duplicates += cursor.duplicates;
-        w.flush().map_err(io)?;
+        self.spilled_bytes += w.finish()?;
         self.runs.push(path);
         self.arena.clear();
         self.entries.clear();
@@ -490,18 +485,7 @@ impl CellSorter {
         }
         let mut sources = Vec::with_capacity(self.runs.len() + 1);
         for p in &self.runs {
-            let file = File::open(p).map_err(|source| SortError::Io {
-                path: p.clone(),
-                source,
-            })?;
-            sources.push(RunSource::File(RunReader {
-                path: p.clone(),
-                file,
-                buf: vec![0; RUN_BUFFER],
-                pos: 0,
-                end: 0,
-                head: None,
-            }));
+            sources.push(RunSource::File(RunReader::open(p)?));
         }
         if !self.entries.is_empty() {
             // The last buffer is merged from memory, not spilled and read back.
@@ -527,82 +511,6 @@ impl CellSorter {
             runs: std::mem::take(&mut self.runs),
             spilled_bytes: self.spilled_bytes,
         })
-    }
-}
-
-/// Read buffer of each spilled run during the merge.
-const RUN_BUFFER: usize = 256 * 1024;
-
-/// A spilled run read a buffer at a time; the current record (the run's head) is read in
-/// place in the buffer.
-struct RunReader {
-    path: PathBuf,
-    file: File,
-    buf: Vec<u8>,
-    /// Start of the head record in `buf` (or of the next one to read), and the end of the
-    /// bytes read.
-    pos: usize,
-    end: usize,
-    /// The head record; `None` before the first and after the last.
-    head: Option<Head>,
-}
-
-impl RunReader {
-    /// Moves to the next record; false at the end of the run.
-    fn advance(&mut self) -> Result<bool, SortError> {
-        if let Some(h) = self.head.take() {
-            self.pos += h.len();
-        }
-        if !self.fill(RECORD_HEADER)? {
-            return Ok(false);
-        }
-        let len = record_len(&self.buf[self.pos..self.end]).unwrap_or(RECORD_HEADER);
-        if !self.fill(len)? {
-            return Err(self.corrupt("truncated record"));
-        }
-        let Some(head) = Head::parse(&self.buf[..self.pos + len], self.pos) else {
-            return Err(self.corrupt("bad record"));
-        };
-        self.head = Some(head);
-        Ok(true)
-    }
-
-    /// Makes `need` bytes from `pos` available; false at a clean end of the run (no byte
-    /// left), an error when the run ends inside a record.
-    fn fill(&mut self, need: usize) -> Result<bool, SortError> {
-        if self.end - self.pos >= need {
-            return Ok(true);
-        }
-        self.buf.copy_within(self.pos..self.end, 0);
-        self.end -= self.pos;
-        self.pos = 0;
-        if self.buf.len() < need {
-            self.buf.resize(need, 0);
-        }
-        while self.end < need {
-            let n = self
-                .file
-                .read(&mut self.buf[self.end..])
-                .map_err(|source| SortError::Io {
-                    path: self.path.clone(),
-                    source,
-                })?;
-            if n == 0 {
-                if self.end == 0 {
-                    return Ok(false);
-                }
-                return Err(self.corrupt("truncated record"));
-            }
-            self.end += n;
-        }
-        Ok(true)
-    }
-
-    fn corrupt(&self, detail: &str) -> SortError {
-        SortError::Corrupt {
-            path: self.path.clone(),
-            detail: detail.into(),
-        }
     }
 }
 
@@ -965,10 +873,44 @@ mod tests {
 
     /// Records larger than a run's read buffer, spilled among small ones, and a spill file
     /// cut short: the former merge whole, the latter is an error naming the file.
+    /// The error that reading `s`'s cells out ends with (when the merge starts or later).
+    fn first_error(s: CellSorter) -> String {
+        let mut sorted = match s.finish() {
+            Ok(sorted) => sorted,
+            Err(e) => return e.to_string(),
+        };
+        loop {
+            match sorted.next() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("a damaged run read as whole"),
+                Err(e) => return e.to_string(),
+            }
+        }
+    }
+
+    #[test]
+    fn a_damaged_run_is_an_error_not_other_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = CellSorter::new(1 << 16, dir.path());
+        feed(&mut s, 20_000);
+        let run = s.runs[0].clone();
+        let mut bytes = std::fs::read(&run).unwrap();
+        // Runs are compressed: a run of 1 << 16 budget bytes is well under that on disk.
+        assert!(bytes.len() < 1 << 15, "{} bytes", bytes.len());
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x40;
+        std::fs::write(&run, &bytes).unwrap();
+        let err = first_error(s);
+        assert!(
+            err.contains("block checksum mismatch") && err.contains(&run.display().to_string()),
+            "{err}"
+        );
+    }
+
     #[test]
     fn large_records_and_truncated_runs() {
         let dir = tempfile::tempdir().unwrap();
-        let big = |i: u32| vec![b'a' + (i % 26) as u8; RUN_BUFFER * 2 + i as usize];
+        let big = |i: u32| vec![b'a' + (i % 26) as u8; run::RUN_BLOCK * 2 + i as usize];
         let mut s = CellSorter::new(1 << 16, dir.path());
         for i in 0..40u32 {
             let row = format!("r{:02}", (i * 7) % 40);
@@ -996,16 +938,9 @@ mod tests {
             .unwrap()
             .set_len(len - 3)
             .unwrap();
-        let mut sorted = s.finish().unwrap();
-        let err = loop {
-            match sorted.next() {
-                Ok(Some(_)) => continue,
-                Ok(None) => panic!("a truncated run read as whole"),
-                Err(e) => break e.to_string(),
-            }
-        };
+        let err = first_error(s);
         assert!(
-            err.contains("truncated record") && err.contains(&run.display().to_string()),
+            err.contains("truncated block") && err.contains(&run.display().to_string()),
             "{err}"
         );
     }
