@@ -235,6 +235,26 @@ pub(crate) fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
     }
 }
 
+/// Appends `pieces` in order with one capacity check and [`copy_short`] each (a record's
+/// header, row, qualifier and value: the sorter's arena and batches, per cell).
+#[inline(always)]
+pub(crate) fn extend_pieces<const N: usize>(out: &mut Vec<u8>, pieces: [&[u8]; N]) {
+    let total: usize = pieces.iter().map(|p| p.len()).sum();
+    out.reserve(total);
+    let start = out.len();
+    // SAFETY: `reserve` made room for `total` bytes after `start`; the pieces are copied one
+    // after another into exactly that room (their lengths add up to `total`) before the length
+    // covers it, and none can overlap `out`'s spare capacity.
+    unsafe {
+        let mut d = out.as_mut_ptr().add(start);
+        for p in pieces {
+            copy_short(d, p);
+            d = d.add(p.len());
+        }
+        out.set_len(start + total);
+    }
+}
+
 #[inline(always)]
 fn be64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
@@ -378,6 +398,13 @@ mod tests {
             }
             let mut want = vec![7u8];
             want.extend(parts.concat());
+            prop_assert_eq!(out, want.clone());
+            // Four pieces at once, as the sorter appends a record.
+            let mut out = vec![7u8];
+            let piece = |i: usize| parts.get(i).map_or(&[][..], |p| p.as_slice());
+            extend_pieces(&mut out, [piece(0), piece(1), piece(2), piece(3)]);
+            let mut want = vec![7u8];
+            want.extend(parts.iter().take(4).flatten());
             prop_assert_eq!(out, want);
         }
     }

@@ -35,7 +35,7 @@ use super::source::{Batch, CsvOptions, CsvSource, SourceError};
 use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
-use crate::format::bytes::{equal_bytes, extend_short};
+use crate::format::bytes::{equal_bytes, extend_pieces, extend_short};
 use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
@@ -1103,12 +1103,7 @@ fn push_batch_cell(batch: &mut Vec<u8>, c: &crate::pipeline::sort::SortedCell<'_
     h[4..8].copy_from_slice(&(c.qualifier.len() as u32).to_be_bytes());
     h[8..12].copy_from_slice(&(c.value.len() as u32).to_be_bytes());
     h[12..20].copy_from_slice(&c.timestamp.to_be_bytes());
-    // One capacity check, then inline copies of the short pieces (every sorted cell).
-    batch.reserve(h.len() + c.row.len() + c.qualifier.len() + c.value.len());
-    batch.extend_from_slice(&h);
-    extend_short(batch, c.row);
-    extend_short(batch, c.qualifier);
-    extend_short(batch, c.value);
+    extend_pieces(batch, [&h, c.row, c.qualifier, c.value]);
 }
 
 /// The cell at `at` of a batch (family index, cell, offset of the next), `None` at the end

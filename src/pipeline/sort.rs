@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::slice::ParallelSliceMut;
 
-use crate::format::bytes::{compare_bytes, equal_bytes, extend_short};
+use crate::format::bytes::{compare_bytes, equal_bytes, extend_pieces};
 use crate::format::cell::{CellRef, CellType};
 use run::{RunReader, RunWriter};
 
@@ -408,13 +408,7 @@ impl CellSorter {
         header[11..19].copy_from_slice(&timestamp.to_be_bytes());
         header[19..27].copy_from_slice(&self.next_ordinal.to_be_bytes());
         header[27] = cell_type.code();
-        // One capacity check, then inline copies of the short pieces (every sorted cell).
-        self.arena
-            .reserve(RECORD_HEADER + row.len() + qualifier.len() + value.len());
-        self.arena.extend_from_slice(&header);
-        extend_short(&mut self.arena, row);
-        extend_short(&mut self.arena, qualifier);
-        extend_short(&mut self.arena, value);
+        extend_pieces(&mut self.arena, [&header, row, qualifier, value]);
         match self.entries.last_mut() {
             Some(g) if extends => g.count += 1,
             _ => self.entries.push(Group {
