@@ -865,8 +865,6 @@ mod tests {
         }
     }
 
-    /// Records larger than a run's read buffer, spilled among small ones, and a spill file
-    /// cut short: the former merge whole, the latter is an error naming the file.
     /// The error that reading `s`'s cells out ends with (when the merge starts or later).
     fn first_error(s: CellSorter) -> String {
         let mut sorted = match s.finish() {
@@ -882,6 +880,7 @@ mod tests {
         }
     }
 
+    /// A flipped bit in a run file is caught by its block's checksum.
     #[test]
     fn a_damaged_run_is_an_error_not_other_cells() {
         let dir = tempfile::tempdir().unwrap();
@@ -901,6 +900,8 @@ mod tests {
         );
     }
 
+    /// Records larger than a run block, spilled among small ones, and a spill file cut short:
+    /// the former merge whole, the latter is an error naming the file.
     #[test]
     fn large_records_and_truncated_runs() {
         let dir = tempfile::tempdir().unwrap();
