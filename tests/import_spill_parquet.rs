@@ -60,11 +60,19 @@ fn rows(n: i64) -> Vec<(i64, String, i64, i64, String)> {
         .collect()
 }
 
-fn import(dir: &Path, input: &Path, memory: &str) -> (Vec<String>, serde_json::Value) {
+/// Imports `input` with a memory budget and a thread count; its cells (sorted) and report.
+/// With two threads merging and writing overlap, and a run that spills spills in the
+/// background; with one both happen inline: the tests compare both paths.
+fn import(
+    dir: &Path,
+    input: &Path,
+    memory: &str,
+    threads: &str,
+) -> (Vec<String>, serde_json::Value) {
     let schema = dir.join("s.toml");
     std::fs::write(&schema, SCHEMA).unwrap();
     let out = dir.join(format!(
-        "out-{}-{memory}",
+        "out-{}-{memory}-{threads}",
         input.extension().unwrap().to_string_lossy()
     ));
     let report = out.with_extension("json");
@@ -78,10 +86,8 @@ fn import(dir: &Path, input: &Path, memory: &str) -> (Vec<String>, serde_json::V
             out.to_str().unwrap(),
             "--memory",
             memory,
-            // Two threads (merge and write overlap) unless the run is memory-constrained:
-            // the spilled run writes inline on one thread, so both write paths are compared.
             "--threads",
-            if memory == "256KB" { "1" } else { "2" },
+            threads,
             "--quiet",
             "--report",
             report.to_str().unwrap(),
@@ -116,16 +122,23 @@ fn spilling_and_parquet_give_the_same_cells() {
     }
     std::fs::write(&csv, text).unwrap();
 
-    let (unconstrained, r1) = import(tmp.path(), &csv, "1GB");
-    let (spilled, r2) = import(tmp.path(), &csv, "256KB");
+    let (unconstrained, r1) = import(tmp.path(), &csv, "1GB", "2");
+    let (spilled, r2) = import(tmp.path(), &csv, "256KB", "1");
+    let (spilled_in_background, r3) = import(tmp.path(), &csv, "256KB", "2");
     assert_eq!(r1["spilled_runs"], 0);
     assert!(r2["spilled_runs"].as_u64().unwrap() > 10, "{r2}");
     assert!(r1["duplicate_cells"].as_u64().unwrap() > 0);
+    assert!(r3["spilled_runs"].as_u64().unwrap() > 10, "{r3}");
     assert_eq!(r1["duplicate_cells"], r2["duplicate_cells"]);
+    assert_eq!(r1["duplicate_cells"], r3["duplicate_cells"]);
     assert_eq!(unconstrained.len() as u64, r1["cells"].as_u64().unwrap());
     assert_eq!(
         spilled, unconstrained,
         "spilled run differs from the unconstrained run"
+    );
+    assert_eq!(
+        spilled_in_background, unconstrained,
+        "run spilled in the background differs from the unconstrained run"
     );
 
     // The same records as Parquet (nullable note: empty CSV fields are nulls here).
@@ -171,8 +184,8 @@ fn spilling_and_parquet_give_the_same_cells() {
     .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    let (from_parquet, r3) = import(tmp.path(), &pq, "1GB");
-    assert_eq!(r3["rows_read"], 40_000);
+    let (from_parquet, r4) = import(tmp.path(), &pq, "1GB", "2");
+    assert_eq!(r4["rows_read"], 40_000);
     assert_eq!(
         from_parquet, unconstrained,
         "Parquet and CSV imports differ"

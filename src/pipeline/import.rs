@@ -664,6 +664,10 @@ pub fn run_import(
             .saturating_sub(max_lanes * super::output::LANE_MEMORY),
         &temp_dir,
     );
+    if rayon::current_num_threads() > 1 {
+        // A full buffer is sorted and spilled on a thread of its own while the next fills.
+        sorter = sorter.with_background_spill();
+    }
 
     let mut bad_rows = match &opts.bad_rows {
         Some(p) => Some((

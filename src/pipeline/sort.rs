@@ -17,7 +17,8 @@
 //! key (family index and the first 23 row bytes), then family and row; a group's cells are
 //! already in order, and groups with the same family and row (the same row key in several
 //! records) have their cells merged by the full order when they are read out. The sort runs
-//! on rayon's thread pool.
+//! on rayon's thread pool, or, with [`CellSorter::with_background_spill`], a full buffer is
+//! sorted and written on a spill thread while the next one fills.
 //!
 //! At the end the spilled runs and the last buffer (kept in memory) are merged by `Merge`:
 //! the source with the smallest head stays current while its next head is below the top of a
@@ -329,9 +330,123 @@ pub struct CellSorter {
     /// Arena offset of the last record added (valid when `entries` is not empty).
     last_at: usize,
     runs: Vec<PathBuf>,
+    /// Buffers spilled or being spilled (names the run files).
+    spills: usize,
     next_ordinal: u64,
     duplicates: u64,
     spilled_bytes: u64,
+    /// With [`CellSorter::with_background_spill`]: the thread that sorts and writes full
+    /// buffers while the next one fills.
+    spiller: Option<Spiller>,
+}
+
+/// A full buffer, to be sorted and written as the run file `path`.
+struct SpillJob {
+    arena: Vec<u8>,
+    entries: Vec<Group>,
+    path: PathBuf,
+}
+
+/// A spill thread's answer: the buffers back (emptied, for reuse) and the run written.
+struct SpillDone {
+    arena: Vec<u8>,
+    entries: Vec<Group>,
+    path: PathBuf,
+    /// Bytes of the run file and duplicates dropped.
+    written: Result<(u64, u64), SortError>,
+}
+
+/// The background spill thread and the job it is working on, if any.
+struct Spiller {
+    jobs: Option<std::sync::mpsc::SyncSender<SpillJob>>,
+    done: std::sync::mpsc::Receiver<SpillDone>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    busy: bool,
+}
+
+impl Spiller {
+    fn start() -> Spiller {
+        let (jobs, todo) = std::sync::mpsc::sync_channel::<SpillJob>(1);
+        let (report, done) = std::sync::mpsc::channel::<SpillDone>();
+        let thread = std::thread::spawn(move || {
+            for mut job in todo {
+                sort_groups(&job.arena, &mut job.entries, false);
+                let written = write_run(&job.arena, &job.entries, &job.path);
+                job.arena.clear();
+                job.entries.clear();
+                let answer = SpillDone {
+                    arena: job.arena,
+                    entries: job.entries,
+                    path: job.path,
+                    written,
+                };
+                if report.send(answer).is_err() {
+                    return;
+                }
+            }
+        });
+        Spiller {
+            jobs: Some(jobs),
+            done,
+            thread: Some(thread),
+            busy: false,
+        }
+    }
+
+    /// Waits for the job under way, if any.
+    fn wait(&mut self) -> Result<Option<SpillDone>, SortError> {
+        if !self.busy {
+            return Ok(None);
+        }
+        self.busy = false;
+        self.done.recv().map(Some).map_err(|_| SortError::Io {
+            path: PathBuf::from("(spill thread)"),
+            source: std::io::Error::other("the spill thread stopped"),
+        })
+    }
+}
+
+impl Drop for Spiller {
+    /// Ends the thread and waits for it, so that no run file is being written once the
+    /// sorter is gone (its directory may be removed next).
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sorts a buffer's groups (see the module documentation), on rayon's pool or on this thread.
+fn sort_groups(arena: &[u8], entries: &mut [Group], parallel: bool) {
+    let order = |x: &Group, y: &Group| {
+        x.key
+            .cmp(&y.key)
+            .then_with(|| match (decode(&arena[x.at..]), decode(&arena[y.at..])) {
+                (Some(a), Some(b)) => a
+                    .family
+                    .cmp(&b.family)
+                    .then_with(|| compare_bytes(a.row, b.row)),
+                _ => Ordering::Equal,
+            })
+    };
+    if parallel {
+        entries.par_sort_unstable_by(order);
+    } else {
+        entries.sort_unstable_by(order);
+    }
+}
+
+/// Writes a sorted buffer as the run file `path`; its bytes and the duplicates dropped.
+fn write_run(arena: &[u8], entries: &[Group], path: &Path) -> Result<(u64, u64), SortError> {
+    let mut w = RunWriter::create(path)?;
+    let mut cursor = GroupCursor::default();
+    while let Some(off) = cursor.next(arena, entries) {
+        let rec = &arena[off..];
+        let len = record_len(rec).unwrap_or(0);
+        w.push(&rec[..len])?;
+    }
+    Ok((w.finish()?, cursor.duplicates))
 }
 
 impl CellSorter {
@@ -346,10 +461,21 @@ impl CellSorter {
             entries: Vec::new(),
             last_at: 0,
             runs: Vec::new(),
+            spills: 0,
             next_ordinal: 0,
             duplicates: 0,
             spilled_bytes: 0,
+            spiller: None,
         }
+    }
+
+    /// Spills on a thread of its own: a full buffer is sorted and written there while the
+    /// next one fills (each of the two gets half the memory budget). The cells come out the
+    /// same either way.
+    pub fn with_background_spill(mut self) -> CellSorter {
+        self.memory_budget = (self.memory_budget / 2).max(1 << 16);
+        self.spiller = Some(Spiller::start());
+        self
     }
 
     /// Bytes held in memory now.
@@ -423,45 +549,71 @@ impl CellSorter {
     }
 
     fn sort_buffer(&mut self) {
-        let arena = &self.arena;
-        self.entries.par_sort_unstable_by(|x, y| {
-            x.key
-                .cmp(&y.key)
-                .then_with(|| match (decode(&arena[x.at..]), decode(&arena[y.at..])) {
-                    (Some(a), Some(b)) => a
-                        .family
-                        .cmp(&b.family)
-                        .then_with(|| compare_bytes(a.row, b.row)),
-                    _ => Ordering::Equal,
-                })
-        });
+        sort_groups(&self.arena, &mut self.entries, true);
     }
 
-    /// Sorts the buffer and writes it as a run file (duplicates within it already dropped).
+    /// Sorts the buffer and writes it as a run file (duplicates within it already dropped):
+    /// here, or on the spill thread while the next buffer fills.
     fn spill(&mut self) -> Result<(), SortError> {
-        self.sort_buffer();
         let path = self.temp_dir.join(format!(
             "run-{:06}-{}.spill",
-            self.runs.len(),
+            self.spills,
             std::process::id()
         ));
-        let mut w = RunWriter::create(&path)?;
-        let mut cursor = GroupCursor::default();
-        while let Some(off) = cursor.next(&self.arena, &self.entries) {
-            let rec = &self.arena[off..];
-            let len = record_len(rec).unwrap_or(0);
-            w.push(&rec[..len])?;
+        self.spills += 1;
+        let waited = match self.spiller.as_mut() {
+            None => {
+                self.sort_buffer();
+                let (bytes, duplicates) = write_run(&self.arena, &self.entries, &path)?;
+                self.note_run(path, bytes, duplicates);
+                self.arena.clear();
+                self.entries.clear();
+                return Ok(());
+            }
+            Some(spiller) => spiller.wait()?,
+        };
+        // The buffers the spill thread hands back (or new ones) become the next buffer.
+        let (arena, entries) = match waited {
+            Some(done) => {
+                let (bytes, duplicates) = done.written?;
+                self.note_run(done.path, bytes, duplicates);
+                (done.arena, done.entries)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let job = SpillJob {
+            arena: std::mem::replace(&mut self.arena, arena),
+            entries: std::mem::replace(&mut self.entries, entries),
+            path,
+        };
+        let sent = self.spiller.as_mut().is_some_and(|s| {
+            s.busy = s.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+            s.busy
+        });
+        if !sent {
+            return Err(SortError::Io {
+                path: self.temp_dir.clone(),
+                source: std::io::Error::other("the spill thread stopped"),
+            });
         }
-        self.duplicates += cursor.duplicates;
-        self.spilled_bytes += w.finish()?;
-        self.runs.push(path);
-        self.arena.clear();
-        self.entries.clear();
         Ok(())
+    }
+
+    /// Counts a run written.
+    fn note_run(&mut self, path: PathBuf, bytes: u64, duplicates: u64) {
+        self.runs.push(path);
+        self.spilled_bytes += bytes;
+        self.duplicates += duplicates;
     }
 
     /// Ends input; returns the cells in order, duplicates removed.
     pub fn finish(mut self) -> Result<SortedCells, SortError> {
+        if let Some(mut spiller) = self.spiller.take() {
+            if let Some(done) = spiller.wait()? {
+                let (bytes, duplicates) = done.written?;
+                self.note_run(done.path, bytes, duplicates);
+            }
+        }
         if self.runs.is_empty() {
             self.sort_buffer();
             return Ok(SortedCells {
@@ -797,6 +949,16 @@ mod tests {
         (out, s.duplicates())
     }
 
+    /// A sorter that spills inline or on its own thread.
+    fn sorter(budget: usize, dir: &Path, background: bool) -> CellSorter {
+        let s = CellSorter::new(budget, dir);
+        if background {
+            s.with_background_spill()
+        } else {
+            s
+        }
+    }
+
     fn feed(sorter: &mut CellSorter, n: u32) {
         // Pseudo-random order, with every 10th cell a duplicate of an earlier one.
         let mut x: u32 = 12345;
@@ -829,14 +991,16 @@ mod tests {
         let mut mem = CellSorter::new(1 << 30, dir.path());
         feed(&mut mem, 20_000);
         let (a, da) = collect(mem.finish().unwrap());
-        let mut small = CellSorter::new(1 << 16, dir.path());
-        feed(&mut small, 20_000);
-        assert!(small.runs() > 5);
-        let sorted = small.finish().unwrap();
-        assert!(sorted.runs() > 5);
-        let (b, db) = collect(sorted);
-        assert_eq!(a, b);
-        assert_eq!(da, db);
+        for background in [false, true] {
+            let mut small = sorter(1 << 16, dir.path(), background);
+            feed(&mut small, 20_000);
+            assert!(small.spills > 5);
+            let sorted = small.finish().unwrap();
+            assert!(sorted.runs() > 5);
+            let (b, db) = collect(sorted);
+            assert_eq!(a, b, "background spill: {background}");
+            assert_eq!(da, db);
+        }
         assert_eq!(a.len() as u64 + da, 20_000);
         // Sorted, unique coordinates.
         for w in a.windows(2) {
@@ -852,8 +1016,8 @@ mod tests {
     #[test]
     fn the_last_duplicate_wins() {
         let dir = tempfile::tempdir().unwrap();
-        for budget in [1 << 16, 1 << 30] {
-            let mut s = CellSorter::new(budget, dir.path());
+        for (budget, background) in [(1 << 16, false), (1 << 16, true), (1 << 30, false)] {
+            let mut s = sorter(budget, dir.path(), background);
             for i in 0..5000u32 {
                 s.add(0, b"r", b"q", 7, CellType::Put, format!("{i}").as_bytes())
                     .unwrap();
@@ -996,14 +1160,14 @@ mod tests {
                 _ => want.push(c.clone()),
             }
         }
-        for budget in [1 << 30, 1 << 16] {
-            let mut s = CellSorter::new(budget, dir.path());
+        for (budget, background) in [(1 << 30, false), (1 << 16, false), (1 << 16, true)] {
+            let mut s = sorter(budget, dir.path(), background);
             for c in &input {
                 s.add(c.0, &c.1, &c.2, c.3, CellType::Put, &c.4).unwrap();
             }
-            assert!(s.entries.len() < input.len() || s.runs() > 0);
+            assert!(s.entries.len() < input.len() || s.spills > 0);
             let (got, dups) = collect(s.finish().unwrap());
-            assert_eq!(got, want, "budget {budget}");
+            assert_eq!(got, want, "budget {budget}, background spill {background}");
             assert_eq!(got.len() as u64 + dups, input.len() as u64);
         }
     }
