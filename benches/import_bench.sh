@@ -8,6 +8,8 @@
 # `sorted` runs (--no-lanes) send every cell through the sort and spill path instead, as an
 # input in no useful order would; the `64MiB` runs show the memory bound (with --no-lanes the
 # run spills). Every run must give the same cells: one digest per region's files, compared.
+# Each line gives cells/s of wall time and cells per CPU-second (user + system time), the rate
+# per core actually used: with 2 threads the two differ by the time threads waited.
 #
 # Usage: benches/import_bench.sh [WORKDIR]   (default /tmp/hfkit-bench; needs ~6 GB free per SF)
 set -euo pipefail
@@ -32,7 +34,11 @@ import json, sys, re
 r = json.load(open(sys.argv[1])); tm = open(sys.argv[2]).read()
 rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", tm).group(1)) * 1024
 cpu = re.search(r"Percent of CPU this job got: (\d+)%", tm).group(1)
+# Per core: cells per second of CPU the run used (user + system), which does not count the
+# time its threads waited (for each other, or for the disk) or a core the machine did not give.
+cpu_s = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", tm).group(1)) for k in ("User", "System"))
 print(f"{sys.argv[3]:<18} {r['cells']} cells in {r['wall_seconds']:6.1f}s = {r['cells']/r['wall_seconds']/1e6:5.2f}M cells/s, "
+      f"{r['cells']/cpu_s/1e6:4.2f}M per CPU-second, "
       f"{r['input_bytes']/r['wall_seconds']/1e6:5.1f} MB/s input, CPU {cpu}%, peak RSS {rss/2**20:5.0f} MiB, "
       f"out {r['output_bytes']/1e6:.0f} MB in {r['files']} files, streamed {r['streamed_cells']}, "
       f"spilled runs {r['spilled_runs']}")
