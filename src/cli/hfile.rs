@@ -16,7 +16,7 @@ use crate::format::compression::Compression;
 use crate::format::encoding::DataBlockEncoding;
 use crate::format::fileinfo::{value_kind, ValueKind};
 use crate::format::reader::HFileReader;
-use crate::format::text::{hex, parse_cell_line, parse_hex, push_cell_line};
+use crate::format::text::{hex, parse_hex, push_cell_line, CellLineParser};
 use crate::format::trailer::{Trailer, COMPARATOR_INNER_STORE, COMPARATOR_KV};
 use crate::format::verify::verify;
 use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
@@ -243,18 +243,29 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             File::open(&a.cells).map_err(|e| CliError::failure(format!("{cells_name}: {e}")))?,
         ))
     };
+    let mut input = input;
     let summary = crate::format::writer::write_file_atomically(&a.out, opts, |w| {
-        for (i, line) in input.lines().enumerate() {
-            let lineno = i + 1;
-            let line = line.map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
-            if line.trim().is_empty() {
+        // One line buffer and one parser for every line (no allocation per cell).
+        let mut line = Vec::new();
+        let mut parser = CellLineParser::default();
+        let mut lineno = 0usize;
+        loop {
+            line.clear();
+            let n = input
+                .read_until(b'\n', &mut line)
+                .map_err(|e| format!("{cells_name}: line {}: {e}", lineno + 1))?;
+            if n == 0 {
+                break;
+            }
+            lineno += 1;
+            if line.iter().all(|b| b.is_ascii_whitespace()) {
                 continue;
             }
-            let cell = parse_cell_line(&line).map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
+            let cell = parser.parse(&line).map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
             if !include_tags && !cell.tags.is_empty() {
                 return Err(format!("{cells_name}: line {lineno}: the cell has tags; pass --include-tags to keep them"));
             }
-            w.append(&cell.as_ref()).map_err(|e| match e {
+            w.append(&cell).map_err(|e| match e {
                 crate::format::FormatError::OutOfOrder { .. } => format!(
                     "{cells_name}: line {lineno}: cell is out of order (cells must be sorted by row, family, qualifier, timestamp descending, type descending)"
                 ),

@@ -56,67 +56,164 @@ pub fn cell_line(cell: &CellRef<'_>, with_seq_id: bool) -> String {
     s
 }
 
+/// Value of each byte as a hex digit; 0xFF for a byte that is not one.
+const HEX_DIGITS: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Appends the bytes that hex `s` (or `-` for empty) spells to `out`; on an error `out` may
+/// hold some of them.
+fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    if s == b"-" {
+        return Ok(());
+    }
+    let shown = || String::from_utf8_lossy(s).into_owned();
+    if !s.len().is_multiple_of(2) {
+        return Err(format!(
+            "hex field '{}' has an odd number of digits",
+            shown()
+        ));
+    }
+    out.reserve(s.len() / 2);
+    for pair in s.chunks_exact(2) {
+        let (hi, lo) = (HEX_DIGITS[pair[0] as usize], HEX_DIGITS[pair[1] as usize]);
+        if (hi | lo) > 15 {
+            let bad = if hi > 15 { pair[0] } else { pair[1] };
+            return Err(format!(
+                "'{}' is not a hex digit in '{}'",
+                bad as char,
+                shown()
+            ));
+        }
+        out.push(hi << 4 | lo);
+    }
+    Ok(())
+}
+
 /// Decodes hex (or `-` for empty).
 pub fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
-    if s == "-" {
-        return Ok(Vec::new());
-    }
-    if !s.len().is_multiple_of(2) {
-        return Err(format!("hex field '{s}' has an odd number of digits"));
-    }
-    let digit = |c: u8| -> Result<u8, String> {
-        match c {
-            b'0'..=b'9' => Ok(c - b'0'),
-            b'a'..=b'f' => Ok(c - b'a' + 10),
-            b'A'..=b'F' => Ok(c - b'A' + 10),
-            _ => Err(format!("'{}' is not a hex digit in '{s}'", c as char)),
+    let mut out = Vec::new();
+    decode_hex_into(s.as_bytes(), &mut out)?;
+    Ok(out)
+}
+
+/// Parses cell lines without allocating per line: each line's byte fields are decoded into
+/// one buffer that the next line reuses (`hfkit hfile write` reads millions of lines).
+#[derive(Default)]
+pub struct CellLineParser {
+    bytes: Vec<u8>,
+}
+
+impl CellLineParser {
+    /// Parses one cell line (without its line end). The error says which field is wrong.
+    pub fn parse(&mut self, line: &[u8]) -> Result<CellRef<'_>, String> {
+        let mut f: [&[u8]; 8] = [&[]; 8];
+        let mut n = 0;
+        for field in line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|f| !f.is_empty())
+        {
+            if n == f.len() {
+                n += 1;
+                break;
+            }
+            f[n] = field;
+            n += 1;
         }
-    };
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
+        if n != 7 && n != 8 {
+            let found = line
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|f| !f.is_empty())
+                .count();
+            return Err(format!(
+                "expected 7 or 8 space-separated fields (row family qualifier timestamp type value tags [seqid]), found {found}"
+            ));
+        }
+        let text = |i: usize| String::from_utf8_lossy(f[i]);
+        let timestamp = std::str::from_utf8(f[3])
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .ok_or_else(|| {
+                format!(
+                    "field 4 (timestamp): '{}' is not a signed 64-bit integer",
+                    text(3)
+                )
+            })?;
+        let cell_type = std::str::from_utf8(f[4])
+            .ok()
+            .and_then(CellType::from_name)
+            .ok_or_else(|| {
+                format!(
+                    "field 5 (type): '{}' is not one of Put, Delete, DeleteColumn, DeleteFamily, DeleteFamilyVersion",
+                    text(4)
+                )
+            })?;
+        let seq_id = if n == 8 {
+            std::str::from_utf8(f[7])
+                .ok()
+                .and_then(|t| t.parse::<u64>().ok())
+                .ok_or_else(|| {
+                    format!("field 8 (seqid): '{}' is not an unsigned integer", text(7))
+                })?
+        } else {
+            0
+        };
+        // Row, family, qualifier, value and tags, one after another in `bytes`.
+        self.bytes.clear();
+        let mut ends = [0usize; 5];
+        for (k, (i, name)) in [
+            (0, "row"),
+            (1, "family"),
+            (2, "qualifier"),
+            (5, "value"),
+            (6, "tags"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            decode_hex_into(f[i], &mut self.bytes)
+                .map_err(|e| format!("field {} ({name}): {e}", i + 1))?;
+            ends[k] = self.bytes.len();
+        }
+        let b = &self.bytes;
+        Ok(CellRef {
+            row: &b[..ends[0]],
+            family: &b[ends[0]..ends[1]],
+            qualifier: &b[ends[1]..ends[2]],
+            timestamp,
+            cell_type,
+            value: &b[ends[2]..ends[3]],
+            tags: &b[ends[3]..ends[4]],
+            seq_id,
+        })
+    }
 }
 
 /// Parses one cell line. The error says which field is wrong.
 pub fn parse_cell_line(line: &str) -> Result<Cell, String> {
-    let f: Vec<&str> = line.split_ascii_whitespace().collect();
-    if f.len() != 7 && f.len() != 8 {
-        return Err(format!(
-            "expected 7 or 8 space-separated fields (row family qualifier timestamp type value tags [seqid]), found {}",
-            f.len()
-        ));
-    }
-    let field = |i: usize, name: &str| {
-        parse_hex(f[i]).map_err(|e| format!("field {} ({name}): {e}", i + 1))
-    };
-    let timestamp = f[3].parse::<i64>().map_err(|_| {
-        format!(
-            "field 4 (timestamp): '{}' is not a signed 64-bit integer",
-            f[3]
-        )
-    })?;
-    let cell_type = CellType::from_name(f[4]).ok_or_else(|| {
-        format!(
-            "field 5 (type): '{}' is not one of Put, Delete, DeleteColumn, DeleteFamily, DeleteFamilyVersion",
-            f[4]
-        )
-    })?;
-    let seq_id = match f.get(7) {
-        Some(s) => s
-            .parse::<u64>()
-            .map_err(|_| format!("field 8 (seqid): '{s}' is not an unsigned integer"))?,
-        None => 0,
-    };
+    let mut parser = CellLineParser::default();
+    let c = parser.parse(line.as_bytes())?;
     Ok(Cell {
-        row: field(0, "row")?,
-        family: field(1, "family")?,
-        qualifier: field(2, "qualifier")?,
-        timestamp,
-        cell_type: CellTypeOwned(cell_type),
-        value: field(5, "value")?,
-        tags: field(6, "tags")?,
-        seq_id,
+        row: c.row.to_vec(),
+        family: c.family.to_vec(),
+        qualifier: c.qualifier.to_vec(),
+        timestamp: c.timestamp,
+        cell_type: CellTypeOwned(c.cell_type),
+        value: c.value.to_vec(),
+        tags: c.tags.to_vec(),
+        seq_id: c.seq_id,
     })
 }
 
@@ -132,6 +229,29 @@ mod tests {
         assert_eq!(c.value, b"val");
         assert_eq!(cell_line(&c.as_ref(), false), line);
         assert_eq!(cell_line(&c.as_ref(), true), format!("{line} 0"));
+    }
+
+    #[test]
+    fn the_parser_reuses_its_buffer_and_takes_any_ascii_whitespace() {
+        let mut p = CellLineParser::default();
+        let first = p.parse(b"726f7731 6366 71 5 Put 76616c -\n").unwrap();
+        assert_eq!((first.row, first.value), (&b"row1"[..], &b"val"[..]));
+        let second = p
+            .parse(b"  72\t6366  - -9 DeleteFamily - 0001ab 42\r\n")
+            .unwrap();
+        assert_eq!(second.row, b"r");
+        assert_eq!(second.qualifier, b"");
+        assert_eq!(second.timestamp, -9);
+        assert_eq!(second.cell_type, CellType::DeleteFamily);
+        assert_eq!(second.tags, [0, 1, 0xab]);
+        assert_eq!(second.seq_id, 42);
+        let err = p.parse(b"72 63 71 1 Put 7g -").unwrap_err();
+        assert!(
+            err.contains("field 6 (value)") && err.contains("'g'"),
+            "{err}"
+        );
+        let err = p.parse(b"72 63 71 1 Put 7 - 0 9").unwrap_err();
+        assert!(err.contains("found 9"), "{err}");
     }
 
     #[test]
