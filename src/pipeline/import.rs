@@ -834,7 +834,7 @@ pub fn run_import(
             let mut writers = Vec::new();
             let mut handles = Vec::new();
             for outs in all.iter_mut() {
-                let (to_writer, messages) = std::sync::mpsc::sync_channel(4);
+                let (to_writer, messages) = std::sync::mpsc::sync_channel(LANE_WRITER_QUEUE);
                 let to_reader = to_reader.clone();
                 writers.push(to_writer);
                 handles.push(scope.spawn(move || run_lane_writer(messages, to_reader, outs)));
@@ -1007,6 +1007,11 @@ pub fn run_import(
     }
     Ok(report)
 }
+
+/// Full lane staging buffers (128 KiB each) queued for each lane-writer thread. Deep enough
+/// that the importing thread rarely waits for one writer while another is idle (lineitem SF1,
+/// 2 threads: 4 left the CPU idle 1.7-2.5 s a run, 16 about 0.9 s; 10.4 -> 9.6 s).
+const LANE_WRITER_QUEUE: usize = 16;
 
 /// Batches each reader thread parses ahead of the importer.
 const READ_AHEAD_BATCHES: usize = 2;
