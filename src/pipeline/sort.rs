@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use rayon::slice::ParallelSliceMut;
 
 use crate::format::bytes::{compare_bytes, equal_bytes, extend_pieces};
-use crate::format::cell::{CellRef, CellType};
+use crate::format::cell::CellType;
 use run::{RunReader, RunWriter};
 
 /// Bytes of a record before its row, qualifier and value.
@@ -160,20 +160,6 @@ pub struct SortedCell<'a> {
 }
 
 impl<'a> SortedCell<'a> {
-    /// The cell, with the given family name.
-    pub fn cell(&self, family: &'a [u8]) -> CellRef<'a> {
-        CellRef {
-            row: self.row,
-            family,
-            qualifier: self.qualifier,
-            timestamp: self.timestamp,
-            cell_type: self.cell_type,
-            value: self.value,
-            tags: &[],
-            seq_id: 0,
-        }
-    }
-
     /// Same (family, row, qualifier, timestamp): duplicates for an import.
     fn same_coordinates(&self, o: &SortedCell<'_>) -> bool {
         self.family == o.family
