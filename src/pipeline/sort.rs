@@ -41,6 +41,15 @@ use run::{RunReader, RunWriter};
 pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1;
 /// Bookkeeping bytes per buffered group besides its records (sort key, offset, count).
 pub const ENTRY_OVERHEAD: usize = 40;
+/// Most run files merged at once: well under the usual limit of 1024 open files. Each open
+/// run holds about [`RUN_READER_BYTES`], so a smaller budget merges fewer at once (its budget
+/// divided by that, but at least [`MIN_MERGE_FAN_IN`]). More runs than that are first merged
+/// into fewer (see [`CellSorter::finish`]).
+pub const MERGE_FAN_IN: usize = 256;
+/// Least run files merged at once, whatever the budget.
+pub const MIN_MERGE_FAN_IN: usize = 16;
+/// Memory of one run being merged: its block, decompressed and compressed.
+pub const RUN_READER_BYTES: usize = 2 * run::RUN_BLOCK;
 
 /// A run of consecutive records in the arena with one family and row, in order.
 #[derive(Clone, Copy, Debug)]
@@ -324,6 +333,11 @@ pub struct CellSorter {
     /// With [`CellSorter::with_background_spill`]: the thread that sorts and writes full
     /// buffers while the next one fills.
     spiller: Option<Spiller>,
+    /// Most run files merged at once: as many as the whole budget holds, within
+    /// [`MIN_MERGE_FAN_IN`]..=[`MERGE_FAN_IN`].
+    fan_in: usize,
+    /// Buffers spilled as runs (run files merged into fewer do not change it).
+    spilled_runs: usize,
 }
 
 /// A full buffer, to be sorted and written as the run file `path`.
@@ -435,6 +449,27 @@ fn write_run(arena: &[u8], entries: &[Group], path: &Path) -> Result<(u64, u64),
     Ok((w.finish()?, cursor.duplicates))
 }
 
+/// Merges the run files `runs` into one at `path`, every record copied as it is; returns
+/// the new file's size.
+fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError> {
+    let mut sources = Vec::with_capacity(runs.len());
+    for p in runs {
+        sources.push(RunSource::File(RunReader::open(p)?));
+    }
+    let mut merge = Merge {
+        sources,
+        heap: Vec::new(),
+        current: None,
+    };
+    merge.start()?;
+    let mut w = RunWriter::create(path)?;
+    while let Some(record) = merge.head_record() {
+        w.push(record)?;
+        merge.advance()?;
+    }
+    w.finish()
+}
+
 impl CellSorter {
     /// A sorter that keeps at most about `memory_budget` bytes of cells in memory and spills
     /// runs into `temp_dir` (which must exist; run files are removed when the sorter's output
@@ -452,7 +487,16 @@ impl CellSorter {
             duplicates: 0,
             spilled_bytes: 0,
             spiller: None,
+            fan_in: (memory_budget / RUN_READER_BYTES).clamp(MIN_MERGE_FAN_IN, MERGE_FAN_IN),
+            spilled_runs: 0,
         }
+    }
+
+    /// Merges at most `fan_in` (at least 2) run files at once instead of as many as the
+    /// budget holds.
+    pub fn with_merge_fan_in(mut self, fan_in: usize) -> CellSorter {
+        self.fan_in = fan_in.max(2);
+        self
     }
 
     /// Spills on a thread of its own: a full buffer is sorted and written there while the
@@ -471,7 +515,7 @@ impl CellSorter {
 
     /// Runs spilled so far.
     pub fn runs(&self) -> usize {
-        self.runs.len()
+        self.spilled_runs
     }
 
     /// Adds a cell. Cells added later win over earlier ones with the same (family, row,
@@ -541,12 +585,7 @@ impl CellSorter {
     /// Sorts the buffer and writes it as a run file (duplicates within it already dropped):
     /// here, or on the spill thread while the next buffer fills.
     fn spill(&mut self) -> Result<(), SortError> {
-        let path = self.temp_dir.join(format!(
-            "run-{:06}-{}.spill",
-            self.spills,
-            std::process::id()
-        ));
-        self.spills += 1;
+        let path = self.next_run_path();
         let waited = match self.spiller.as_mut() {
             None => {
                 self.sort_buffer();
@@ -585,9 +624,49 @@ impl CellSorter {
         Ok(())
     }
 
+    /// A new run file's name.
+    fn next_run_path(&mut self) -> PathBuf {
+        let path = self.temp_dir.join(format!(
+            "run-{:06}-{}.spill",
+            self.spills,
+            std::process::id()
+        ));
+        self.spills += 1;
+        path
+    }
+
+    /// Merges run files, the oldest first, until at most the fan-in remain: each step merges
+    /// just enough of them into one new run (all of them at most the fan-in) that the rest
+    /// and it fit, so a record is rewritten as few times as it can be, and never at all when
+    /// the runs fit already. Records are copied as they are, duplicates too: the final merge
+    /// drops those (their ordinals still say which one wins).
+    fn reduce_runs(&mut self) -> Result<(), SortError> {
+        while self.runs.len() > self.fan_in {
+            let k = (self.runs.len() - self.fan_in + 1).min(self.fan_in);
+            let group: Vec<PathBuf> = self.runs.drain(..k).collect();
+            let path = self.next_run_path();
+            let merged = merge_runs(&group, &path);
+            for p in &group {
+                let _ = std::fs::remove_file(p);
+            }
+            match merged {
+                Ok(bytes) => {
+                    self.runs.push(path);
+                    self.spilled_bytes += bytes;
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&path);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Counts a run written.
     fn note_run(&mut self, path: PathBuf, bytes: u64, duplicates: u64) {
         self.runs.push(path);
+        self.spilled_runs += 1;
         self.spilled_bytes += bytes;
         self.duplicates += duplicates;
     }
@@ -612,9 +691,11 @@ impl CellSorter {
                 have_current: false,
                 duplicates: self.duplicates,
                 runs: Vec::new(),
+                spilled_runs: 0,
                 spilled_bytes: 0,
             });
         }
+        self.reduce_runs()?;
         let mut sources = Vec::with_capacity(self.runs.len() + 1);
         for p in &self.runs {
             sources.push(RunSource::File(RunReader::open(p)?));
@@ -641,6 +722,7 @@ impl CellSorter {
             have_current: false,
             duplicates: self.duplicates,
             runs: std::mem::take(&mut self.runs),
+            spilled_runs: self.spilled_runs,
             spilled_bytes: self.spilled_bytes,
         })
     }
@@ -734,6 +816,12 @@ impl Merge {
         self.sources[self.current?].head()
     }
 
+    /// The smallest head's whole record, as stored.
+    fn head_record(&self) -> Option<&[u8]> {
+        let (h, buf) = self.sources[self.current?].head_fields()?;
+        buf.get(h.at..h.at + h.len())
+    }
+
     /// Drops the smallest head and finds the next one.
     fn advance(&mut self) -> Result<(), SortError> {
         let Some(cur) = self.current else {
@@ -792,7 +880,9 @@ pub struct SortedCells {
     prev: Coordinates,
     have_current: bool,
     duplicates: u64,
+    /// The run files still to merge (removed when dropped).
     runs: Vec<PathBuf>,
+    spilled_runs: usize,
     spilled_bytes: u64,
 }
 
@@ -814,12 +904,12 @@ impl SortedCells {
         self.duplicates + in_memory
     }
 
-    /// Runs spilled to disk.
+    /// Buffers spilled to disk as runs.
     pub fn runs(&self) -> usize {
-        self.runs.len()
+        self.spilled_runs
     }
 
-    /// Bytes written to spill files.
+    /// Bytes written to spill files (merging runs into fewer writes them again).
     pub fn spilled_bytes(&self) -> u64 {
         self.spilled_bytes
     }
@@ -997,6 +1087,34 @@ mod tests {
             0,
             "run files removed"
         );
+    }
+
+    /// More runs than the fan-in are first merged into fewer: the final merge opens at most
+    /// the fan-in, and the cells and duplicate counts are those of an in-memory sort (the
+    /// input's duplicates lie in different runs, some merged early, some not).
+    #[test]
+    fn runs_beyond_the_fan_in_are_merged_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut mem = CellSorter::new(1 << 30, dir.path());
+        feed(&mut mem, 20_000);
+        let (want, want_dups) = collect(mem.finish().unwrap());
+        for fan_in in [2, 3, 7] {
+            let mut s = CellSorter::new(1 << 16, dir.path()).with_merge_fan_in(fan_in);
+            feed(&mut s, 20_000);
+            let spilled = s.runs();
+            assert!(spilled > 3 * fan_in, "{spilled} runs, fan-in {fan_in}");
+            let sorted = s.finish().unwrap();
+            let files = std::fs::read_dir(dir.path()).unwrap().count();
+            assert!(
+                files <= fan_in,
+                "{files} run files left to merge, fan-in {fan_in}"
+            );
+            assert_eq!(sorted.runs(), spilled, "runs spilled, not runs left");
+            let (got, dups) = collect(sorted);
+            assert_eq!(got, want, "fan-in {fan_in}");
+            assert_eq!(dups, want_dups, "fan-in {fan_in}");
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
     }
 
     #[test]
