@@ -58,6 +58,8 @@ pub struct ImportArgs {
     #[arg(long, default_value_t = crate::pipeline::import::DEFAULT_SAMPLE_ROWS)]
     sample_rows: usize,
     /// Memory for sorting before spilling to disk (e.g. 512MB, 4GB). Default: a quarter of RAM.
+    /// A bound, not a target: cells are sorted in buffers of at most 256 MiB (more of them
+    /// spill), and the budget sets how many spilled runs are merged at once.
     #[arg(long)]
     memory: Option<String>,
     /// Sort every cell, even for stores (region and family) whose input arrives in row-key

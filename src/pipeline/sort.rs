@@ -46,6 +46,13 @@ pub const ENTRY_OVERHEAD: usize = 40;
 /// divided by that, but at least [`MIN_MERGE_FAN_IN`]). More runs than that are first merged
 /// into fewer (see [`CellSorter::finish`]).
 pub const MERGE_FAN_IN: usize = 256;
+/// Largest sort buffer, whatever the budget: a larger budget spills more runs of this size
+/// rather than fewer, larger ones. On the VMs hfkit is measured on, first touching memory
+/// costs more than merging more runs saves: lineitem SF1 CSV through the sort path
+/// (`--no-lanes`), one thread, took 51.1 s with one 4 GB buffer (18.1 s of it system time,
+/// peak RSS 4.1 GB) and 39.0-40.2 s with 256 MiB buffers (4.7-5.7 s system, 289 MiB); two
+/// threads (two buffers), 27.4-32.1 s against 23.8-24.0 s.
+pub const MAX_SORT_BUFFER: usize = 256 << 20;
 /// Least run files merged at once, whatever the budget.
 pub const MIN_MERGE_FAN_IN: usize = 16;
 /// Memory of one run being merged: its block, decompressed and compressed.
@@ -318,7 +325,11 @@ fn prefix_key(family: u8, row: &[u8]) -> [u64; 3] {
 /// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches
 /// `memory_budget` bytes (records plus per-cell bookkeeping).
 pub struct CellSorter {
+    /// The whole memory budget.
     memory_budget: usize,
+    /// Bytes a buffer holds before it is spilled: the budget (half of it for each of the two
+    /// buffers with a spill thread), at most [`MAX_SORT_BUFFER`].
+    buffer_limit: usize,
     temp_dir: PathBuf,
     arena: Vec<u8>,
     entries: Vec<Group>,
@@ -470,13 +481,25 @@ fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError> {
     w.finish()
 }
 
+/// Bytes a sort buffer holds before it spills: the budget, or half of it for each of the two
+/// buffers of a sorter with a spill thread, within 64 KiB..=[`MAX_SORT_BUFFER`].
+fn buffer_limit(memory_budget: usize, two_buffers: bool) -> usize {
+    let share = if two_buffers {
+        memory_budget / 2
+    } else {
+        memory_budget
+    };
+    share.clamp(1 << 16, MAX_SORT_BUFFER)
+}
+
 impl CellSorter {
-    /// A sorter that keeps at most about `memory_budget` bytes of cells in memory and spills
-    /// runs into `temp_dir` (which must exist; run files are removed when the sorter's output
-    /// is dropped).
+    /// A sorter that keeps at most about `memory_budget` bytes of cells in memory (in one
+    /// buffer of at most [`MAX_SORT_BUFFER`]) and spills runs into `temp_dir` (which must
+    /// exist; run files are removed when the sorter's output is dropped).
     pub fn new(memory_budget: usize, temp_dir: &Path) -> CellSorter {
         CellSorter {
-            memory_budget: memory_budget.max(1 << 16),
+            memory_budget,
+            buffer_limit: buffer_limit(memory_budget, false),
             temp_dir: temp_dir.to_path_buf(),
             arena: Vec::new(),
             entries: Vec::new(),
@@ -500,10 +523,10 @@ impl CellSorter {
     }
 
     /// Spills on a thread of its own: a full buffer is sorted and written there while the
-    /// next one fills (each of the two gets half the memory budget). The cells come out the
-    /// same either way.
+    /// next one fills (each of the two gets half the memory budget, at most
+    /// [`MAX_SORT_BUFFER`]). The cells come out the same either way.
     pub fn with_background_spill(mut self) -> CellSorter {
-        self.memory_budget = (self.memory_budget / 2).max(1 << 16);
+        self.buffer_limit = buffer_limit(self.memory_budget, true);
         self.spiller = Some(Spiller::start());
         self
     }
@@ -541,7 +564,7 @@ impl CellSorter {
             )));
         }
         let need = RECORD_HEADER + row.len() + qualifier.len() + value.len() + ENTRY_OVERHEAD;
-        if !self.entries.is_empty() && self.buffered_bytes() + need > self.memory_budget {
+        if !self.entries.is_empty() && self.buffered_bytes() + need > self.buffer_limit {
             self.spill()?;
         }
         // Does this cell continue the last group (same family and row, strictly after)?
@@ -1087,6 +1110,21 @@ mod tests {
             0,
             "run files removed"
         );
+    }
+
+    #[test]
+    fn buffers_are_the_budget_or_its_half_at_most_256_mib() {
+        assert_eq!(buffer_limit(64 << 20, false), 64 << 20);
+        assert_eq!(buffer_limit(64 << 20, true), 32 << 20);
+        assert_eq!(buffer_limit(4 << 30, false), 256 << 20);
+        assert_eq!(buffer_limit(4 << 30, true), 256 << 20);
+        assert_eq!(buffer_limit(1000, true), 1 << 16);
+        let s = CellSorter::new(4 << 30, Path::new("."));
+        assert_eq!((s.buffer_limit, s.fan_in), (256 << 20, MERGE_FAN_IN));
+        let s = CellSorter::new(16 << 20, Path::new("."));
+        assert_eq!((s.buffer_limit, s.fan_in), (16 << 20, 64));
+        let s = CellSorter::new(1 << 16, Path::new("."));
+        assert_eq!(s.fan_in, MIN_MERGE_FAN_IN);
     }
 
     /// More runs than the fan-in are first merged into fewer: the final merge opens at most
