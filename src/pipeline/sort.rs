@@ -1084,12 +1084,17 @@ mod tests {
         }
     }
 
+    /// `feed`'s `n` cells sorted in memory: the cells and the duplicates dropped.
+    fn sorted_in_memory(dir: &Path, n: u32) -> (Vec<Flat>, u64) {
+        let mut mem = CellSorter::new(1 << 30, dir);
+        feed(&mut mem, n);
+        collect(mem.finish().unwrap())
+    }
+
     #[test]
     fn spilling_gives_the_same_cells_as_memory() {
         let dir = tempfile::tempdir().unwrap();
-        let mut mem = CellSorter::new(1 << 30, dir.path());
-        feed(&mut mem, 20_000);
-        let (a, da) = collect(mem.finish().unwrap());
+        let (a, da) = sorted_in_memory(dir.path(), 20_000);
         for background in [false, true] {
             let mut small = sorter(1 << 16, dir.path(), background);
             feed(&mut small, 20_000);
@@ -1133,9 +1138,7 @@ mod tests {
     #[test]
     fn runs_beyond_the_fan_in_are_merged_first() {
         let dir = tempfile::tempdir().unwrap();
-        let mut mem = CellSorter::new(1 << 30, dir.path());
-        feed(&mut mem, 20_000);
-        let (want, want_dups) = collect(mem.finish().unwrap());
+        let (want, want_dups) = sorted_in_memory(dir.path(), 20_000);
         for fan_in in [2, 3, 7] {
             let mut s = CellSorter::new(1 << 16, dir.path()).with_merge_fan_in(fan_in);
             feed(&mut s, 20_000);
