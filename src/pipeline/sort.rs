@@ -322,8 +322,8 @@ fn prefix_key(family: u8, row: &[u8]) -> [u64; 3] {
     [word(0), word(1), word(2)]
 }
 
-/// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches
-/// `memory_budget` bytes (records plus per-cell bookkeeping).
+/// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches its
+/// limit (records plus per-cell bookkeeping; see [`buffer_limit`]).
 pub struct CellSorter {
     /// The whole memory budget.
     memory_budget: usize,
