@@ -323,7 +323,7 @@ fn prefix_key(family: u8, row: &[u8]) -> [u64; 3] {
 }
 
 /// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches its
-/// limit (records plus per-cell bookkeeping; see [`buffer_limit`]).
+/// limit (records plus per-cell bookkeeping; see `buffer_limit`).
 pub struct CellSorter {
     /// The whole memory budget.
     memory_budget: usize,
