@@ -467,12 +467,7 @@ fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError> {
     for p in runs {
         sources.push(RunSource::File(RunReader::open(p)?));
     }
-    let mut merge = Merge {
-        sources,
-        heap: Vec::new(),
-        current: None,
-    };
-    merge.start()?;
+    let mut merge = Merge::start(sources)?;
     let mut w = RunWriter::create(path)?;
     while let Some(record) = merge.head_record() {
         w.push(record)?;
@@ -733,12 +728,7 @@ impl CellSorter {
                 head: None,
             });
         }
-        let mut merge = Merge {
-            sources,
-            heap: Vec::new(),
-            current: None,
-        };
-        merge.start()?;
+        let merge = Merge::start(sources)?;
         Ok(SortedCells {
             source: Source::Runs(merge),
             prev: Coordinates::default(),
@@ -823,15 +813,20 @@ struct Merge {
 }
 
 impl Merge {
-    /// Loads every source's first record and picks the smallest.
-    fn start(&mut self) -> Result<(), SortError> {
-        for i in 0..self.sources.len() {
-            if self.sources[i].advance()? {
-                self.push(i);
+    /// A merge of `sources`: loads every source's first record and picks the smallest.
+    fn start(sources: Vec<RunSource>) -> Result<Merge, SortError> {
+        let mut merge = Merge {
+            sources,
+            heap: Vec::new(),
+            current: None,
+        };
+        for i in 0..merge.sources.len() {
+            if merge.sources[i].advance()? {
+                merge.push(i);
             }
         }
-        self.current = self.pop();
-        Ok(())
+        merge.current = merge.pop();
+        Ok(merge)
     }
 
     /// The smallest head.
