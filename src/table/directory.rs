@@ -25,6 +25,7 @@ use super::fsops::{Fs, RealFs};
 use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
 use super::TableError;
 use crate::format::cell::KeyView;
+use crate::format::error::FormatError;
 use crate::format::reader::HFileReader;
 use crate::format::verify::verify;
 use crate::format::writer::HFileWriter;
@@ -91,6 +92,30 @@ struct Input {
     reader: HFileReader,
     first_row: Vec<u8>,
     last_row: Vec<u8>,
+}
+
+/// Verifies the store file at `path` in full (`format::verify`: every block's checksum, the
+/// index, the Bloom filter, the trailer and FileInfo against the cells) and that it holds
+/// `cells` cells; the problem found, if any. What deletes or replaces data, or hands files out
+/// (compaction outputs, snapshot restore, clone, export), calls this on the files it relies
+/// on: `formats/table.md` §"Checks".
+pub(crate) fn verify_store_file(path: &Path, cells: u64) -> Result<(), String> {
+    let reader = HFileReader::open(path).map_err(|e| e.to_string())?;
+    let v = verify(&reader);
+    match v.problems.first() {
+        Some(p) => Err(p.to_string()),
+        None if v.cells != cells => Err(format!("{} cells, {cells} expected", v.cells)),
+        None => Ok(()),
+    }
+}
+
+/// [`verify_store_file`] of the copy at `copy` of table file `source`, as an error naming the
+/// source.
+pub(crate) fn verify_copy(source: &Path, copy: &Path, cells: u64) -> Result<(), TableError> {
+    verify_store_file(copy, cells).map_err(|detail| TableError::Corrupt {
+        path: source.to_path_buf(),
+        detail: format!("failed verification ({detail})"),
+    })
 }
 
 impl Table {
@@ -182,6 +207,39 @@ impl Table {
             .join(&e.region)
             .join(&e.family)
             .join(&e.name)
+    }
+
+    /// Opens store file `e` and checks it against what the manifest recorded when the file was
+    /// attached or written: its length and its trailer's entry count. (A full scan then checks
+    /// the entry count against the cells it decodes, so a compaction, which scans every input
+    /// to its end, never drops cells a damaged trailer hides: `formats/table.md` §"Checks".)
+    /// A file that cannot be opened is [`TableError::Io`] (for a vanished file) or
+    /// [`TableError::Corrupt`], both naming its path.
+    pub fn open_store_file(&self, e: &StoreFileEntry) -> Result<HFileReader, TableError> {
+        let path = self.file_path(e);
+        let reader = match HFileReader::open(&path) {
+            Ok(r) => r,
+            Err(FormatError::Io { source, .. }) => return Err(TableError::Io { path, source }),
+            Err(err) => {
+                return Err(TableError::Corrupt {
+                    path,
+                    detail: err.to_string(),
+                })
+            }
+        };
+        let len = reader.bytes().len() as u64;
+        let detail = if len != e.size {
+            format!("{len} bytes, the manifest says {}", e.size)
+        } else if reader.entry_count() != e.entries {
+            format!(
+                "trailer entry_count is {}, the manifest says {} cells",
+                reader.entry_count(),
+                e.entries
+            )
+        } else {
+            return Ok(reader);
+        };
+        Err(TableError::Corrupt { path, detail })
     }
 
     /// Takes the writers' lock, waiting for another writer to finish.
@@ -317,6 +375,14 @@ impl Table {
                 Ok(reader) => {
                     let v = verify(&reader);
                     r.cells += v.cells;
+                    if v.cells != e.entries {
+                        r.problems.push(format!(
+                            "{}: {} cells, the manifest says {}",
+                            p.display(),
+                            v.cells,
+                            e.entries
+                        ));
+                    }
                     for prob in v.problems {
                         r.problems.push(format!("{}: {prob}", p.display()));
                     }
@@ -471,7 +537,7 @@ impl Table {
                         }
                     )));
                 }
-                if reader.entry_count() == 0 {
+                if reader.is_empty() {
                     skipped.push((path, "empty file".into()));
                     continue;
                 }
