@@ -86,6 +86,48 @@ fn write_rejects_out_of_order_input_naming_the_line_and_leaves_nothing() {
 }
 
 #[test]
+fn write_refuses_cells_hbase_would_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.hfile");
+    let long_row = "61".repeat(32_768);
+    for (input, expect) in [
+        (
+            "61 66 71 5 Put 76 -\n62 66 71 -5 Put 76 -\n".to_string(),
+            "cells.txt: line 2: field 4 (timestamp): timestamp -5 is negative",
+        ),
+        (
+            "- 66 71 5 Put 76 -\n".to_string(),
+            "cells.txt: line 1: field 1 (row): row is empty",
+        ),
+        (
+            "61 66 71 5 Put 76 -\n62 66 71 -1 DeleteColumn - -\n".to_string(),
+            "cells.txt: line 2: field 4 (timestamp)",
+        ),
+        (
+            format!("{long_row} 66 71 5 Put 76 -\n"),
+            "cells.txt: line 1: field 1 (row): row is 32768 bytes; HBase allows at most 32767",
+        ),
+    ] {
+        let cells = dir.path().join("cells.txt");
+        std::fs::write(&cells, &input).unwrap();
+        let o = hfkit(&[
+            "hfile",
+            "write",
+            out.to_str().unwrap(),
+            "--cells",
+            cells.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{expect}");
+        assert!(
+            text(&o.stderr).contains(expect),
+            "{expect}: {}",
+            text(&o.stderr)
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn write_rejects_bad_lines_mixed_families_and_untagged_tags() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.hfile");
