@@ -257,6 +257,17 @@ fn negative_timestamp() {
         Some(&schema),
         &["in.csv: line 3: timestamp field 'last_login': '1969-12-31': timestamp -86400000 is negative"],
     );
+    // An index cell's timestamp, from a field the main table takes as a value.
+    let schema = users_schema_with("").replace(
+        "cell = \"r:k\"\ntimestamp = 1700000000000",
+        "cell = \"r:k\"\ntimestamp = \"score\"",
+    );
+    assert!(schema.contains("timestamp = \"score\""));
+    fails(
+        &format!("{HEADER}{GOOD}3,carl,c@x,Oslo,-3,1700000000002\n"),
+        Some(&schema),
+        &["in.csv: line 4: index app:users_by_email: timestamp field 'score': '-3': timestamp -3 is negative"],
+    );
 }
 
 #[test]

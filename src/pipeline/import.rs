@@ -1566,9 +1566,8 @@ fn encode_record(
             };
             let q_len = ix.qualifier.len();
             if let Err(limit) = check_mutation(k_len, ix.family_len, q_len, key_len, 0, ts) {
-                let what = format!("index {}", ix.name);
-                let (row, value) = (format!("{what}: row key"), format!("{what}: value"));
-                reject(out, refused_cell(limit, rec, &ix.timestamp, &row, &value));
+                let reason = refused_cell(limit, rec, &ix.timestamp, "row key", "value");
+                reject(out, format!("index {}: {reason}", ix.name));
                 return;
             }
             let q_at = out.arena.len();
