@@ -177,7 +177,11 @@ fn bad_rows_file_collects_rejects_and_goes_on() {
     let input = tmp.path().join("in.csv");
     std::fs::write(
         &input,
-        format!("{HEADER}{GOOD}3,carl,c@x,Oslo,lots,1\n4,dan,d@x,Oslo,9,1700000000003\n"),
+        // A score that is no number, and a cell timestamp HBase would refuse.
+        format!(
+            "{HEADER}{GOOD}3,carl,c@x,Oslo,lots,1\n4,dan,d@x,Oslo,9,1700000000003\n\
+             5,eve,e@x,Oslo,7,-5\n"
+        ),
     )
     .unwrap();
     let bad = tmp.path().join("bad.tsv");
@@ -212,13 +216,120 @@ fn bad_rows_file_collects_rejects_and_goes_on() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let rejected = std::fs::read_to_string(&bad).unwrap();
+    let lines: Vec<&str> = rejected.lines().collect();
+    assert_eq!(lines.len(), 2, "{rejected}");
     assert!(
-        rejected.contains("line 4") && rejected.contains("'lots'"),
+        lines[0].contains("line 4") && lines[0].contains("'lots'"),
+        "{rejected}"
+    );
+    assert!(
+        lines[1].contains(
+            "in.csv: line 6\ttimestamp field 'last_login': '-5': timestamp -5 is negative"
+        ),
         "{rejected}"
     );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(r["rows_read"], 4);
-    assert_eq!(r["rows_rejected"], 1);
+    assert_eq!(r["rows_read"], 5);
+    assert_eq!(r["rows_rejected"], 2);
+    // None of a rejected record's cells, not even those of columns before the bad one.
     assert_eq!(r["cells"], 3 * 5);
+}
+
+#[test]
+fn negative_timestamp() {
+    // HBase refuses a cell timestamp below 0 (Put.addColumn: "Timestamp cannot be negative").
+    fails(
+        &format!("{HEADER}{GOOD}3,carl,c@x,Oslo,7,-5\n"),
+        None,
+        &[
+            "in.csv: line 4: timestamp field 'last_login': '-5': timestamp -5 is negative",
+            "before 1970-01-01",
+        ],
+    );
+    // A date before 1970 read through a format is refused the same way.
+    let schema = users_schema_with("").replace(
+        "type = \"int64\"\ntimestamp = \"last_login\"",
+        "timestamp = \"last_login\"\ntimestamp_format = \"%Y-%m-%d\"",
+    );
+    fails(
+        &format!("{HEADER}1,ann,a@x,Oslo,5,2023-11-14\n2,bob,b@x,Oslo,6,1969-12-31\n"),
+        Some(&schema),
+        &["in.csv: line 3: timestamp field 'last_login': '1969-12-31': timestamp -86400000 is negative"],
+    );
+    // An index cell's timestamp, from a field the main table takes as a value.
+    let schema = users_schema_with("").replace(
+        "cell = \"r:k\"\ntimestamp = 1700000000000",
+        "cell = \"r:k\"\ntimestamp = \"score\"",
+    );
+    assert!(schema.contains("timestamp = \"score\""));
+    fails(
+        &format!("{HEADER}{GOOD}3,carl,c@x,Oslo,-3,1700000000002\n"),
+        Some(&schema),
+        &["in.csv: line 4: index app:users_by_email: timestamp field 'score': '-3': timestamp -3 is negative"],
+    );
+}
+
+#[test]
+fn negative_parquet_timestamp_names_the_row() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
+    use arrow_schema::{DataType, Field, Schema, TimeUnit};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let strings = |v: &[&str]| Arc::new(StringArray::from(v.to_vec())) as ArrayRef;
+    let fields = ["user_id", "name", "email", "city"]
+        .iter()
+        .map(|n| Field::new(*n, DataType::Utf8, false))
+        .chain([
+            Field::new("score", DataType::Int64, false),
+            // A login before 1970: a negative epoch.
+            Field::new(
+                "last_login",
+                DataType::Timestamp(TimeUnit::Millisecond, None),
+                false,
+            ),
+        ])
+        .collect::<Vec<_>>();
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            strings(&["1", "2", "3"]),
+            strings(&["ann", "bob", "carl"]),
+            strings(&["a@x", "b@x", "c@x"]),
+            strings(&["Oslo", "Lagos", "Lima"]),
+            Arc::new(Int64Array::from(vec![5, 6, 7])),
+            Arc::new(TimestampMillisecondArray::from(vec![
+                1_700_000_000_000,
+                1_700_000_000_001,
+                -86_400_000,
+            ])),
+        ],
+    )
+    .unwrap();
+    let input = tmp.path().join("in.parquet");
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), schema, None)
+            .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let out = tmp.path().join("out");
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        input.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        // Row groups and rows within them count from 0 (formats/import.md §"Rejected records").
+        err.contains("in.parquet: row group 0, row 2: timestamp field 'last_login': '-86400000': timestamp -86400000 is negative"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

@@ -16,7 +16,7 @@ use crate::format::compression::Compression;
 use crate::format::encoding::DataBlockEncoding;
 use crate::format::fileinfo::{value_kind, ValueKind};
 use crate::format::reader::HFileReader;
-use crate::format::text::{hex, parse_hex, push_cell_line, CellLineParser};
+use crate::format::text::{hex, limit_field, parse_hex, push_cell_line, CellLineParser};
 use crate::format::trailer::{Trailer, COMPARATOR_INNER_STORE, COMPARATOR_KV};
 use crate::format::verify::verify;
 use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
@@ -262,6 +262,10 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 continue;
             }
             let cell = parser.parse(&line).map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
+            // What HBase's client would refuse (an empty row, a negative timestamp, lengths).
+            if let Err(limit) = cell.check_mutation() {
+                return Err(format!("{cells_name}: line {lineno}: {}: {limit}", limit_field(&limit)));
+            }
             if !include_tags && !cell.tags.is_empty() {
                 return Err(format!("{cells_name}: line {lineno}: the cell has tags; pass --include-tags to keep them"));
             }

@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::error::quote;
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
 use super::route::{run_lane_writer, LaneSink, Outputs, Router, ThreadSink};
@@ -36,7 +37,9 @@ use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
 use crate::format::bytes::{equal_bytes, extend_pieces, extend_short};
-use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
+use crate::format::cell::{
+    check_mutation, CellLimit, CellRef, CellType, LATEST_TIMESTAMP, MAX_ROW_LEN,
+};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
 use crate::table::{
@@ -220,6 +223,7 @@ pub struct IndexReport {
 struct BoundColumn {
     column: usize,
     family: u8,
+    family_len: usize,
     qualifier: Vec<u8>,
     value_type: ValueType,
     timestamp: BoundTimestamp,
@@ -229,8 +233,8 @@ struct BoundColumn {
 #[derive(Clone)]
 enum BoundTimestamp {
     Fixed(i64),
-    /// Input column, field name, format.
-    Field(usize, String, TimestampFormat),
+    /// Input column, field name, format, and the import time (see [`put_timestamp`]).
+    Field(usize, String, TimestampFormat, i64),
 }
 
 impl BoundTimestamp {
@@ -239,7 +243,7 @@ impl BoundTimestamp {
     fn of(&self, rec: &csv::ByteRecord) -> Result<i64, String> {
         match self {
             BoundTimestamp::Fixed(t) => Ok(*t),
-            BoundTimestamp::Field(i, name, format) => Self::parse(rec, *i, name, format),
+            BoundTimestamp::Field(i, name, format, now) => Self::parse(rec, *i, name, format, *now),
         }
     }
 
@@ -249,10 +253,47 @@ impl BoundTimestamp {
         i: usize,
         name: &str,
         format: &TimestampFormat,
+        now: i64,
     ) -> Result<i64, String> {
         format
             .to_millis(rec.get(i).unwrap_or_default())
+            .map(|t| put_timestamp(t, now))
             .map_err(|e| format!("timestamp field '{name}': {e}"))
+    }
+}
+
+/// The timestamp a cell given `ts` gets, `now` being the import time: HBase's
+/// `LATEST_TIMESTAMP` (i64::MAX) is not a time but "now", which a region server replaces with
+/// its clock in a Put and `HFileOutputFormat2`'s writer with its own start time
+/// (`updateLatestStamp`); every other value is kept.
+fn put_timestamp(ts: i64, now: i64) -> i64 {
+    if ts == LATEST_TIMESTAMP {
+        now
+    } else {
+        ts
+    }
+}
+
+/// Why a record is rejected for a cell HBase would refuse (`check_mutation`): the limit, named
+/// by the field that broke it. `row` names where the cell's row came from, `value` its value.
+#[cold]
+fn refused_cell(
+    limit: CellLimit,
+    rec: &csv::ByteRecord,
+    timestamp: &BoundTimestamp,
+    row: &str,
+    value: &str,
+) -> String {
+    match (limit, timestamp) {
+        (CellLimit::NegativeTimestamp(_), BoundTimestamp::Field(i, name, ..)) => format!(
+            "timestamp field '{name}': '{}': {limit}",
+            quote(rec.get(*i).unwrap_or_default())
+        ),
+        (CellLimit::NegativeTimestamp(_), BoundTimestamp::Fixed(_)) => {
+            format!("timestamp: {limit}")
+        }
+        (CellLimit::EmptyRow | CellLimit::RowTooLong(_), _) => format!("{row}: {limit}"),
+        _ => format!("{value}: {limit}"),
     }
 }
 
@@ -264,6 +305,7 @@ struct BoundIndex {
     fields: Vec<usize>,
     /// Sorter family number: after the main table's families.
     family: u8,
+    family_len: usize,
     qualifier: Vec<u8>,
     timestamp: BoundTimestamp,
 }
@@ -1341,11 +1383,17 @@ pub(crate) fn bind(
             ))
         })
     };
+    if import_time < 0 {
+        let limit = CellLimit::NegativeTimestamp(import_time);
+        return Err(ImportError::Invalid(format!("import time: {limit}")));
+    }
     let timestamp = |source: &TimestampSource, format: &TimestampFormat| {
         Ok::<_, ImportError>(match source {
             TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
-            TimestampSource::Fixed(t) => BoundTimestamp::Fixed(*t),
-            TimestampSource::Field(f) => BoundTimestamp::Field(find(f)?, f.clone(), format.clone()),
+            TimestampSource::Fixed(t) => BoundTimestamp::Fixed(put_timestamp(*t, import_time)),
+            TimestampSource::Field(f) => {
+                BoundTimestamp::Field(find(f)?, f.clone(), format.clone(), import_time)
+            }
         })
     };
     let mut bound = Vec::new();
@@ -1358,6 +1406,7 @@ pub(crate) fn bind(
         bound.push(BoundColumn {
             column: find(&c.source)?,
             family,
+            family_len: c.family.len(),
             qualifier: c.qualifier.clone(),
             value_type: c.value_type,
             timestamp: timestamp(&c.timestamp, ts_format)?,
@@ -1385,6 +1434,7 @@ pub(crate) fn bind(
                 .collect::<Result<_, _>>()?,
             family: u8::try_from(families.len() + i)
                 .map_err(|_| ImportError::Invalid("too many families and index tables".into()))?,
+            family_len: ix.schema.family().name.len(),
             qualifier: ix.schema.qualifier.clone(),
             timestamp: timestamp(&ix.schema.timestamp, &ix.ts_format)?,
             name,
@@ -1473,6 +1523,15 @@ fn encode_record(
             return;
         }
         let v_len = out.arena.len() - v_at;
+        let q_len = c.qualifier.len();
+        if let Err(limit) = check_mutation(key_len, c.family_len, q_len, v_len, 0, ts) {
+            let value = format!("column '{}'", c.source);
+            reject(
+                out,
+                refused_cell(limit, rec, &c.timestamp, "row key", &value),
+            );
+            return;
+        }
         out.cells.push(EncodedCell {
             family: c.family,
             row,
@@ -1505,6 +1564,12 @@ fn encode_record(
                     return;
                 }
             };
+            let q_len = ix.qualifier.len();
+            if let Err(limit) = check_mutation(k_len, ix.family_len, q_len, key_len, 0, ts) {
+                let reason = refused_cell(limit, rec, &ix.timestamp, "row key", "value");
+                reject(out, format!("index {}: {reason}", ix.name));
+                return;
+            }
             let q_at = out.arena.len();
             out.arena.extend_from_slice(&ix.qualifier);
             out.cells.push(EncodedCell {

@@ -12,7 +12,8 @@
 //!
 //! Attach (`Table::attach`) makes every file of a bulk-load directory visible in one manifest
 //! commit, or none of them: files are verified, split at region boundaries when they straddle
-//! them, linked (or copied) into `data/` and fsynced, and only then is a new manifest
+//! them, linked (or copied; a symbolic link is followed, never stored) into `data/` and
+//! fsynced, and only then is a new manifest
 //! published. A crash at any point leaves the previous manifest live; files it does not name
 //! are invisible and are removed by the next writer.
 
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use super::fsops::{Fs, RealFs};
+use super::fsops::{follow_links, store_file_link, Fs, RealFs};
 use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
 use super::TableError;
 use crate::format::cell::KeyView;
@@ -326,8 +327,8 @@ impl Table {
         Ok(out)
     }
 
-    /// Checks that every live file exists, has the recorded size, verifies, and lies within its
-    /// region; reports orphans.
+    /// Checks that every live file exists (a regular file, not a symbolic link), has the recorded
+    /// size, verifies, and lies within its region; reports orphans.
     pub fn check(&self) -> Result<CheckReport, TableError> {
         let m = self.manifest()?;
         let mut r = CheckReport {
@@ -354,6 +355,9 @@ impl Table {
                     p.display(),
                     e.family
                 ));
+            }
+            if let Some(why) = store_file_link(&p) {
+                r.problems.push(format!("{}: {why}", p.display()));
             }
             match std::fs::metadata(&p) {
                 Err(err) => {
@@ -494,35 +498,22 @@ impl Table {
     ) -> Result<Vec<Input>, TableError> {
         let mut inputs = Vec::new();
         let mut unknown = Vec::new();
-        let mut fam_dirs: Vec<PathBuf> = std::fs::read_dir(bulk_dir)
-            .map_err(|e| TableError::io(bulk_dir, e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        fam_dirs.sort();
-        for fd in fam_dirs {
+        for (fd, kind) in bulk_entries(bulk_dir)? {
+            if !kind.is_dir() {
+                continue;
+            }
             let family = fd
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            if family.starts_with('.') || family.starts_with('_') {
-                continue;
-            }
             if m.family(&family).is_none() {
                 unknown.push(family);
                 continue;
             }
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&fd)
-                .map_err(|e| TableError::io(&fd, e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .filter(|p| {
-                    !p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with(['_', '.']))
-                })
-                .collect();
-            files.sort();
-            for path in files {
+            for (path, kind) in bulk_entries(&fd)? {
+                if !kind.is_file() {
+                    continue;
+                }
                 let reader = HFileReader::open(&path)
                     .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
                 let v = verify(&reader);
@@ -733,6 +724,27 @@ impl Table {
             .map_err(|e| TableError::io(staging, e))?;
         Ok(out)
     }
+}
+
+/// The entries of a bulk-load directory or of one of its family directories that attach reads,
+/// sorted, each with its type (of the target, for a link): names starting with `.` or `_` are left out,
+/// symbolic links are followed, and one that leads nowhere is an error naming it (a family or a
+/// file silently left out would be data missing from the table).
+fn bulk_entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, TableError> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| TableError::io(dir, e))? {
+        let p = e.map_err(|e| TableError::io(dir, e))?.path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(['_', '.']))
+        {
+            continue;
+        }
+        let target = follow_links(&p).map_err(|e| TableError::Invalid(e.to_string()))?;
+        let md = std::fs::metadata(&target).map_err(|e| TableError::io(&p, e))?;
+        out.push((p, md.file_type()));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
 }
 
 /// 32 hex characters unique within this machine (time, process id, counter).

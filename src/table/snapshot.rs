@@ -9,15 +9,16 @@
 //! keeps every file that the live manifest or any snapshot names. Creating one writes a small
 //! JSON file (temporary name, fsync, rename, fsync `snapshots/`), so its cost does not depend on
 //! the table's size. Restore publishes the snapshot's manifest as the next live version (one
-//! commit); clone builds a new table directory whose files are hard links (or copies) of the
-//! snapshot's files, staged next to the destination and renamed into place when complete.
+//! commit; a store file that is a symbolic link is refused); clone builds a new table directory
+//! whose files are hard links (or copies) of the snapshot's files, never symbolic links, staged
+//! next to the destination and renamed into place when complete.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::directory::{unique_hex, verify_copy, Table, DATA_DIR, STAGING_DIR};
-use super::fsops::Fs;
+use super::fsops::{store_file_link, Fs};
 use super::manifest::{self, Manifest, MANIFEST_DIR};
 use super::TableError;
 
@@ -231,7 +232,8 @@ impl Table {
     }
 
     /// Makes snapshot `name`'s manifest (families, regions, files) live again, in one commit.
-    /// Sequence ids keep increasing: the next attach still gets a fresh, higher one.
+    /// Sequence ids keep increasing: the next attach still gets a fresh, higher one. A store
+    /// file that is missing, has another size, or is a symbolic link is refused.
     pub fn snapshot_restore(&self, name: &str) -> Result<RestoreReport, TableError> {
         let lock = self.lock()?;
         self.collect_garbage(&lock)?;
@@ -242,6 +244,12 @@ impl Table {
         for e in &snap.manifest.files {
             self.open_store_file(e)?;
             let p = self.file_path(e);
+            if let Some(why) = store_file_link(&p) {
+                return Err(TableError::Corrupt {
+                    path: p,
+                    detail: why,
+                });
+            }
             verify_copy(&p, &p, e.entries)?;
         }
         let mut next = snap.manifest.clone();
