@@ -80,6 +80,16 @@ fn wrong_field_count() {
 }
 
 #[test]
+fn duplicate_header_column() {
+    // Which of the two a mapping means is unknowable: refused, naming both positions.
+    fails(
+        "user_id,name,email,city,score,last_login,name\n1,ann,a@x,Oslo,5,1700000000000,bo\n",
+        None,
+        &["in.csv: header: column 'name' appears twice, as columns 2 and 7"],
+    );
+}
+
+#[test]
 fn missing_column() {
     fails(
         "user_id,name,email,score,last_login\n1,a,b,2,3\n",

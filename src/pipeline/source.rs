@@ -28,8 +28,75 @@ pub enum SourceError {
     },
     #[error("{}: {detail}", path.display())]
     Parquet { path: PathBuf, detail: String },
+    /// Two columns with one name: which of them a mapping means is unknowable.
+    #[error(
+        "{}: {names}: column '{name}' appears twice, as columns {first} and {second}{}",
+        path.display(),
+        .names.hint()
+    )]
+    DuplicateColumn {
+        path: PathBuf,
+        names: ColumnNames,
+        name: String,
+        /// 1-based column numbers.
+        first: usize,
+        second: usize,
+    },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Where an input's column names come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnNames {
+    /// A CSV file's header line.
+    Header,
+    /// `--columns` ([`CsvOptions::columns`]).
+    Given,
+    /// A Parquet file's schema.
+    ParquetSchema,
+}
+
+impl ColumnNames {
+    /// How to fix a name given twice, for a message.
+    fn hint(&self) -> &'static str {
+        match self {
+            ColumnNames::Header => " (name the columns with --columns instead)",
+            _ => "",
+        }
+    }
+}
+
+impl std::fmt::Display for ColumnNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ColumnNames::Header => "header",
+            ColumnNames::Given => "--columns",
+            ColumnNames::ParquetSchema => "schema",
+        })
+    }
+}
+
+/// Refuses column names that are not unique, naming the first name given twice and both of
+/// its (1-based) positions.
+pub fn check_unique_columns(
+    path: &Path,
+    names_from: ColumnNames,
+    names: &[String],
+) -> Result<(), SourceError> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, n) in names.iter().enumerate() {
+        if let Some(first) = seen.insert(n.as_str(), i) {
+            return Err(SourceError::DuplicateColumn {
+                path: path.to_path_buf(),
+                names: names_from,
+                name: n.clone(),
+                first: first + 1,
+                second: i + 1,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// CSV dialect.
@@ -171,8 +238,14 @@ impl CsvSource {
             Vec::new()
         };
         let columns = match &opts.columns {
-            Some(c) => c.clone(),
-            None if opts.has_header => header.clone(),
+            Some(c) => {
+                check_unique_columns(path, ColumnNames::Given, c)?;
+                c.clone()
+            }
+            None if opts.has_header => {
+                check_unique_columns(path, ColumnNames::Header, &header)?;
+                header.clone()
+            }
             None => {
                 return Err(SourceError::Invalid(format!(
                     "{}: the file has no header; name its columns",
@@ -330,6 +403,40 @@ mod tests {
             .to_string();
         assert!(
             err.contains("bad.tsv: line 3: expected 2 fields, found 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn duplicate_column_names_are_refused_with_both_positions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.tsv");
+        std::fs::write(&p, "a\tb\t a\n1\t2\t3\n").unwrap();
+        let tsv = CsvOptions {
+            delimiter: b'\t',
+            ..CsvOptions::default()
+        };
+        let err = CsvSource::open(&p, &tsv).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: header: column 'a' appears twice, as columns 1 and 3 \
+                 (name the columns with --columns instead)",
+                p.display()
+            )
+        );
+        // Renaming them is the way out; names given twice there are refused as well.
+        let renamed = |names: &[&str]| CsvOptions {
+            columns: Some(names.iter().map(|s| s.to_string()).collect()),
+            ..tsv.clone()
+        };
+        assert!(CsvSource::open(&p, &renamed(&["a", "b", "c"])).is_ok());
+        let err = CsvSource::open(&p, &renamed(&["x", "y", "y"]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.ends_with("d.tsv: --columns: column 'y' appears twice, as columns 2 and 3"),
             "{err}"
         );
     }
