@@ -18,9 +18,19 @@ fn hfkit(args: &[&str]) -> Output {
 /// Runs an import of `csv` with `schema` (default: the users seed schema) into a fresh
 /// directory; asserts failure with every `expect` in the message and nothing left behind.
 fn fails(csv: &str, schema: Option<&str>, expect: &[&str]) {
+    fails_on("in.csv", csv.as_bytes(), schema, expect);
+}
+
+/// [`fails`] with an input file named `name` holding `bytes` (a directory when `bytes` is
+/// empty and `name` ends in '/').
+fn fails_on(name: &str, bytes: &[u8], schema: Option<&str>, expect: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in.csv");
-    std::fs::write(&input, csv).unwrap();
+    let input = tmp.path().join(name.trim_end_matches('/'));
+    if name.ends_with('/') {
+        std::fs::create_dir(&input).unwrap();
+    } else {
+        std::fs::write(&input, bytes).unwrap();
+    }
     let schema_path = match schema {
         Some(text) => {
             let p = tmp.path().join("schema.toml");
@@ -86,6 +96,58 @@ fn duplicate_header_column() {
         "user_id,name,email,city,score,last_login,name\n1,ann,a@x,Oslo,5,1700000000000,bo\n",
         None,
         &["in.csv: header: column 'name' appears twice, as columns 2 and 7"],
+    );
+}
+
+#[test]
+fn directory_as_input() {
+    fails_on(
+        "data/",
+        b"",
+        None,
+        &["data: is a directory, not an input file; to read the files in it, give a glob such as"],
+    );
+}
+
+#[test]
+fn truncated_compressed_input_names_the_line_and_the_byte() {
+    let mut text = String::from(HEADER);
+    for i in 1..=2000 {
+        text.push_str(&format!("{i},user {i},u{i}@x,Oslo,{i},1700000000000\n"));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    // Cut in the middle: the message names the line being read when the data ran out (the
+    // lines before it decoded whole) and where the file ends.
+    let cut = gz.len() / 2;
+    let whole = {
+        let mut d = flate2::read::MultiGzDecoder::new(&gz[..cut]);
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut d, &mut out);
+        out.iter().filter(|&&b| b == b'\n').count()
+    };
+    assert!(whole > 100, "{whole}");
+    fails_on(
+        "in.csv.gz",
+        &gz[..cut],
+        None,
+        &[&format!(
+            "in.csv.gz: line {}: the gzip stream is truncated: the file ends at byte {cut} \
+             before the stream does",
+            whole + 1
+        )],
+    );
+    // A zstd frame decodes block by block: nothing of a cut first block is read.
+    fails_on(
+        "in.csv.zst",
+        &zst[..zst.len() - 10],
+        None,
+        &[&format!(
+            "in.csv.zst: line 1: the zstd stream is truncated: the file ends at byte {}",
+            zst.len() - 10
+        )],
     );
 }
 

@@ -7,8 +7,9 @@
 //! gives the same cells from either format.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Errors of the sources.
@@ -173,11 +174,17 @@ pub fn expand_paths(patterns: &[String]) -> Result<Vec<PathBuf>, SourceError> {
             out.extend(matched);
         } else {
             let path = PathBuf::from(p);
-            if !path.is_file() {
-                return Err(SourceError::Io {
-                    path,
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                });
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => {
+                    return Err(SourceError::Invalid(format!(
+                        "{}: is a directory, not an input file; to read the files in it, \
+                         give a glob such as '{}'",
+                        path.display(),
+                        path.join("*").display()
+                    )))
+                }
+                Ok(_) => {}
+                Err(source) => return Err(SourceError::Io { path, source }),
             }
             out.push(path);
         }
@@ -187,23 +194,96 @@ pub fn expand_paths(patterns: &[String]) -> Result<Vec<PathBuf>, SourceError> {
     Ok(out)
 }
 
+/// A compressed input's stream: what a message needs to say where it breaks.
+struct CompressedStream {
+    /// "gzip" or "zstd".
+    kind: &'static str,
+    /// Compressed bytes the decompressor has taken so far.
+    consumed: Arc<AtomicU64>,
+    /// The file's size.
+    len: u64,
+}
+
+impl CompressedStream {
+    /// What is wrong with a stream whose decompressor failed with `err`: truncated when the
+    /// whole file was taken, else damaged where the decompressor stopped.
+    fn describe(&self, err: &std::io::Error) -> String {
+        let at = self.consumed.load(Ordering::Relaxed);
+        if at >= self.len {
+            format!(
+                "the {} stream is truncated: the file ends at byte {} before the stream does \
+                 ({err})",
+                self.kind, self.len
+            )
+        } else {
+            format!(
+                "the {} stream is damaged at byte {at} of {} ({err})",
+                self.kind, self.len
+            )
+        }
+    }
+}
+
+/// A buffered file that counts the bytes taken from it (by a decompressor reading it as a
+/// [`BufRead`]).
+struct Counted<R> {
+    inner: R,
+    consumed: Arc<AtomicU64>,
+}
+
+impl<R: BufRead> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
 /// Opens a file, decompressing `.gz` and `.zst` by extension.
-fn open_maybe_compressed(path: &Path) -> Result<Box<dyn Read + Send>, SourceError> {
-    let f = File::open(path).map_err(|source| SourceError::Io {
+fn open_maybe_compressed(
+    path: &Path,
+) -> Result<(Box<dyn Read + Send>, Option<CompressedStream>), SourceError> {
+    let io = |source| SourceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let f = File::open(path).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
     let r = BufReader::with_capacity(1 << 20, f);
-    Ok(match path.extension().and_then(|e| e.to_str()) {
-        Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(r)),
-        Some("zst") => Box::new(
-            zstd::stream::read::Decoder::with_buffer(r).map_err(|source| SourceError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?,
-        ),
-        _ => Box::new(r),
-    })
+    let kind = match path.extension().and_then(|e| e.to_str()) {
+        Some("gz") => "gzip",
+        Some("zst") => "zstd",
+        _ => return Ok((Box::new(r), None)),
+    };
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = Counted {
+        inner: r,
+        consumed: consumed.clone(),
+    };
+    let decoder: Box<dyn Read + Send> = if kind == "gzip" {
+        Box::new(flate2::bufread::MultiGzDecoder::new(counted))
+    } else {
+        Box::new(zstd::stream::read::Decoder::with_buffer(counted).map_err(io)?)
+    };
+    Ok((
+        decoder,
+        Some(CompressedStream {
+            kind,
+            consumed,
+            len,
+        }),
+    ))
 }
 
 /// Reads one CSV file in batches.
@@ -213,11 +293,12 @@ pub struct CsvSource {
     columns: Vec<String>,
     expected_fields: usize,
     comment: Option<u8>,
+    compressed: Option<CompressedStream>,
 }
 
 impl CsvSource {
     pub fn open(path: &Path, opts: &CsvOptions) -> Result<CsvSource, SourceError> {
-        let input = open_maybe_compressed(path)?;
+        let (input, compressed) = open_maybe_compressed(path)?;
         let mut b = csv::ReaderBuilder::new();
         b.delimiter(opts.delimiter)
             .quote(opts.quote)
@@ -230,7 +311,7 @@ impl CsvSource {
         let header: Vec<String> = if opts.has_header {
             reader
                 .byte_headers()
-                .map_err(|e| csv_error(path, &e))?
+                .map_err(|e| csv_error(path, &e, 1, compressed.as_ref()))?
                 .iter()
                 .map(|h| String::from_utf8_lossy(h).trim().to_string())
                 .collect()
@@ -264,6 +345,7 @@ impl CsvSource {
             columns,
             expected_fields,
             comment: opts.comment,
+            compressed,
         })
     }
 
@@ -302,7 +384,12 @@ impl CsvSource {
             match self.reader.read_byte_record(rec) {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(e) => return Err(csv_error(&self.path, &e)),
+                Err(e) => {
+                    // An I/O error has no position of its own: the line being read is the
+                    // one after the last record.
+                    let line = self.reader.position().line();
+                    return Err(csv_error(&self.path, &e, line, self.compressed.as_ref()));
+                }
             }
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
             // Comments are skipped here rather than by the csv crate, whose line numbers do
@@ -331,15 +418,25 @@ impl CsvSource {
     }
 }
 
-fn csv_error(path: &Path, e: &csv::Error) -> SourceError {
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
+/// A CSV error as a [`SourceError`] naming the file and line (`line` when the error has no
+/// position of its own, as an I/O error has not).
+fn csv_error(
+    path: &Path,
+    e: &csv::Error,
+    line: u64,
+    compressed: Option<&CompressedStream>,
+) -> SourceError {
+    let line = e.position().map_or(line, |p| p.line());
     let detail = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
         } => {
             format!("expected {expected_len} fields, found {len}")
         }
-        csv::ErrorKind::Io(err) => format!("read error: {err}"),
+        csv::ErrorKind::Io(err) => match compressed {
+            Some(c) => c.describe(err),
+            None => format!("read error: {err}"),
+        },
         _ => e.to_string(),
     };
     SourceError::Csv {
