@@ -294,3 +294,87 @@ fn bad_rows_file_collects_rejects_and_goes_on() {
     assert_eq!(r["rows_rejected"], 1);
     assert_eq!(r["cells"], 3 * 5);
 }
+
+#[test]
+fn bad_rows_alone_skips_every_reject_and_max_needs_bad_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(
+        &input,
+        format!("{HEADER}{GOOD}3,carl,c@x,Oslo,lots,1\n4,dan,d@x,Oslo,9,x\n5,eve,e@x,Oslo,1,1\n"),
+    )
+    .unwrap();
+    let bad = tmp.path().join("bad.tsv");
+    let out = tmp.path().join("out");
+    let (schema, input_s) = (format!("{SEEDS}/users.toml"), input.display().to_string());
+    let (bad_s, out_s) = (bad.display().to_string(), out.display().to_string());
+    // --bad-rows alone: as ImportTsv skipping bad lines, every reject is recorded, counted and
+    // skipped (it used to stop at the first, under a hidden --max-bad-rows 0).
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &schema,
+        &input_s,
+        "--out",
+        &out_s,
+        "--bad-rows",
+        &bad_s,
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: 2 rejected records were skipped; they are in {bad_s}"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("imported 5 rows (2 rejected) into 15 cells"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let rejected = std::fs::read_to_string(&bad).unwrap();
+    assert_eq!(rejected.lines().count(), 2, "{rejected}");
+    assert!(
+        rejected.contains("line 4") && rejected.contains("line 5"),
+        "{rejected}"
+    );
+    // --max-bad-rows means nothing without a file for the rejects: a usage error.
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("users_by_email")).unwrap();
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &schema,
+        &input_s,
+        "--out",
+        &out_s,
+        "--max-bad-rows",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("--bad-rows"), "{stderr}");
+    assert!(!out.exists());
+    // A limit stops the import past it, writing nothing.
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &schema,
+        &input_s,
+        "--out",
+        &out_s,
+        "--bad-rows",
+        &bad_s,
+        "--max-bad-rows",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("2 rejected records, more than --max-bad-rows 1; last: "),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.exists());
+}

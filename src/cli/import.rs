@@ -27,9 +27,10 @@ output under its table qualifier (a bulk-load directory with --out, a table dire
 --table), or under --index-out DIR.
 
 Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
-group and row), column and reason, and nothing is written. With --bad-rows FILE, rejected
-records are written there with their reasons (up to --max-bad-rows, default 0 = none allowed:
-raise it) and the import goes on.
+group and row), column and reason, and nothing is written. With --bad-rows FILE, a rejected
+record is written there with its position and reason, counted, and skipped, and the import
+goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
+--max-bad-rows N (one more stops the import, and nothing is written).
 
 Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.";
 
@@ -78,12 +79,12 @@ pub struct ImportArgs {
     /// Cell timestamp for mapped columns without one, epoch ms (default: now).
     #[arg(long)]
     timestamp: Option<i64>,
-    /// Write rejected records here and go on.
+    /// Write rejected records here (position, reason, fields) and go on.
     #[arg(long)]
     bad_rows: Option<PathBuf>,
-    /// Most rejected records tolerated with --bad-rows.
-    #[arg(long, default_value_t = 0)]
-    max_bad_rows: u64,
+    /// Most rejected records tolerated (default: no limit); needs --bad-rows.
+    #[arg(long, requires = "bad_rows")]
+    max_bad_rows: Option<u64>,
     /// Write a machine-readable report (JSON) here.
     #[arg(long)]
     report: Option<PathBuf>,

@@ -121,7 +121,8 @@ pub struct ImportOptions {
     pub import_time: i64,
     /// Rejected records go here (with their reason) instead of failing the import.
     pub bad_rows: Option<PathBuf>,
-    pub max_bad_rows: u64,
+    /// Most records rejected into `bad_rows` before the import fails (`None`: no limit).
+    pub max_bad_rows: Option<u64>,
     pub batch_rows: usize,
     pub sample_rows: usize,
     /// Write a store's cells straight to its file while they arrive in order (see
@@ -145,7 +146,7 @@ impl ImportOptions {
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0),
             bad_rows: None,
-            max_bad_rows: 0,
+            max_bad_rows: None,
             batch_rows: DEFAULT_BATCH_ROWS,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             streaming: true,
@@ -754,10 +755,12 @@ pub fn run_import(
                                         source,
                                     }
                                 })?;
-                                if report.rows_rejected > opts.max_bad_rows {
+                                if let Some(max) =
+                                    opts.max_bad_rows.filter(|m| report.rows_rejected > *m)
+                                {
                                     return Err(ImportError::TooManyBadRows {
                                         count: report.rows_rejected,
-                                        max: opts.max_bad_rows,
+                                        max,
                                         last: format!("{}: {reason}", batch.position(*i)),
                                     });
                                 }
@@ -999,6 +1002,12 @@ pub fn run_import(
         report.rowkey_len_mean = key_len_sum as f64 / keys as f64;
     }
     report.warnings = design_warnings(&report, keys, ascending);
+    if let (Some(p), n @ 1..) = (&opts.bad_rows, report.rows_rejected) {
+        report.warnings.push(format!(
+            "{n} rejected records were skipped; they are in {}",
+            p.display()
+        ));
+    }
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();
     dir_guard.armed = false;
