@@ -399,22 +399,28 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
     };
     // Index tables first: an index entry whose row is not yet visible is harmless to a reader
-    // that follows it to the main table; a row missing from its index is not.
+    // that follows it to the main table; a row missing from its index is not. A table that
+    // got no file (the input held no cells for it) is left as it is.
     let mut attach = None;
     if let Some(t) = &table {
         let attached = || -> Result<_, CliError> {
-            for (it, staging) in index_tables.iter().zip(&stagings) {
-                it.attach(staging).map_err(|e| {
-                    CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
-                })?;
+            for ((it, staging), ix) in index_tables.iter().zip(&stagings).zip(&report.indexes) {
+                if ix.files > 0 {
+                    it.attach(staging).map_err(|e| {
+                        CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
+                    })?;
+                }
             }
-            t.attach(&out_dir).map_err(|e| {
+            if report.files == 0 {
+                return Ok(None);
+            }
+            t.attach(&out_dir).map(Some).map_err(|e| {
                 CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
             })
         };
         let r = attached();
         remove_stagings();
-        attach = Some(r?);
+        attach = r?;
     }
     for w in &report.warnings {
         eprintln!("hfkit: warning: {w}");
@@ -451,13 +457,25 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             report.cells.saturating_sub(report.streamed_cells),
             report.spilled_runs
         )?;
-        if let Some(at) = &attach {
-            writeln!(
+        match (&attach, &table) {
+            (Some(at), Some(t)) => writeln!(
                 out,
                 "attached to {} as manifest version {}",
-                a.table.as_deref().unwrap_or(Path::new("")).display(),
+                t.dir().display(),
                 at.version
-            )?;
+            )?,
+            (None, Some(t)) => writeln!(
+                out,
+                "no cells: nothing attached to {} (manifest version {} unchanged)",
+                t.dir().display(),
+                t.manifest()
+                    .map_err(|e| CliError::failure(e.to_string()))?
+                    .version
+            )?,
+            (_, None) if report.files == 0 => {
+                writeln!(out, "no cells: no files written to {}", out_dir.display())?
+            }
+            (_, None) => {}
         }
         for (ix, dir) in report.indexes.iter().zip(&index_dirs) {
             writeln!(
@@ -469,7 +487,11 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 ix.duplicate_cells,
                 ix.files,
                 ix.regions.len(),
-                if a.table.is_some() { "attached to" } else { "in" },
+                match (&a.table, ix.files) {
+                    (None, _) => "in",
+                    (Some(_), 0) => "nothing attached to",
+                    (Some(_), _) => "attached to",
+                },
                 dir.display()
             )?;
         }

@@ -704,7 +704,10 @@ pub fn run_import(
     // Reads every input; lanes' cells go to `sink`, the rest to the sorter.
     let mut read_all = |sink: &mut dyn LaneSink| -> Result<(), ImportError> {
         for path in &inputs {
-            let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
+            let Some((units, columns)) = open_input(path, &opts.format, &wanted, opts.batch_rows)?
+            else {
+                continue;
+            };
             let bound = bind(
                 &compiled,
                 mapping,
@@ -1201,21 +1204,29 @@ fn write_batch(
     Ok(())
 }
 
+/// An opened input: its batch readers and its column names.
+pub(crate) type OpenInput = (Vec<BatchReader>, Vec<String>);
+
 /// Opens one input: its readers (one per Parquet row group, in order; one for a CSV file) and
-/// its column names. Parquet files are read projected to `wanted`.
+/// its column names. Parquet files are read projected to `wanted`; one without row groups has
+/// no reader, and the columns of its schema. `None` for a CSV file without a single line: no
+/// record, and no header to check the mapping against.
 pub(crate) fn open_input(
     path: &Path,
     format: &InputFormat,
     wanted: &[String],
     batch_rows: usize,
-) -> Result<(Vec<BatchReader>, Vec<String>), ImportError> {
+) -> Result<Option<OpenInput>, ImportError> {
     let mut units: Vec<BatchReader> = Vec::new();
     match format {
         InputFormat::Csv(csv_opts) => {
             let mut src = CsvSource::open(path, csv_opts)?;
+            if src.is_empty() {
+                return Ok(None);
+            }
             let columns = src.columns().to_vec();
             units.push(Box::new(move |b| src.next_batch(b, batch_rows)));
-            Ok((units, columns))
+            Ok(Some((units, columns)))
         }
         InputFormat::Parquet => {
             let groups = parquet_source::row_group_count(path)?;
@@ -1225,7 +1236,11 @@ pub(crate) fn open_input(
                 cols.get_or_insert_with(|| src.columns().to_vec());
                 units.push(Box::new(move |b| src.next_batch(b)));
             }
-            Ok((units, cols.unwrap_or_default()))
+            let columns = match cols {
+                Some(c) => c,
+                None => parquet_source::column_names(path)?,
+            };
+            Ok(Some((units, columns)))
         }
     }
 }
@@ -1568,7 +1583,9 @@ pub(crate) fn sample_keys(
     wanted.dedup();
     let mut records = 0usize;
     'inputs: for path in inputs {
-        let (units, columns) = open_input(path, format, &wanted, 8192)?;
+        let Some((units, columns)) = open_input(path, format, &wanted, 8192)? else {
+            continue;
+        };
         let names: Vec<&str> = columns.iter().map(String::as_str).collect();
         let compile = |spec: &RowkeySpec| {
             spec.compile(&names).map_err(|source| ImportError::Rowkey {

@@ -53,11 +53,14 @@ pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
         source,
     })?;
     let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
-    Ok(b.schema()
+    let names: Vec<String> = b
+        .schema()
         .fields()
         .iter()
         .map(|f| f.name().clone())
-        .collect())
+        .collect();
+    check_unique_columns(path, ColumnNames::ParquetSchema, &names)?;
+    Ok(names)
 }
 
 fn perr(path: &Path, e: impl std::fmt::Display) -> SourceError {

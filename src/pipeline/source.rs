@@ -294,6 +294,8 @@ pub struct CsvSource {
     expected_fields: usize,
     comment: Option<u8>,
     compressed: Option<CompressedStream>,
+    /// A header was expected and the file has not a single line (so no record either).
+    empty: bool,
 }
 
 impl CsvSource {
@@ -346,12 +348,19 @@ impl CsvSource {
             expected_fields,
             comment: opts.comment,
             compressed,
+            empty: opts.has_header && header.is_empty(),
         })
     }
 
     /// Column names, in field order.
     pub fn columns(&self) -> &[String] {
         &self.columns
+    }
+
+    /// Whether the file has no line at all (nor a header, though one was expected): it holds
+    /// no record, and no column names to check a mapping against.
+    pub fn is_empty(&self) -> bool {
+        self.empty
     }
 
     /// Bytes of the (decompressed) input consumed so far: for a plain file, the offset just
