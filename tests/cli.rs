@@ -250,6 +250,28 @@ fn corrupt_hbase_file_is_reported_by_offset_and_prints_no_cells() {
 }
 
 #[test]
+fn hfile_commands_on_a_directory_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["hfile", "info", d],
+        vec!["hfile", "cells", d],
+        vec!["hfile", "verify", d],
+        vec!["hfile", "get", d, "00"],
+    ] {
+        let o = hfkit(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&o.stderr),
+            format!("hfkit: {d}: is a directory, expected an HFile\n"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
 fn hbase_fixtures_pass_verify_and_print_their_cells() {
     let Some(root) = common::fixtures_root("hbase_fixtures_cli") else {
         return;

@@ -136,7 +136,11 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
 }
 
 fn open(file: &Path) -> Result<HFileReader, CliError> {
-    HFileReader::open(file).map_err(|e| CliError::failure(format!("{}: {e}", file.display())))
+    // Mapping a directory fails with "No such device": say what is wrong instead.
+    if file.is_dir() {
+        return Err(fail(file, "is a directory, expected an HFile"));
+    }
+    HFileReader::open(file).map_err(|e| fail(file, e))
 }
 
 fn fail(file: &Path, e: impl std::fmt::Display) -> CliError {

@@ -27,9 +27,10 @@ output under its table qualifier (a bulk-load directory with --out, a table dire
 --table), or under --index-out DIR.
 
 Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
-group and row), column and reason, and nothing is written. With --bad-rows FILE, rejected
-records are written there with their reasons (up to --max-bad-rows, default 0 = none allowed:
-raise it) and the import goes on.
+group and row), column and reason, and nothing is written. With --bad-rows FILE, a rejected
+record is written there with its position and reason, counted, and skipped, and the import
+goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
+--max-bad-rows N (one more stops the import, and nothing is written).
 
 Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.";
 
@@ -78,12 +79,12 @@ pub struct ImportArgs {
     /// Cell timestamp for mapped columns without one, epoch ms (default: now).
     #[arg(long)]
     timestamp: Option<i64>,
-    /// Write rejected records here and go on.
+    /// Write rejected records here (position, reason, fields) and go on.
     #[arg(long)]
     bad_rows: Option<PathBuf>,
-    /// Most rejected records tolerated with --bad-rows.
-    #[arg(long, default_value_t = 0)]
-    max_bad_rows: u64,
+    /// Most rejected records tolerated (default: no limit); needs --bad-rows.
+    #[arg(long, requires = "bad_rows")]
+    max_bad_rows: Option<u64>,
     /// Write a machine-readable report (JSON) here.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -398,22 +399,28 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
     };
     // Index tables first: an index entry whose row is not yet visible is harmless to a reader
-    // that follows it to the main table; a row missing from its index is not.
+    // that follows it to the main table; a row missing from its index is not. A table that
+    // got no file (the input held no cells for it) is left as it is.
     let mut attach = None;
     if let Some(t) = &table {
         let attached = || -> Result<_, CliError> {
-            for (it, staging) in index_tables.iter().zip(&stagings) {
-                it.attach(staging).map_err(|e| {
-                    CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
-                })?;
+            for ((it, staging), ix) in index_tables.iter().zip(&stagings).zip(&report.indexes) {
+                if ix.files > 0 {
+                    it.attach(staging).map_err(|e| {
+                        CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
+                    })?;
+                }
             }
-            t.attach(&out_dir).map_err(|e| {
+            if report.files == 0 {
+                return Ok(None);
+            }
+            t.attach(&out_dir).map(Some).map_err(|e| {
                 CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
             })
         };
         let r = attached();
         remove_stagings();
-        attach = Some(r?);
+        attach = r?;
     }
     for w in &report.warnings {
         eprintln!("hfkit: warning: {w}");
@@ -450,13 +457,25 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             report.cells.saturating_sub(report.streamed_cells),
             report.spilled_runs
         )?;
-        if let Some(at) = &attach {
-            writeln!(
+        match (&attach, &table) {
+            (Some(at), Some(t)) => writeln!(
                 out,
                 "attached to {} as manifest version {}",
-                a.table.as_deref().unwrap_or(Path::new("")).display(),
+                t.dir().display(),
                 at.version
-            )?;
+            )?,
+            (None, Some(t)) => writeln!(
+                out,
+                "no cells: nothing attached to {} (manifest version {} unchanged)",
+                t.dir().display(),
+                t.manifest()
+                    .map_err(|e| CliError::failure(e.to_string()))?
+                    .version
+            )?,
+            (_, None) if report.files == 0 => {
+                writeln!(out, "no cells: no files written to {}", out_dir.display())?
+            }
+            (_, None) => {}
         }
         for (ix, dir) in report.indexes.iter().zip(&index_dirs) {
             writeln!(
@@ -468,7 +487,11 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 ix.duplicate_cells,
                 ix.files,
                 ix.regions.len(),
-                if a.table.is_some() { "attached to" } else { "in" },
+                match (&a.table, ix.files) {
+                    (None, _) => "in",
+                    (Some(_), 0) => "nothing attached to",
+                    (Some(_), _) => "attached to",
+                },
                 dir.display()
             )?;
         }

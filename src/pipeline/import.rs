@@ -124,7 +124,8 @@ pub struct ImportOptions {
     pub import_time: i64,
     /// Rejected records go here (with their reason) instead of failing the import.
     pub bad_rows: Option<PathBuf>,
-    pub max_bad_rows: u64,
+    /// Most records rejected into `bad_rows` before the import fails (`None`: no limit).
+    pub max_bad_rows: Option<u64>,
     pub batch_rows: usize,
     pub sample_rows: usize,
     /// Write a store's cells straight to its file while they arrive in order (see
@@ -148,7 +149,7 @@ impl ImportOptions {
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0),
             bad_rows: None,
-            max_bad_rows: 0,
+            max_bad_rows: None,
             batch_rows: DEFAULT_BATCH_ROWS,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             streaming: true,
@@ -745,7 +746,10 @@ pub fn run_import(
     // Reads every input; lanes' cells go to `sink`, the rest to the sorter.
     let mut read_all = |sink: &mut dyn LaneSink| -> Result<(), ImportError> {
         for path in &inputs {
-            let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
+            let Some((units, columns)) = open_input(path, &opts.format, &wanted, opts.batch_rows)?
+            else {
+                continue;
+            };
             let bound = bind(
                 &compiled,
                 mapping,
@@ -796,10 +800,12 @@ pub fn run_import(
                                         source,
                                     }
                                 })?;
-                                if report.rows_rejected > opts.max_bad_rows {
+                                if let Some(max) =
+                                    opts.max_bad_rows.filter(|m| report.rows_rejected > *m)
+                                {
                                     return Err(ImportError::TooManyBadRows {
                                         count: report.rows_rejected,
-                                        max: opts.max_bad_rows,
+                                        max,
                                         last: format!("{}: {reason}", batch.position(*i)),
                                     });
                                 }
@@ -1041,6 +1047,12 @@ pub fn run_import(
         report.rowkey_len_mean = key_len_sum as f64 / keys as f64;
     }
     report.warnings = design_warnings(&report, keys, ascending);
+    if let (Some(p), n @ 1..) = (&opts.bad_rows, report.rows_rejected) {
+        report.warnings.push(format!(
+            "{n} rejected records were skipped; they are in {}",
+            p.display()
+        ));
+    }
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();
     dir_guard.armed = false;
@@ -1234,21 +1246,29 @@ fn write_batch(
     Ok(())
 }
 
+/// An opened input: its batch readers and its column names.
+pub(crate) type OpenInput = (Vec<BatchReader>, Vec<String>);
+
 /// Opens one input: its readers (one per Parquet row group, in order; one for a CSV file) and
-/// its column names. Parquet files are read projected to `wanted`.
+/// its column names. Parquet files are read projected to `wanted`; one without row groups has
+/// no reader, and the columns of its schema. `None` for a CSV file without a single line: no
+/// record, and no header to check the mapping against.
 pub(crate) fn open_input(
     path: &Path,
     format: &InputFormat,
     wanted: &[String],
     batch_rows: usize,
-) -> Result<(Vec<BatchReader>, Vec<String>), ImportError> {
+) -> Result<Option<OpenInput>, ImportError> {
     let mut units: Vec<BatchReader> = Vec::new();
     match format {
         InputFormat::Csv(csv_opts) => {
             let mut src = CsvSource::open(path, csv_opts)?;
+            if src.is_empty() {
+                return Ok(None);
+            }
             let columns = src.columns().to_vec();
             units.push(Box::new(move |b| src.next_batch(b, batch_rows)));
-            Ok((units, columns))
+            Ok(Some((units, columns)))
         }
         InputFormat::Parquet => {
             let groups = parquet_source::row_group_count(path)?;
@@ -1258,7 +1278,11 @@ pub(crate) fn open_input(
                 cols.get_or_insert_with(|| src.columns().to_vec());
                 units.push(Box::new(move |b| src.next_batch(b)));
             }
-            Ok((units, cols.unwrap_or_default()))
+            let columns = match cols {
+                Some(c) => c,
+                None => parquet_source::column_names(path)?,
+            };
+            Ok(Some((units, columns)))
         }
     }
 }
@@ -1624,7 +1648,9 @@ pub(crate) fn sample_keys(
     wanted.dedup();
     let mut records = 0usize;
     'inputs: for path in inputs {
-        let (units, columns) = open_input(path, format, &wanted, 8192)?;
+        let Some((units, columns)) = open_input(path, format, &wanted, 8192)? else {
+            continue;
+        };
         let names: Vec<&str> = columns.iter().map(String::as_str).collect();
         let compile = |spec: &RowkeySpec| {
             spec.compile(&names).map_err(|source| ImportError::Rowkey {
