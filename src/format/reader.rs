@@ -95,10 +95,16 @@ impl HFileReader {
         let path = path.as_ref();
         let file = File::open(path)
             .map_err(|e| FormatError::io(format!("opening {}", path.display()), e))?;
-        let len = file
+        let meta = file
             .metadata()
-            .map_err(|e| FormatError::io(format!("reading metadata of {}", path.display()), e))?
-            .len();
+            .map_err(|e| FormatError::io(format!("reading metadata of {}", path.display()), e))?;
+        if meta.is_dir() {
+            return Err(FormatError::NotAnHFile(format!(
+                "{} is a directory",
+                path.display()
+            )));
+        }
+        let len = meta.len();
         let backing = if len == 0 {
             Backing::Owned(Vec::new())
         } else {
@@ -732,5 +738,20 @@ impl BloomProbe<'_> {
             chunks.insert(offset, payload.clone());
             Ok(payload)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_not_an_hfile() {
+        let dir = std::env::temp_dir();
+        let e = HFileReader::open(&dir).unwrap_err().to_string();
+        assert!(
+            e.starts_with("not an HFile: ") && e.ends_with("is a directory"),
+            "{e}"
+        );
     }
 }
