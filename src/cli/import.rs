@@ -12,7 +12,7 @@ use crate::pipeline::import::{run_import, ImportOptions, InputFormat, Progress};
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
 use crate::table::directory::Table;
-use crate::table::manifest::FamilyEntry;
+use crate::table::manifest::{Attributes, FamilyEntry};
 use crate::table::{ParsedSchema, TableSchema};
 
 const IMPORT_HELP: &str = "\
@@ -537,7 +537,8 @@ fn open_or_create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliEr
     Ok(t)
 }
 
-/// Creates a table directory from a schema (splits must not need a sample).
+/// Creates a table directory from a schema, with every attribute it gives (splits must not need
+/// a sample).
 fn create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliError> {
     let regions = schema.splits.regions(None).map_err(|e| {
         CliError::failure(format!(
@@ -549,8 +550,14 @@ fn create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliError> {
         .iter()
         .map(FamilyEntry::from_schema)
         .collect();
-    Table::create(dir, &schema.full_name(), families, regions.split_keys())
-        .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
+    Table::create_with_attributes(
+        dir,
+        &schema.full_name(),
+        Attributes::of_table(schema),
+        families,
+        regions.split_keys(),
+    )
+    .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
 }
 
 /// `hfkit table create DIR (--schema S | --hbase-shell "create ...")`.

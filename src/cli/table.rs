@@ -72,6 +72,9 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
         "table {} (manifest version {}, next sequence id {})",
         m.table, m.version, m.next_seq_id
     )?;
+    if let Some(attrs) = m.table_attributes.describe_table() {
+        writeln!(out, "{}, {attrs}", m.table)?;
+    }
     for f in &m.families {
         writeln!(out, "{}", f.describe())?;
     }
