@@ -131,6 +131,9 @@ pub struct ImportOptions {
     /// Write a store's cells straight to its file while they arrive in order (see
     /// [`super::route`]); off, every cell goes through the sorter.
     pub streaming: bool,
+    /// The regions to write: the target tables' own, when they exist. `None`: the schema's
+    /// splits ([`import_regions`]), sampling the input for `sample = N`.
+    pub regions: Option<ImportRegions>,
     pub progress: Option<ProgressFn>,
 }
 
@@ -153,6 +156,7 @@ impl ImportOptions {
             batch_rows: DEFAULT_BATCH_ROWS,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             streaming: true,
+            regions: None,
             progress: None,
         }
     }
@@ -400,7 +404,10 @@ impl Compiled {
             .as_deref()
             .ok_or_else(|| ImportError::Invalid("the schema has no [rowkey] spec".into()))?;
         let spec = RowkeySpec::parse(spec_text).map_err(|source| ImportError::Rowkey {
-            context: "[rowkey] spec".into(),
+            context: format!(
+                "{}[rowkey] spec",
+                at_prefix(mapping.rowkey_location.as_ref())
+            ),
             source,
         })?;
         let rowkey_ts = match &mapping.rowkey_timestamp_format {
@@ -494,6 +501,11 @@ impl Compiled {
     }
 }
 
+/// `"s.toml:12:8: "` for a schema location, `""` without one.
+fn at_prefix(at: Option<&crate::table::Location>) -> String {
+    at.map(|l| format!("{l}: ")).unwrap_or_default()
+}
+
 /// A compiled `timestamp_format` (epoch ms when none is given); a bad format is an error
 /// naming `what` and where the schema wrote it.
 fn timestamp_format(
@@ -503,11 +515,89 @@ fn timestamp_format(
 ) -> Result<TimestampFormat, ImportError> {
     match text {
         None => Ok(TimestampFormat::EpochMillis),
-        Some(text) => TimestampFormat::parse(text).map_err(|e| {
-            let at = at.map(|l| format!("{l}: ")).unwrap_or_default();
-            ImportError::Invalid(format!("{at}{}: {e}", what()))
-        }),
+        Some(text) => TimestampFormat::parse(text)
+            .map_err(|e| ImportError::Invalid(format!("{}{}: {e}", at_prefix(at), what()))),
     }
+}
+
+/// Whether a schema carries an import mapping (`[rowkey]`, `[[column]]` or `[[index]]`).
+pub fn has_mapping(mapping: &ImportMapping) -> bool {
+    mapping.rowkey.is_some() || !mapping.columns.is_empty() || !mapping.indexes.is_empty()
+}
+
+/// The checks an import makes of a schema before it reads anything: the rowkey specs (main
+/// and index) parse, every timestamp format compiles, the mapping fits the table. Errors name
+/// the schema file, line and column. `table create` runs them too.
+pub fn check_mapping(schema: &TableSchema, mapping: &ImportMapping) -> Result<(), ImportError> {
+    Compiled::new(schema, mapping).map(|_| ())
+}
+
+/// [`check_mapping`], then the checks an import makes of each input when it opens it: every
+/// field the rowkey specs, columns and timestamps read is one of the input's. Reads only each
+/// input's header (CSV) or schema (Parquet).
+pub fn check_inputs(
+    schema: &TableSchema,
+    mapping: &ImportMapping,
+    inputs: &[PathBuf],
+    format: &InputFormat,
+) -> Result<(), ImportError> {
+    let compiled = Compiled::new(schema, mapping)?;
+    let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
+    let wanted = compiled.wanted_fields(mapping);
+    for path in inputs {
+        let Some((_, columns)) = open_input(path, format, &wanted, 1)? else {
+            continue;
+        };
+        bind(&compiled, mapping, &families, &columns, path, 0)?;
+    }
+    Ok(())
+}
+
+/// The regions of an import's tables: the main table's and each index table's (schema order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportRegions {
+    pub main: Regions,
+    pub indexes: Vec<Regions>,
+}
+
+/// The regions the schema's `[splits]` (and each `[index.splits]`) give. When one says
+/// `sample = N`, the row keys of the first `sample_rows` records of `inputs` are sampled, as
+/// the import samples them (`formats/schema.md` §"Splits").
+pub fn import_regions(
+    schema: &TableSchema,
+    mapping: &ImportMapping,
+    inputs: &[PathBuf],
+    format: &InputFormat,
+    sample_rows: usize,
+) -> Result<ImportRegions, ImportError> {
+    let compiled = Compiled::new(schema, mapping)?;
+    let sampled = |s: &SplitSpec| matches!(s, SplitSpec::Sampled { .. });
+    let sample =
+        if sampled(&schema.splits) || mapping.indexes.iter().any(|ix| sampled(&ix.table.splits)) {
+            Some(sample_keys(&compiled, inputs, format, sample_rows)?)
+        } else {
+            None
+        };
+    let main = schema
+        .splits
+        .regions(sample.as_ref().map(|s| s.main.as_slice()))?;
+    let indexes = mapping
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(i, ix)| {
+            ix.table
+                .splits
+                .regions(
+                    sample
+                        .as_ref()
+                        .and_then(|s| s.indexes.get(i))
+                        .map(Vec::as_slice),
+                )
+                .map_err(|e| ImportError::Invalid(format!("index {}: {e}", ix.full_name())))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ImportRegions { main, indexes })
 }
 
 /// Bulk-load directories of the index tables when none are given: next to `out_dir` (in its
@@ -611,38 +701,28 @@ pub fn run_import(
         .map(|m| m.len())
         .sum();
 
-    // Regions (a sample of row keys first, when some table's splits are sampled).
-    let sampled = |s: &SplitSpec| matches!(s, SplitSpec::Sampled { .. });
-    let sample =
-        if sampled(&schema.splits) || mapping.indexes.iter().any(|ix| sampled(&ix.table.splits)) {
-            Some(sample_keys(
-                &compiled,
-                &opts.inputs,
-                &opts.format,
-                opts.sample_rows,
-            )?)
-        } else {
-            None
-        };
-    let regions = schema
-        .splits
-        .regions(sample.as_ref().map(|s| s.main.as_slice()))?;
-    let index_regions: Vec<Regions> = mapping
-        .indexes
-        .iter()
-        .enumerate()
-        .map(|(i, ix)| {
-            ix.table
-                .splits
-                .regions(
-                    sample
-                        .as_ref()
-                        .and_then(|s| s.indexes.get(i))
-                        .map(Vec::as_slice),
-                )
-                .map_err(|e| ImportError::Invalid(format!("index {}: {e}", ix.full_name())))
-        })
-        .collect::<Result<_, _>>()?;
+    // Regions: the tables' own, or from the splits (a sample of row keys first, when some
+    // table's splits are sampled).
+    let ImportRegions {
+        main: regions,
+        indexes: index_regions,
+    } = match opts.regions.take() {
+        Some(r) if r.indexes.len() == mapping.indexes.len() => r,
+        Some(r) => {
+            return Err(ImportError::Invalid(format!(
+                "regions of {} index tables for {} index tables",
+                r.indexes.len(),
+                mapping.indexes.len()
+            )))
+        }
+        None => import_regions(
+            schema,
+            mapping,
+            &opts.inputs,
+            &opts.format,
+            opts.sample_rows,
+        )?,
+    };
 
     // Outputs and sorter. Index tables first: on a failure, guards are dropped in reverse.
     let mut index_guards = Vec::new();
@@ -1395,15 +1475,21 @@ pub(crate) fn bind(
         .spec
         .compile(&names)
         .map_err(|source| ImportError::Rowkey {
-            context: path.display().to_string(),
+            context: format!(
+                "{}: {}[rowkey] spec",
+                path.display(),
+                at_prefix(mapping.rowkey_location.as_ref())
+            ),
             source,
         })?;
-    let find = |name: &str| -> Result<usize, ImportError> {
+    // `reader`: what in the schema reads the field, and where.
+    let find = |name: &str, reader: &dyn Fn() -> String| -> Result<usize, ImportError> {
         names.iter().position(|n| *n == name).ok_or_else(|| {
             ImportError::Invalid(format!(
-                "{}: missing column '{name}' (the file has: {})",
+                "{}: missing column '{name}' (the file has: {}); {} reads it",
                 path.display(),
-                names.join(", ")
+                names.join(", "),
+                reader()
             ))
         })
     };
@@ -1411,15 +1497,16 @@ pub(crate) fn bind(
         let limit = CellLimit::NegativeTimestamp(import_time);
         return Err(ImportError::Invalid(format!("import time: {limit}")));
     }
-    let timestamp = |source: &TimestampSource, format: &TimestampFormat| {
-        Ok::<_, ImportError>(match source {
-            TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
-            TimestampSource::Fixed(t) => BoundTimestamp::Fixed(put_timestamp(*t, import_time)),
-            TimestampSource::Field(f) => {
-                BoundTimestamp::Field(find(f)?, f.clone(), format.clone(), import_time)
-            }
-        })
-    };
+    let timestamp =
+        |source: &TimestampSource, format: &TimestampFormat, reader: &dyn Fn() -> String| {
+            Ok::<_, ImportError>(match source {
+                TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
+                TimestampSource::Fixed(t) => BoundTimestamp::Fixed(put_timestamp(*t, import_time)),
+                TimestampSource::Field(f) => {
+                    BoundTimestamp::Field(find(f, reader)?, f.clone(), format.clone(), import_time)
+                }
+            })
+        };
     let mut bound = Vec::new();
     for (c, ts_format) in mapping.columns.iter().zip(&compiled.ts_formats) {
         let family = families
@@ -1427,13 +1514,14 @@ pub(crate) fn bind(
             .position(|f| *f == c.family)
             .ok_or_else(|| ImportError::Invalid(format!("unknown family '{}'", c.family)))?
             as u8;
+        let reader = || format!("{}column '{}'", at_prefix(c.location.as_ref()), c.source);
         bound.push(BoundColumn {
-            column: find(&c.source)?,
+            column: find(&c.source, &reader)?,
             family,
             family_len: c.family.len(),
             qualifier: c.qualifier.clone(),
             value_type: c.value_type,
-            timestamp: timestamp(&c.timestamp, ts_format)?,
+            timestamp: timestamp(&c.timestamp, ts_format, &reader)?,
             source: c.source.clone(),
         });
     }
@@ -1442,25 +1530,30 @@ pub(crate) fn bind(
     let mut indexes = Vec::new();
     for (i, ix) in compiled.indexes.iter().enumerate() {
         let name = ix.schema.full_name();
+        let reader = || format!("{}index {name}", at_prefix(ix.schema.location.as_ref()));
         indexes.push(BoundIndex {
             encoder: ix
                 .spec
                 .compile(&names)
                 .map_err(|source| ImportError::Rowkey {
-                    context: format!("{}: index {name}", path.display()),
+                    context: format!(
+                        "{}: {}index {name}: rowkey",
+                        path.display(),
+                        at_prefix(ix.schema.rowkey_location.as_ref())
+                    ),
                     source,
                 })?,
             fields: ix
                 .spec
                 .fields()
                 .iter()
-                .map(|f| find(f))
+                .map(|f| find(f, &reader))
                 .collect::<Result<_, _>>()?,
             family: u8::try_from(families.len() + i)
                 .map_err(|_| ImportError::Invalid("too many families and index tables".into()))?,
             family_len: ix.schema.family().name.len(),
             qualifier: ix.schema.qualifier.clone(),
-            timestamp: timestamp(&ix.schema.timestamp, &ix.ts_format)?,
+            timestamp: timestamp(&ix.schema.timestamp, &ix.ts_format, &reader)?,
             name,
         });
     }

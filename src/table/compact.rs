@@ -734,6 +734,12 @@ impl Table {
         }
         if let Some(v) = &changes.bloom_filter {
             f.bloom_filter = v.to_ascii_uppercase();
+            // HBase keeps the ROWPREFIX_FIXED_LENGTH prefix length in the family configuration.
+            if let Some(n) = f.bloom_filter.strip_prefix("ROWPREFIX_FIXED_LENGTH:") {
+                f.other
+                    .configuration
+                    .insert(crate::table::schema::ROW_PREFIX_LENGTH_KEY.into(), n.into());
+            }
         }
         if let Some(v) = changes.block_size {
             f.block_size = v;

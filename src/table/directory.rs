@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::fsops::{follow_links, store_file_link, Fs, RealFs};
-use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
+use super::manifest::{self, Attributes, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
 use super::TableError;
 use crate::format::cell::KeyView;
 use crate::format::error::FormatError;
@@ -128,6 +128,18 @@ impl Table {
         families: Vec<FamilyEntry>,
         splits: &[Vec<u8>],
     ) -> Result<Table, TableError> {
+        Table::create_with_attributes(dir, table, Attributes::default(), families, splits)
+    }
+
+    /// [`Table::create`] with table attributes, METADATA and CONFIGURATION, kept in the
+    /// manifest.
+    pub fn create_with_attributes(
+        dir: &Path,
+        table: &str,
+        attributes: Attributes,
+        families: Vec<FamilyEntry>,
+        splits: &[Vec<u8>],
+    ) -> Result<Table, TableError> {
         if families.is_empty() {
             return Err(TableError::Invalid(
                 "a table needs at least one family".into(),
@@ -162,7 +174,8 @@ impl Table {
         ] {
             t.fs.create_dir_all(&d).map_err(|e| TableError::io(&d, e))?;
         }
-        let m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
+        let mut m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
+        m.table_attributes = attributes;
         m.check_regions().map_err(TableError::Invalid)?;
         manifest::publish(t.fs.as_ref(), dir, &m)?;
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
