@@ -168,43 +168,25 @@ impl Trailer {
                 "encrypted HFile (trailer has an encryption key)".into(),
             ));
         }
+        // Each of fields 1-12, or the error naming the one that is missing.
+        macro_rules! required {
+            ($field:ident) => {
+                p.$field.ok_or_else(|| missing(stringify!($field)))?
+            };
+        }
         let trailer = Trailer {
-            file_info_offset: p
-                .file_info_offset
-                .ok_or_else(|| missing("file_info_offset"))?,
-            load_on_open_data_offset: p
-                .load_on_open_data_offset
-                .ok_or_else(|| missing("load_on_open_data_offset"))?,
-            uncompressed_data_index_size: p
-                .uncompressed_data_index_size
-                .ok_or_else(|| missing("uncompressed_data_index_size"))?,
-            total_uncompressed_bytes: p
-                .total_uncompressed_bytes
-                .ok_or_else(|| missing("total_uncompressed_bytes"))?,
-            data_index_count: p
-                .data_index_count
-                .ok_or_else(|| missing("data_index_count"))?,
-            meta_index_count: p
-                .meta_index_count
-                .ok_or_else(|| missing("meta_index_count"))?,
-            entry_count: p.entry_count.ok_or_else(|| missing("entry_count"))?,
-            num_data_index_levels: p
-                .num_data_index_levels
-                .ok_or_else(|| missing("num_data_index_levels"))?,
-            first_data_block_offset: p
-                .first_data_block_offset
-                .ok_or_else(|| missing("first_data_block_offset"))?
-                as i64,
-            last_data_block_offset: p
-                .last_data_block_offset
-                .ok_or_else(|| missing("last_data_block_offset"))?
-                as i64,
-            comparator_class_name: p
-                .comparator_class_name
-                .ok_or_else(|| missing("comparator_class_name"))?,
-            compression_codec: p
-                .compression_codec
-                .ok_or_else(|| missing("compression_codec"))?,
+            file_info_offset: required!(file_info_offset),
+            load_on_open_data_offset: required!(load_on_open_data_offset),
+            uncompressed_data_index_size: required!(uncompressed_data_index_size),
+            total_uncompressed_bytes: required!(total_uncompressed_bytes),
+            data_index_count: required!(data_index_count),
+            meta_index_count: required!(meta_index_count),
+            entry_count: required!(entry_count),
+            num_data_index_levels: required!(num_data_index_levels),
+            first_data_block_offset: required!(first_data_block_offset) as i64,
+            last_data_block_offset: required!(last_data_block_offset) as i64,
+            comparator_class_name: required!(comparator_class_name),
+            compression_codec: required!(compression_codec),
             encryption_key: None,
             major_version: major,
             minor_version: minor,
