@@ -28,6 +28,7 @@ use rayon::prelude::*;
 
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
+use super::retention::{HiddenCells, Retention};
 use super::route::{run_lane_writer, LaneSink, Outputs, Router, ThreadSink};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
@@ -39,6 +40,7 @@ use crate::format::bytes::{equal_bytes, extend_pieces, extend_short};
 use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
+use crate::table::read::family_read_settings;
 use crate::table::{
     ImportMapping, IndexSchema, Regions, SchemaError, SplitSpec, TableSchema, TimestampSource,
     ValueType,
@@ -119,6 +121,9 @@ pub struct ImportOptions {
     pub max_file_size: u64,
     /// Epoch ms: the timestamp of cells without one, the files' create and bulk-load time.
     pub import_time: i64,
+    /// Epoch ms: "now" for counting cells already past their family's TTL (default: the clock
+    /// when the options were made; not `import_time`, which may be set to any instant).
+    pub now_ms: i64,
     /// Rejected records go here (with their reason) instead of failing the import.
     pub bad_rows: Option<PathBuf>,
     pub max_bad_rows: u64,
@@ -132,6 +137,10 @@ pub struct ImportOptions {
 
 impl ImportOptions {
     pub fn new(inputs: Vec<PathBuf>, format: InputFormat, out_dir: PathBuf) -> ImportOptions {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
         ImportOptions {
             inputs,
             format,
@@ -140,10 +149,8 @@ impl ImportOptions {
             memory_budget: 1 << 30,
             temp_dir: None,
             max_file_size: super::output::DEFAULT_MAX_FILE_SIZE,
-            import_time: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0),
+            import_time: now_ms,
+            now_ms,
             bad_rows: None,
             max_bad_rows: 0,
             batch_rows: DEFAULT_BATCH_ROWS,
@@ -191,6 +198,8 @@ pub struct ImportReport {
     pub wall_seconds: f64,
     pub peak_rss_bytes: u64,
     pub warnings: Vec<String>,
+    /// Per family of the main table, in schema order: its cells and those reads will not return.
+    pub families: Vec<FamilyReport>,
     /// The `[[index]]` tables written in the same run, in schema order.
     pub indexes: Vec<IndexReport>,
     #[serde(skip)]
@@ -212,8 +221,24 @@ pub struct IndexReport {
     pub files: usize,
     pub output_bytes: u64,
     pub regions: Vec<RegionReport>,
+    /// The index table's family.
+    pub families: Vec<FamilyReport>,
     #[serde(skip)]
     pub output_files: Vec<OutputFile>,
+}
+
+/// One family's cells in the output, and those HBase will not return right after the load
+/// ([`super::retention`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FamilyReport {
+    pub name: String,
+    pub cells: u64,
+    /// Already past the family's TTL at import time (reads skip them; a major compaction
+    /// drops them).
+    pub expired_by_ttl: u64,
+    /// Versions of a column beyond the family's VERSIONS within this import (reads return the
+    /// newest VERSIONS; a major compaction drops the rest).
+    pub beyond_versions: u64,
 }
 
 /// A column mapping bound to one file's columns.
@@ -477,14 +502,17 @@ pub fn default_index_dirs(out_dir: &Path, indexes: &[IndexSchema]) -> Vec<PathBu
         .collect()
 }
 
-/// Writer options of a family of the output, with the bulk-load FileInfo.
+/// Writer options of a family of the output, with the bulk-load FileInfo, and its retention
+/// at `now_ms`.
 fn output_family(
     f: &crate::table::FamilySchema,
     import_time: i64,
+    now_ms: i64,
 ) -> Result<OutputFamily, ImportError> {
-    let mut o = FamilyEntry::from_schema(f)
-        .writer_options(import_time)
-        .map_err(|e| ImportError::Invalid(e.to_string()))?;
+    let entry = FamilyEntry::from_schema(f);
+    let invalid = |e: crate::table::TableError| ImportError::Invalid(e.to_string());
+    let mut o = entry.writer_options(import_time).map_err(invalid)?;
+    let retention = Retention::new(&family_read_settings(&entry).map_err(invalid)?, now_ms);
     o.bulk_load = Some(BulkLoadInfo {
         timestamp: import_time,
         task: "hfkit-import".into(),
@@ -493,6 +521,7 @@ fn output_family(
     Ok(OutputFamily {
         name: f.name.clone(),
         options: o,
+        retention,
     })
 }
 
@@ -523,6 +552,28 @@ fn region_reports(regions: &Regions, out: &super::output::OutputReport) -> Vec<R
                 cells: stores.iter().map(|s| s.cells).sum(),
                 bytes: stores.iter().map(|s| s.bytes).sum(),
                 files: stores.iter().map(|s| s.files).sum(),
+            }
+        })
+        .collect()
+}
+
+/// Per-family totals of a finished output, families in `names` order.
+fn family_reports(names: &[&str], out: &super::output::OutputReport) -> Vec<FamilyReport> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(f, name)| {
+            let mut hidden = HiddenCells::default();
+            let mut cells = 0;
+            for store in out.stores.iter().filter_map(|region| region.get(f)) {
+                cells += store.cells;
+                hidden.add(store.hidden);
+            }
+            FamilyReport {
+                name: name.to_string(),
+                cells,
+                expired_by_ttl: hidden.expired,
+                beyond_versions: hidden.beyond_versions,
             }
         })
         .collect()
@@ -608,7 +659,7 @@ pub fn run_import(
         index_guards.push(guarded_dir(dir, vec![ix.family().name.clone()])?);
         index_outputs.push(BulkOutput::new(
             dir,
-            vec![output_family(ix.family(), opts.import_time)?],
+            vec![output_family(ix.family(), opts.import_time, opts.now_ms)?],
             ix_regions.split_keys().to_vec(),
             opts.max_file_size,
         )?);
@@ -616,7 +667,7 @@ pub fn run_import(
     let out_families: Vec<OutputFamily> = schema
         .families
         .iter()
-        .map(|f| output_family(f, opts.import_time))
+        .map(|f| output_family(f, opts.import_time, opts.now_ms))
         .collect::<Result<_, ImportError>>()?;
     let mut dir_guard = guarded_dir(
         &opts.out_dir,
@@ -977,6 +1028,7 @@ pub fn run_import(
     report.files = out.files.len();
     report.output_bytes = out.files.iter().map(|f| f.bytes).sum();
     report.regions = region_reports(&regions, &out);
+    report.families = family_reports(&families, &out);
     report.output_files = out.files;
     let accepted = report.rows_read - report.rows_rejected;
     for (i, ix_out) in index_finished.into_iter().enumerate() {
@@ -990,6 +1042,7 @@ pub fn run_import(
             files: ix_out.files.len(),
             output_bytes: ix_out.files.iter().map(|f| f.bytes).sum(),
             regions: region_reports(&index_regions[i], &ix_out),
+            families: family_reports(&[ix.family().name.as_str()], &ix_out),
             output_files: ix_out.files,
         });
     }
@@ -999,6 +1052,16 @@ pub fn run_import(
         report.rowkey_len_mean = key_len_sum as f64 / keys as f64;
     }
     report.warnings = design_warnings(&report, keys, ascending);
+    report
+        .warnings
+        .extend(hidden_cell_warnings("", &report.families, &schema.families));
+    for (ix_report, ix) in report.indexes.iter().zip(&mapping.indexes) {
+        report.warnings.extend(hidden_cell_warnings(
+            &format!("index {}: ", ix_report.name),
+            &ix_report.families,
+            std::slice::from_ref(ix.family()),
+        ));
+    }
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();
     dir_guard.armed = false;
@@ -1274,6 +1337,34 @@ fn design_warnings(r: &ImportReport, keys: u64, ascending: u64) -> Vec<String> {
                 "index {}: {} index cells had the row key of another and were dropped (the last \
                  one read wins); make the index rowkey unique, e.g. by appending the main key's fields",
                 ix.name, ix.duplicate_cells
+            ));
+        }
+    }
+    w
+}
+
+/// Families some of whose cells reads will not return right after the import: past the TTL,
+/// or beyond VERSIONS (`schemas` in the order of `families`).
+fn hidden_cell_warnings(
+    prefix: &str,
+    families: &[FamilyReport],
+    schemas: &[crate::table::FamilySchema],
+) -> Vec<String> {
+    let mut w = Vec::new();
+    for (f, schema) in families.iter().zip(schemas) {
+        if f.expired_by_ttl > 0 {
+            w.push(format!(
+                "{prefix}family {}: {} of its {} cells are already past the family's TTL ({} s) at import time: reads will not return them and a major compaction drops them; check their timestamps (or raise TTL)",
+                f.name,
+                f.expired_by_ttl,
+                f.cells,
+                schema.ttl_seconds.unwrap_or_default()
+            ));
+        }
+        if f.beyond_versions > 0 {
+            w.push(format!(
+                "{prefix}family {}: {} of its {} cells are versions beyond the family's VERSIONS ({}) within this import: reads return the newest {} of each column and a major compaction drops the rest",
+                f.name, f.beyond_versions, f.cells, schema.versions, schema.versions
             ));
         }
     }
