@@ -138,10 +138,12 @@ fn empty_row_key() {
 
 #[test]
 fn row_key_over_32767_bytes() {
+    // The seed pads ids to 10 digits (a longer one is refused by pad): its key unpadded.
+    let schema = users_schema_with("").replace("reverse(pad(user_id, 10))", "reverse(user_id)");
     let long = "7".repeat(40_000);
     fails(
         &format!("{HEADER}{long},carl,c@x,Oslo,5,1700000000002\n"),
-        None,
+        Some(&schema),
         &["in.csv: line 2", "32767"],
     );
 }

@@ -83,6 +83,11 @@ fn csv(path: &Path, delim: char) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
+/// The users seed's row key: `reverse(pad(user_id, 10))`.
+fn user_row(user_id: &str) -> String {
+    format!("{user_id:0>10}").chars().rev().collect()
+}
+
 fn reverse_ts(ts: &str) -> String {
     format!("{:019}", i64::MAX - ts.parse::<i64>().unwrap())
 }
@@ -110,7 +115,7 @@ fn fam(c: Compression, e: DataBlockEncoding, b: Option<BloomType>) -> FamilyExpe
 }
 
 #[test]
-fn user_table_reversed_ids_three_families() {
+fn user_table_reversed_padded_ids_three_families() {
     let splits: Vec<Vec<u8>> = (1..=9).map(|i| i.to_string().into_bytes()).collect();
     let got = import(
         "users.toml",
@@ -145,7 +150,7 @@ fn user_table_reversed_ids_three_families() {
     );
     let mut want = Cells::new();
     for r in csv(&Path::new(SEEDS).join("users.csv"), ',') {
-        let row: String = r["user_id"].chars().rev().collect();
+        let row = user_row(&r["user_id"]);
         let t = 1_700_000_000_000;
         put(&mut want, &row, "i", "name", t, r["name"].as_bytes());
         put(&mut want, &row, "i", "email", t, r["email"].as_bytes());
@@ -332,10 +337,11 @@ fn import_into_a_table_then_scan_and_get() {
     assert!(o.status.success());
     // i: and s: cells of every user, and h: logins not yet expired at that instant.
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5805);
+    // User 100's row: 0000000100 reversed.
     let o = hfkit(&[
         "get",
         table.to_str().unwrap(),
-        "001",
+        "0010000000",
         "--column",
         "i:name",
         "--format",
@@ -343,7 +349,11 @@ fn import_into_a_table_then_scan_and_get() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
-        "303031 69 6e616d65 1700000000000 Put 7573657220313030 -"
+        format!(
+            "{} 69 6e616d65 1700000000000 Put {} -",
+            hex(b"0010000000"),
+            hex(b"user 100")
+        )
     );
 }
 
@@ -468,7 +478,7 @@ fn user_index_by_email_points_at_main_rows() {
         let (email, uid) = row.rsplit_once('_').unwrap();
         let user = users.iter().find(|u| u["user_id"] == uid).unwrap();
         assert_eq!(user["email"], email);
-        assert_eq!(value, &uid.chars().rev().collect::<String>().into_bytes());
+        assert_eq!(value, user_row(uid).as_bytes());
         per_region[index_splits.partition_point(|k| k.as_slice() <= row.as_bytes())] += 1;
     }
     assert!(per_region.iter().all(|&n| n > 0), "{per_region:?}");
@@ -511,13 +521,13 @@ fn user_index_is_attached_as_its_own_table() {
         format!(
             "{} 72 6b 1700000000000 Put {} -",
             hex(b"u77@example.com_77"),
-            hex(b"77")
+            hex(b"7700000000")
         )
     );
     let o = hfkit(&[
         "get",
         table.to_str().unwrap(),
-        "77",
+        "7700000000",
         "--column",
         "i:email",
         "--format",
@@ -546,4 +556,51 @@ fn user_index_is_attached_as_its_own_table() {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The README's "Try it": its command, run as written (with the binary for `cargo run` and a
+/// scratch directory for /tmp), succeeds without a single warning, and so do the `hfkit`
+/// commands the paragraph after it suggests.
+#[test]
+fn readme_try_it_runs_warning_free() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme
+        .split("## Try it")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("a '## Try it' section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a sh block");
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = format!("{}/", tmp.path().display());
+    let bin = env!("CARGO_BIN_EXE_hfkit");
+    let mut commands: Vec<String> = block
+        .replace("\\\n", " ")
+        .split("&&")
+        .map(|c| c.trim().replacen("cargo run --release --", bin, 1))
+        .collect();
+    // The suggestions: `hfkit ...` in backquotes, except those with a placeholder.
+    for s in section.split('`').skip(1).step_by(2) {
+        if s.starts_with("hfkit ") && !s.contains('<') {
+            commands.push(s.replacen("hfkit", bin, 1));
+        }
+    }
+    assert!(commands.len() >= 5, "{commands:?}");
+    for c in commands {
+        let c = c.replace("/tmp/", &scratch);
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(&c)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{c}: {stderr}");
+        assert!(!stderr.contains("warning"), "{c}: {stderr}");
+        assert!(!o.stdout.is_empty(), "{c}: no output");
+    }
 }
