@@ -98,7 +98,7 @@ fn import(t: &Table, s: &ParsedSchema, input: &Path, format: InputFormat) {
     let mut opts = ImportOptions::new(vec![input.to_path_buf()], format, bulk.clone());
     opts.import_time = 1_600_000_000_000;
     opts.memory_budget = 64 << 20;
-    // Index tables (users.toml has one) are written beside, and are not what this file tests.
+    // Index tables (users.toml has one) are not what this file tests: written aside, removed.
     let index_dirs: Vec<PathBuf> = (0..s.mapping.indexes.len())
         .map(|i| bulk.with_extension(format!("index{i}")))
         .collect();

@@ -315,15 +315,15 @@ fn import_into_a_table_then_scan_and_get() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
-    // Only the table's own entries remain: no staging directory.
+    // Only the table's own entries remain (and its index tables): no staging directory.
     let names: Vec<String> = std::fs::read_dir(&table)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
     assert!(
-        names
-            .iter()
-            .all(|n| [".lock", ".tmp", "CURRENT", "data", "manifests"].contains(&n.as_str())),
+        names.iter().all(
+            |n| [".lock", ".tmp", "CURRENT", "data", "manifests", "indexes"].contains(&n.as_str())
+        ),
         "{names:?}"
     );
     let o = hfkit(&[
@@ -399,8 +399,9 @@ fn read_store(dir: &Path, family: &str, expect: &FamilyExpect, splits: &[Vec<u8>
     cells
 }
 
-/// The users seed's index table: written in the same run next to the main output, with its
-/// own family settings and splits; every index cell points at a row of the main table.
+/// The users seed's index table: written in the same run inside the main output (under
+/// `.indexes/`, which bulk loads of the main table skip), with its own family settings and
+/// splits; every index cell points at a row of the main table.
 #[test]
 fn user_index_by_email_points_at_main_rows() {
     let tmp = tempfile::tempdir().unwrap();
@@ -451,7 +452,7 @@ fn user_index_by_email_points_at_main_rows() {
     }
     assert_eq!(main_rows.len(), 1200);
     // The index: its own directory, family settings and regions.
-    let index_dir = tmp.path().join("users_by_email");
+    let index_dir = bulk.join(".indexes/users_by_email");
     let index_splits = vec![b"u3".to_vec(), b"u6".to_vec()];
     let index = read_store(
         &index_dir,
@@ -490,14 +491,14 @@ fn user_index_by_email_points_at_main_rows() {
     assert_eq!(r["cells"], 5805, "main cells only");
 }
 
-/// With --table, each index table is a table directory of its own next to the main one,
-/// attached in the same run.
+/// With --table, each index table is a table directory of its own inside the main one
+/// (`indexes/<qualifier>`), attached in the same run.
 #[test]
 fn user_index_is_attached_as_its_own_table() {
     let tmp = tempfile::tempdir().unwrap();
     let table = tmp.path().join("users");
     import_users_into(&table);
-    let index = tmp.path().join("users_by_email");
+    let index = table.join("indexes/users_by_email");
     let o = hfkit(&["table", "check", index.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
@@ -603,4 +604,144 @@ fn readme_try_it_runs_warning_free() {
         assert!(!stderr.contains("warning"), "{c}: {stderr}");
         assert!(!o.stdout.is_empty(), "{c}: no output");
     }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs `hfkit args`, asserting success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let o = hfkit(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// An import creates nothing outside the path it was given: with --table T the index tables
+/// are T/indexes/<qualifier>, with --out DIR they are DIR/.indexes/<qualifier>, which a bulk
+/// load of DIR skips. Nothing done to T afterwards (imports, compaction, snapshots, exports,
+/// their garbage collection) touches the index tables' files.
+#[test]
+fn index_tables_stay_under_the_path_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    let t = table.to_str().unwrap();
+    import_users_into(&table);
+    assert_eq!(entries(tmp.path()), ["users"]);
+    let index = table.join("indexes/users_by_email");
+    let ix = index.to_str().unwrap();
+    let files_of_index = || {
+        let mut files = Vec::new();
+        let mut stack = vec![index.join("data")];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        files
+    };
+    let index_files = files_of_index();
+    assert_eq!(index_files.len(), 3);
+    assert!(
+        ok(&["table", "describe", t]).contains(&format!("index table app:users_by_email: {ix}"))
+    );
+    // Writers of the main table collect its garbage first: the index tables are not garbage.
+    ok(&["snapshot", "create", t, "s1"]);
+    import_users_into(&table); // attaches to both tables
+    let index_files = files_of_index();
+    assert_eq!(index_files.len(), 6);
+    ok(&["compact", t, "--major"]);
+    ok(&["snapshot", "delete", t, "s1"]);
+    let copy = tmp.path().join("copy");
+    ok(&["export", t, "--to", copy.to_str().unwrap()]);
+    ok(&["table", "alter", t, "--family", "i", "--compression", "GZ"]);
+    assert_eq!(files_of_index(), index_files);
+    let check = ok(&["table", "check", t]);
+    assert!(!check.contains("orphan"), "{check}");
+    assert!(ok(&["table", "check", ix]).contains("2400 cells"));
+    // The export is a copy of the table alone.
+    assert!(!copy.join("indexes").exists());
+
+    // --out DIR: the index's bulk-load directory inside DIR, skipped by an attach of DIR.
+    let out = tmp.path().join("out");
+    let bulk = out.join("bulk");
+    ok(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--out",
+        bulk.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(entries(&out), ["bulk"]);
+    assert_eq!(entries(&bulk), [".indexes", "h", "i", "s"]);
+    assert_eq!(entries(&bulk.join(".indexes")), ["users_by_email"]);
+    let t2 = tmp.path().join("t2");
+    ok(&[
+        "table",
+        "create",
+        t2.to_str().unwrap(),
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+    ]);
+    assert!(
+        ok(&["attach", t2.to_str().unwrap(), bulk.to_str().unwrap()])
+            .starts_with("attached 30 files (5805 cells)")
+    );
+}
+
+/// A table imported before index tables went inside it has its index next to it: the next
+/// import into that table says where the old one is and where this one goes.
+#[test]
+fn an_index_table_beside_the_table_is_pointed_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    // The earlier layout, as --index-out gives it.
+    ok(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        table.to_str().unwrap(),
+        "--index-out",
+        tmp.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(entries(tmp.path()), ["users", "users_by_email"]);
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        table.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: index table app:users_by_email of an earlier import is at {}; this import writes it to {}",
+            tmp.path().join("users_by_email").display(),
+            table.join("indexes/users_by_email").display()
+        )),
+        "{stderr}"
+    );
 }

@@ -8,10 +8,12 @@ use std::time::Instant;
 use clap::Args;
 
 use super::{CliError, EXIT_OK};
-use crate::pipeline::import::{run_import, ImportOptions, InputFormat, Progress};
+use crate::pipeline::import::{
+    default_index_dirs, run_import, ImportOptions, InputFormat, Progress,
+};
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::Table;
+use crate::table::directory::{Table, INDEX_DIR};
 use crate::table::manifest::FamilyEntry;
 use crate::table::{ParsedSchema, TableSchema};
 
@@ -22,9 +24,11 @@ attributes, the split points, the rowkey spec and the column mapping. Example:
   hfkit import --schema users.toml 'data/*.csv.gz' --out bulk/ --report report.json
   hfkit import --schema events.toml events.parquet --table tables/events
 
-Index tables ([[index]] in the schema) are written in the same run, each next to the main
-output under its table qualifier (a bulk-load directory with --out, a table directory with
---table), or under --index-out DIR.
+Index tables ([[index]] in the schema) are written in the same run, each under the path you
+named, by its table qualifier: with --table T a table directory T/indexes/<qualifier> (a table
+of its own: get, scan, check it there); with --out DIR a bulk-load directory
+DIR/.indexes/<qualifier> (which `hbase completebulkload DIR` and `hfkit attach T DIR` skip;
+load it into the index table on its own); or DIR/<qualifier> with --index-out DIR.
 
 Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
 group and row), column and reason, and nothing is written. With --bad-rows FILE, rejected
@@ -49,7 +53,8 @@ pub struct ImportArgs {
     /// it does not exist).
     #[arg(long)]
     table: Option<PathBuf>,
-    /// Where index tables go: DIR/<index table qualifier> (default: next to --out or --table).
+    /// Where index tables go: DIR/<index table qualifier> (default: TABLE/indexes/<qualifier>
+    /// with --table, OUT/.indexes/<qualifier> with --out).
     #[arg(long)]
     index_out: Option<PathBuf>,
     #[command(flatten)]
@@ -327,18 +332,19 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
     };
     let indexes = &parsed.mapping.indexes;
-    // Each index table: where it goes (a bulk-load directory, or a table directory).
-    let index_root = match (&a.index_out, &a.out, &a.table) {
-        (Some(root), _, _) => root.clone(),
-        (None, Some(o), _) | (None, None, Some(o)) => {
-            o.parent().map(Path::to_path_buf).unwrap_or_default()
-        }
-        (None, None, None) => PathBuf::new(),
+    // Each index table: where it goes (a table directory with --table, else a bulk-load
+    // directory), always under the path the user named.
+    let index_dirs: Vec<PathBuf> = match (&a.index_out, &a.table) {
+        (Some(root), _) => indexes
+            .iter()
+            .map(|ix| root.join(&ix.table.qualifier))
+            .collect(),
+        (None, Some(t)) => indexes
+            .iter()
+            .map(|ix| t.join(INDEX_DIR).join(&ix.table.qualifier))
+            .collect(),
+        (None, None) => default_index_dirs(&out_dir, indexes),
     };
-    let index_dirs: Vec<PathBuf> = indexes
-        .iter()
-        .map(|ix| index_root.join(&ix.table.qualifier))
-        .collect();
     let mut opts = ImportOptions::new(inputs, format, out_dir.clone());
     opts.sample_rows = a.sample_rows;
     opts.index_out = Some(match &a.table {
@@ -366,17 +372,21 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         opts.progress = Some(progress_reporter());
     }
     // With --table, make sure the tables exist before spending time on the import.
+    // The main table first: the index tables are inside it.
     let (table, index_tables) = match &a.table {
         Some(t) => {
-            let mut index_tables = Vec::new();
-            for (ix, dir) in indexes.iter().zip(&index_dirs) {
-                index_tables.push(open_or_create_table(dir, &ix.table)?);
-            }
             let main = if t.join("CURRENT").exists() {
                 Table::open(t).map_err(|e| CliError::failure(e.to_string()))?
             } else {
                 create_table(t, &parsed.table)?
             };
+            let mut index_tables = Vec::new();
+            for (ix, dir) in indexes.iter().zip(&index_dirs) {
+                if a.index_out.is_none() {
+                    warn_of_index_beside(t, dir, &ix.table);
+                }
+                index_tables.push(open_or_create_table(dir, &ix.table)?);
+            }
             (Some(main), index_tables)
         }
         None => (None, Vec::new()),
@@ -535,6 +545,30 @@ fn open_or_create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliEr
         )));
     }
     Ok(t)
+}
+
+/// Before index tables went inside their table's directory (`formats/import.md` §"Index
+/// tables"), an import put them next to it: says so when such a table is there and `dir`, where
+/// this import writes, is not a table yet (the entries of both together are the index).
+fn warn_of_index_beside(table: &Path, dir: &Path, schema: &TableSchema) {
+    let Some(beside) = table.parent().map(|p| p.join(&schema.qualifier)) else {
+        return;
+    };
+    let holds_it = || {
+        Table::open(&beside)
+            .and_then(|t| t.manifest())
+            .is_ok_and(|m| m.table == schema.full_name())
+    };
+    if !dir.join("CURRENT").exists() && holds_it() {
+        eprintln!(
+            "hfkit: warning: index table {} of an earlier import is at {}; this import writes it to {} (move the old one there first to keep one index: mv {} {})",
+            schema.full_name(),
+            beside.display(),
+            dir.display(),
+            beside.display(),
+            dir.display()
+        );
+    }
 }
 
 /// Creates a table directory from a schema (splits must not need a sample).

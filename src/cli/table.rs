@@ -23,7 +23,8 @@ pub enum TableCommand {
         #[arg(long)]
         hbase_shell: Option<String>,
     },
-    /// Show the table's families, regions and live store files.
+    /// Show the table's families, regions and live store files, and the index tables imported
+    /// with it (under TABLE/indexes/).
     Describe {
         table: PathBuf,
         /// Machine-readable output.
@@ -89,6 +90,13 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
             cells,
             bytes
         )?;
+    }
+    for ix in t.index_tables() {
+        let name = Table::open(&ix)
+            .and_then(|i| i.manifest())
+            .map(|m| m.table)
+            .unwrap_or_else(|e| format!("unreadable: {e}"));
+        writeln!(out, "index table {name}: {}", ix.display())?;
     }
     Ok(EXIT_OK)
 }

@@ -112,7 +112,7 @@ pub struct ImportOptions {
     pub format: InputFormat,
     pub out_dir: PathBuf,
     /// Bulk-load directory of each `[[index]]` table, in schema order (default:
-    /// [`default_index_dirs`], next to `out_dir`).
+    /// [`default_index_dirs`], inside `out_dir`).
     pub index_out: Option<Vec<PathBuf>>,
     /// Bytes of cells kept in memory before a sorted run is spilled.
     pub memory_budget: usize,
@@ -492,13 +492,16 @@ fn timestamp_format(
     }
 }
 
-/// Bulk-load directories of the index tables when none are given: next to `out_dir` (in its
-/// parent directory), each named after its index table's qualifier.
+/// Where the index tables' bulk-load directories go inside the main one: a name starting with
+/// `.`, which `hbase completebulkload` (not a legal family name) and `hfkit attach` skip.
+pub const INDEX_BULK_DIR: &str = ".indexes";
+
+/// Bulk-load directories of the index tables when none are given: inside `out_dir`, under
+/// [`INDEX_BULK_DIR`], each named after its index table's qualifier.
 pub fn default_index_dirs(out_dir: &Path, indexes: &[IndexSchema]) -> Vec<PathBuf> {
-    let parent = out_dir.parent().unwrap_or(Path::new(""));
     indexes
         .iter()
-        .map(|ix| parent.join(&ix.table.qualifier))
+        .map(|ix| out_dir.join(INDEX_BULK_DIR).join(&ix.table.qualifier))
         .collect()
 }
 
@@ -525,12 +528,17 @@ fn output_family(
     })
 }
 
-/// Creates `dir` (remembering whether it existed) and a guard that removes what a failed
-/// import leaves of it.
+/// Creates `dir` (remembering which of it and its parents did not exist) and a guard that
+/// removes what a failed import leaves of it.
 fn guarded_dir(dir: &Path, families: Vec<String>) -> Result<OutputDirGuard, ImportError> {
+    let created = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
     let guard = OutputDirGuard {
         dir: dir.to_path_buf(),
-        created: !dir.exists(),
+        created,
         families,
         armed: true,
     };
@@ -652,11 +660,18 @@ pub fn run_import(
         })
         .collect::<Result<_, _>>()?;
 
-    // Outputs and sorter. Index tables first: on a failure, guards are dropped in reverse.
+    // Outputs and sorter. The main directory's guard first: the index tables' directories are
+    // inside it by default, and on a failure guards are dropped in reverse.
+    let mut dir_guard = guarded_dir(
+        &opts.out_dir,
+        schema.families.iter().map(|f| f.name.clone()).collect(),
+    )?;
     let mut index_guards = Vec::new();
     let mut index_outputs = Vec::new();
     for ((ix, dir), ix_regions) in mapping.indexes.iter().zip(&index_dirs).zip(&index_regions) {
-        index_guards.push(guarded_dir(dir, vec![ix.family().name.clone()])?);
+        // Newest first: a vector drops in order, and a later one's directory may be inside a
+        // parent an earlier one created.
+        index_guards.insert(0, guarded_dir(dir, vec![ix.family().name.clone()])?);
         index_outputs.push(BulkOutput::new(
             dir,
             vec![output_family(ix.family(), opts.import_time, opts.now_ms)?],
@@ -669,10 +684,6 @@ pub fn run_import(
         .iter()
         .map(|f| output_family(f, opts.import_time, opts.now_ms))
         .collect::<Result<_, ImportError>>()?;
-    let mut dir_guard = guarded_dir(
-        &opts.out_dir,
-        schema.families.iter().map(|f| f.name.clone()).collect(),
-    )?;
     let mut output = BulkOutput::new(
         &opts.out_dir,
         out_families,
@@ -1284,11 +1295,12 @@ pub(crate) fn open_input(
     }
 }
 
-/// On a failed import, removes the (then empty) family directories and the output directory
-/// if the import created it.
+/// On a failed import, removes the (then empty) family directories, and the output directory
+/// and those of its parents the import created.
 struct OutputDirGuard {
     dir: PathBuf,
-    created: bool,
+    /// `dir` and its parents that did not exist, deepest first.
+    created: Vec<PathBuf>,
     families: Vec<String>,
     armed: bool,
 }
@@ -1301,8 +1313,8 @@ impl Drop for OutputDirGuard {
         for f in &self.families {
             let _ = std::fs::remove_dir(self.dir.join(f));
         }
-        if self.created {
-            let _ = std::fs::remove_dir(&self.dir);
+        for d in &self.created {
+            let _ = std::fs::remove_dir(d);
         }
     }
 }
