@@ -17,12 +17,11 @@ use crate::table::directory::{Table, INDEX_DIR};
 use crate::table::manifest::FamilyEntry;
 use crate::table::{ParsedSchema, TableSchema};
 
-const IMPORT_HELP: &str = "\
+const IMPORT_HELP: &str = concat!(
+    "\
 The schema file (TOML; see formats/schema.md) names the table, its families and their
-attributes, the split points, the rowkey spec and the column mapping. Example:
-
-  hfkit import --schema users.toml 'data/*.csv.gz' --out bulk/ --report report.json
-  hfkit import --schema events.toml events.parquet --table tables/events
+attributes, the split points, the rowkey spec and the column mapping. Inputs may be globs
+('data/*.csv.gz'), expanded by hfkit.
 
 Index tables ([[index]] in the schema) are written in the same run, each under the path you
 named, by its table qualifier: with --table T a table directory T/indexes/<qualifier> (a table
@@ -35,7 +34,15 @@ group and row), column and reason, and nothing is written. With --bad-rows FILE,
 records are written there with their reasons (up to --max-bad-rows, default 0 = none allowed:
 raise it) and the import goes on.
 
-Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.";
+Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.
+
+",
+    examples!(
+        "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --table /tmp/hfkit-users",
+        "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --out /tmp/hfkit-bulk --report /tmp/hfkit-report.json",
+        "hfkit import --schema fixtures/seeds/orders.toml 'fixtures/seeds/ord*.csv' --table /tmp/hfkit-orders --memory 64MB",
+    ),
+);
 
 #[derive(Debug, Args)]
 #[command(after_help = IMPORT_HELP)]
@@ -172,14 +179,12 @@ impl InputArgs {
     }
 }
 
-const PLAN_HELP: &str = "\
+const PLAN_HELP: &str = concat!(
+    "\
 Reads a sample of the input through the import's own sources, rowkey spec and column mapping,
 and prints, for the split points the import would use (or for --regions N cut at the sample's
 quantiles), each region's rows and cells in the sample and expected for the whole input.
-Nothing is written. Example:
-
-  hfkit plan --schema users.toml 'data/*.csv.gz' --sample-fraction 0.01
-  hfkit plan --schema events.toml events.parquet --regions 16 --json
+Nothing is written.
 
 Regions holding more than twice the mean are marked HOT. The warnings are the import's own:
 hot regions, row keys in increasing order, mean key length outside 10-100 bytes, and records
@@ -188,7 +193,14 @@ when every record was read (a fraction reads them all), from Parquet footers, or
 the bytes of plain CSV files; unknown when a compressed file was not read to its end.
 
 Exit codes: 0 a plan was printed (hot regions included), 1 bad input or schema, 2 wrong
-command line.";
+command line.
+
+",
+    examples!(
+        "hfkit plan --schema fixtures/seeds/users.toml fixtures/seeds/users.csv",
+        "hfkit plan --schema fixtures/seeds/events.toml fixtures/seeds/events.csv --sample-fraction 0.5 --regions 16 --json",
+    ),
+);
 
 /// `hfkit plan`.
 #[derive(Debug, Args)]
