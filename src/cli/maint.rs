@@ -13,41 +13,16 @@ use crate::table::directory::Table;
 use crate::table::export::{CellFormat, ExportReport};
 use crate::table::TableSchema;
 
-const COMPACT_EXAMPLES: &str = examples!(
-    "hfkit compact /tmp/hfkit-users --family i --all",
-    "hfkit compact /tmp/hfkit-users --major --json",
-);
-const ALTER_EXAMPLES: &str = examples!(
-    "hfkit table alter /tmp/hfkit-users --family s --compression ZSTD --versions 5",
-    "hfkit table alter /tmp/hfkit-users --family h --ttl FOREVER --json",
-);
-const SNAPSHOT_CREATE_EXAMPLES: &str =
-    examples!("hfkit snapshot create /tmp/hfkit-users before-cleanup",);
-const SNAPSHOT_LIST_EXAMPLES: &str = examples!(
-    "hfkit snapshot list /tmp/hfkit-users",
-    "hfkit snapshot list /tmp/hfkit-users --json",
-);
-const SNAPSHOT_CLONE_EXAMPLES: &str = examples!(
-    "hfkit snapshot clone /tmp/hfkit-users before-cleanup /tmp/hfkit-users-clone --name app:users_clone",
-);
-const SNAPSHOT_RESTORE_EXAMPLES: &str =
-    examples!("hfkit snapshot restore /tmp/hfkit-users before-cleanup",);
-const SNAPSHOT_DELETE_EXAMPLES: &str =
-    examples!("hfkit snapshot delete /tmp/hfkit-users before-cleanup",);
-const EXPORT_EXAMPLES: &str = examples!(
-    "hfkit export /tmp/hfkit-users --format csv --rows --schema fixtures/seeds/users.toml --to /tmp/hfkit-users.csv",
-    "hfkit export /tmp/hfkit-users --format parquet --to /tmp/hfkit-users-cells.parquet",
-    "hfkit export /tmp/hfkit-users --bulkload /tmp/hfkit-users-bulk",
-    "hfkit export /tmp/hfkit-users --to /tmp/hfkit-users-copy --json",
-);
-
 #[derive(Debug, Subcommand)]
 pub enum MaintCommand {
     /// Compact store files. Minor (default): HBase's ratio-based selection per store (at least
     /// 3 files, at most 10, ratio 1.2); a selection of every file of a store drops delete
     /// markers as a major compaction does. --major: every file, one output per store, deleted,
     /// expired and excess versions dropped. One commit for the whole run.
-    #[command(after_help = COMPACT_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit compact /tmp/hfkit-users --family i --all",
+        "hfkit compact /tmp/hfkit-users --major --json",
+    ))]
     Compact {
         table: PathBuf,
         #[arg(long)]
@@ -78,7 +53,12 @@ pub enum MaintCommand {
     /// parquet with --to FILE: every cell a read returns, one per line / row; add --rows
     /// --schema S.toml for one record per row key with the fields of S's import mapping, which
     /// `hfkit import --schema S.toml` reads back into the same cells.
-    #[command(after_help = EXPORT_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit export /tmp/hfkit-users --format csv --rows --schema fixtures/seeds/users.toml --to /tmp/hfkit-users.csv",
+        "hfkit export /tmp/hfkit-users --format parquet --to /tmp/hfkit-users-cells.parquet",
+        "hfkit export /tmp/hfkit-users --bulkload /tmp/hfkit-users-bulk",
+        "hfkit export /tmp/hfkit-users --to /tmp/hfkit-users-copy --json",
+    ))]
     Export {
         table: PathBuf,
         #[arg(long)]
@@ -109,7 +89,10 @@ pub enum MaintCommand {
 /// `hfkit table alter`: change a family's settings (a new manifest version). Files already
 /// written keep their format; later attaches and compactions use the new settings.
 #[derive(Debug, clap::Args)]
-#[command(after_help = ALTER_EXAMPLES)]
+#[command(after_help = examples!(
+    "hfkit table alter /tmp/hfkit-users --family s --compression ZSTD --versions 5",
+    "hfkit table alter /tmp/hfkit-users --family h --ttl FOREVER --json",
+))]
 pub struct AlterArgs {
     table: PathBuf,
     #[arg(long)]
@@ -141,7 +124,7 @@ pub struct AlterArgs {
 #[derive(Debug, Subcommand)]
 pub enum SnapshotCommand {
     /// Save the live manifest as snapshot NAME.
-    #[command(after_help = SNAPSHOT_CREATE_EXAMPLES)]
+    #[command(after_help = examples!("hfkit snapshot create /tmp/hfkit-users before-cleanup"))]
     Create {
         table: PathBuf,
         name: String,
@@ -149,20 +132,25 @@ pub enum SnapshotCommand {
         json: bool,
     },
     /// List snapshots.
-    #[command(after_help = SNAPSHOT_LIST_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit snapshot list /tmp/hfkit-users",
+        "hfkit snapshot list /tmp/hfkit-users --json",
+    ))]
     List {
         table: PathBuf,
         #[arg(long)]
         json: bool,
     },
     /// Delete snapshot NAME; files nothing else names are removed.
-    #[command(after_help = SNAPSHOT_DELETE_EXAMPLES)]
+    #[command(after_help = examples!("hfkit snapshot delete /tmp/hfkit-users before-cleanup"))]
     Delete { table: PathBuf, name: String },
     /// Make snapshot NAME the live contents again (one commit).
-    #[command(after_help = SNAPSHOT_RESTORE_EXAMPLES)]
+    #[command(after_help = examples!("hfkit snapshot restore /tmp/hfkit-users before-cleanup"))]
     Restore { table: PathBuf, name: String },
     /// Create a new table at NEW_DIR from snapshot NAME (hard links or copies).
-    #[command(after_help = SNAPSHOT_CLONE_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit snapshot clone /tmp/hfkit-users before-cleanup /tmp/hfkit-users-clone --name app:users_clone",
+    ))]
     Clone {
         table: PathBuf,
         name: String,

@@ -73,7 +73,10 @@ pub enum Command {
     Table(table::TableCommand),
     /// Attach a bulk-load directory (DIR/<family>/<hfile>) to a table: all files become visible
     /// in one commit, or none; files crossing region boundaries are split.
-    #[command(after_help = table::ATTACH_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit attach /tmp/hfkit-users/indexes/users_by_email /tmp/hfkit-bulk/.indexes/users_by_email",
+        "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --json",
+    ))]
     Attach {
         table: std::path::PathBuf,
         dir: std::path::PathBuf,

@@ -10,28 +10,14 @@ use super::{CliError, EXIT_OK};
 use crate::format::text::hex;
 use crate::table::directory::Table;
 
-const CREATE_EXAMPLES: &str = examples!(
-    "hfkit table create /tmp/hfkit-events --schema fixtures/seeds/events.toml",
-    "hfkit table create /tmp/hfkit-t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"",
-);
-const DESCRIBE_EXAMPLES: &str = examples!(
-    "hfkit table describe /tmp/hfkit-users",
-    "hfkit table describe /tmp/hfkit-users --json",
-);
-const CHECK_EXAMPLES: &str = examples!(
-    "hfkit table check /tmp/hfkit-users",
-    "hfkit table check /tmp/hfkit-users/indexes/users_by_email",
-);
-pub(super) const ATTACH_EXAMPLES: &str = examples!(
-    "hfkit attach /tmp/hfkit-users/indexes/users_by_email /tmp/hfkit-bulk/.indexes/users_by_email",
-    "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --json",
-);
-
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
     /// Create an empty table directory from a schema file or an HBase shell `create` statement,
     /// e.g. --hbase-shell "create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']".
-    #[command(after_help = CREATE_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit table create /tmp/hfkit-events --schema fixtures/seeds/events.toml",
+        "hfkit table create /tmp/hfkit-t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"",
+    ))]
     Create {
         table: PathBuf,
         /// Schema file (TOML, or a text file holding a shell `create` statement).
@@ -43,7 +29,10 @@ pub enum TableCommand {
     },
     /// Show the table's families, regions and live store files, and the index tables imported
     /// with it (under TABLE/indexes/).
-    #[command(after_help = DESCRIBE_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit table describe /tmp/hfkit-users",
+        "hfkit table describe /tmp/hfkit-users --json",
+    ))]
     Describe {
         table: PathBuf,
         /// Machine-readable output.
@@ -52,7 +41,10 @@ pub enum TableCommand {
     },
     /// Check that every live file exists, has its recorded size, verifies and lies in its
     /// region; list orphaned files. Exit 0 when sound, 1 otherwise.
-    #[command(after_help = CHECK_EXAMPLES)]
+    #[command(after_help = examples!(
+        "hfkit table check /tmp/hfkit-users",
+        "hfkit table check /tmp/hfkit-users/indexes/users_by_email",
+    ))]
     Check { table: PathBuf },
     /// Change a family's settings (compression, encoding, Bloom, block size, VERSIONS,
     /// MIN_VERSIONS, TTL, KEEP_DELETED_CELLS) for later writes: a new manifest version.
