@@ -24,3 +24,7 @@ pub mod heap;
 pub mod pipeline;
 pub mod read;
 pub mod table;
+
+/// Where unit tests find HBase's fixtures (shared with the integration tests).
+#[cfg(test)]
+pub(crate) mod test_fixtures;

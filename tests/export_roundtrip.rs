@@ -98,7 +98,7 @@ fn import(t: &Table, s: &ParsedSchema, input: &Path, format: InputFormat) {
     let mut opts = ImportOptions::new(vec![input.to_path_buf()], format, bulk.clone());
     opts.import_time = 1_600_000_000_000;
     opts.memory_budget = 64 << 20;
-    // Index tables (users.toml has one) are written beside, and are not what this file tests.
+    // Index tables (users.toml has one) are not what this file tests: written aside, removed.
     let index_dirs: Vec<PathBuf> = (0..s.mapping.indexes.len())
         .map(|i| bulk.with_extension(format!("index{i}")))
         .collect();
@@ -178,7 +178,7 @@ fn seed_designs_round_trip_through_row_exports() {
     let tmp = tmpdir();
     let t = tmp.path();
 
-    // users: reverse(user_id); three families; int64 values; a field that is both a value and
+    // users: reverse(pad(user_id, 10)); three families; int64 values; a field that is both a value and
     // its own column's timestamp (last_login); empty cities (no cell, an empty field).
     let (a, s) = seed(t, "users", "users.csv");
     let [csv, pq] = round_trip(t, &a, &s, "users");
@@ -261,7 +261,7 @@ fn the_newest_version_is_exported() {
     import(&a, &s, &later, csv_format(b','));
     let latest = scan(&a);
     assert!(latest.contains(&(
-        b"5".to_vec(),
+        b"5000000000".to_vec(),
         b"i".to_vec(),
         b"name".to_vec(),
         1_700_000_000_000,

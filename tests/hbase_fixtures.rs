@@ -161,3 +161,86 @@ fn writer_matches_hbase_block_boundaries_and_payloads_for_compressed_fixtures() 
     );
     assert_eq!(compared, 30, "compressed fixtures compared");
 }
+
+/// The lookup and the skip report of `src/test_fixtures.rs`.
+mod skips {
+    use super::common::test_fixtures::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn missing_fixtures_skip_unless_required() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = || Some(tmp.path().as_os_str().to_owned());
+        let some = |s: &str| Some(OsString::from(s));
+        assert!(matches!(lookup(root(), None, "hbase"), Lookup::Skip(_)));
+        assert!(matches!(
+            lookup(root(), some("0"), "hbase"),
+            Lookup::Skip(_)
+        ));
+        match lookup(root(), some("1"), "hbase") {
+            Lookup::Fail(why) => assert!(
+                why.contains("HBase fixtures not found at")
+                    && why.contains("HFKIT_REQUIRE_FIXTURES is set"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        std::fs::create_dir(tmp.path().join("hbase")).unwrap();
+        assert_eq!(
+            lookup(root(), some("1"), "hbase"),
+            Lookup::Found(tmp.path().join("hbase"))
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "HFKIT_REQUIRE_FIXTURES is set, so this is a failure")]
+    fn a_required_fixture_fails_the_test() {
+        let tmp = tempfile::tempdir().unwrap();
+        if let Lookup::Fail(why) = lookup(
+            Some(tmp.path().as_os_str().to_owned()),
+            Some("yes".into()),
+            "splits",
+        ) {
+            panic!("{why}");
+        }
+    }
+
+    #[test]
+    fn skips_are_recorded_and_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        assert_eq!(
+            report(&skipped(&run)),
+            "hfkit: no HBase compatibility test was skipped in this run\n"
+        );
+        record_skip(&run, "hbase_fixtures::writer_matches_compressed");
+        record_skip(&run, "every_fixture_reads_back_exactly");
+        record_skip(&run, "every_fixture_reads_back_exactly");
+        let names = skipped(&run);
+        assert_eq!(
+            names,
+            [
+                "every_fixture_reads_back_exactly",
+                "hbase_fixtures::writer_matches_compressed"
+            ]
+        );
+        let r = report(&names);
+        assert!(
+            r.contains("WARNING: 2 HBase compatibility test(s) SKIPPED")
+                && r.contains("  skipped: hbase_fixtures::writer_matches_compressed\n"),
+            "{r}"
+        );
+        // A finished run's directory goes, and so does that of a run whose cargo is gone.
+        let stale = tmp.path().join("4294967295-1");
+        std::fs::create_dir(&stale).unwrap();
+        finish_run(&run);
+        assert!(!run.exists() && !stale.exists());
+    }
+
+    #[test]
+    fn the_run_is_named_after_the_parent_process() {
+        let dir = run_dir().unwrap();
+        assert!(dir.parent().unwrap().ends_with("hfkit-fixture-skips"));
+        assert_eq!(run_dir(), Some(dir));
+    }
+}

@@ -25,7 +25,7 @@ cell = "d:n"
 timestamp = 5
 "#;
 
-/// Imports `csv` with `schema` into `dir/out`; index tables go to `dir/<qualifier>`.
+/// Imports `csv` with `schema` into `dir/out`; index tables go to `dir/out/.indexes/<qualifier>`.
 fn import(dir: &Path, schema: &str, csv: &str) -> ImportReport {
     let input = dir.join("in.csv");
     std::fs::write(&input, csv).unwrap();
@@ -103,17 +103,42 @@ cell = \"x:row\"
         "{by_nick:?}"
     );
     assert!(by_nick.values().all(|(q, _, _)| q == "row"));
-    // Where each went: next to the output directory, named by the table qualifier.
+    // Where each went: inside the output directory, under .indexes/ by table qualifier.
     assert_eq!(
         r.indexes[0].dir,
-        tmp.path().join("people_by_email").display().to_string()
+        tmp.path()
+            .join("out/.indexes/people_by_email")
+            .display()
+            .to_string()
     );
-    assert!(tmp.path().join("people_by_nick/x").is_dir());
+    assert!(tmp.path().join("out/.indexes/people_by_nick/x").is_dir());
     assert!(
         r.warnings.iter().all(|w| !w.contains("index")),
         "{:?}",
         r.warnings
     );
+    // A failed import with the same two indexes leaves nothing: not the output, not the
+    // .indexes/ directory the index tables share inside it.
+    let failed = tempfile::tempdir().unwrap();
+    let input = failed.path().join("in.csv");
+    std::fs::write(
+        &input,
+        "id,name,email,nick,seen\n1,ann,a@x,annie,1970-01-02\nx,bob,b@x,b,1970-01-03\n",
+    )
+    .unwrap();
+    let parsed = TableSchema::from_toml_str(&schema, "s.toml", None).unwrap();
+    let opts = ImportOptions::new(
+        vec![input],
+        InputFormat::Csv(CsvOptions::default()),
+        failed.path().join("out"),
+    );
+    let e = run_import(&parsed.table, &parsed.mapping, opts).unwrap_err();
+    assert!(e.to_string().contains("line 3"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(failed.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["in.csv"]);
 }
 
 #[test]

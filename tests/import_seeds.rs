@@ -83,6 +83,11 @@ fn csv(path: &Path, delim: char) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
+/// The users seed's row key: `reverse(pad(user_id, 10))`.
+fn user_row(user_id: &str) -> String {
+    format!("{user_id:0>10}").chars().rev().collect()
+}
+
 fn reverse_ts(ts: &str) -> String {
     format!("{:019}", i64::MAX - ts.parse::<i64>().unwrap())
 }
@@ -110,7 +115,7 @@ fn fam(c: Compression, e: DataBlockEncoding, b: Option<BloomType>) -> FamilyExpe
 }
 
 #[test]
-fn user_table_reversed_ids_three_families() {
+fn user_table_reversed_padded_ids_three_families() {
     let splits: Vec<Vec<u8>> = (1..=9).map(|i| i.to_string().into_bytes()).collect();
     let got = import(
         "users.toml",
@@ -145,7 +150,7 @@ fn user_table_reversed_ids_three_families() {
     );
     let mut want = Cells::new();
     for r in csv(&Path::new(SEEDS).join("users.csv"), ',') {
-        let row: String = r["user_id"].chars().rev().collect();
+        let row = user_row(&r["user_id"]);
         let t = 1_700_000_000_000;
         put(&mut want, &row, "i", "name", t, r["name"].as_bytes());
         put(&mut want, &row, "i", "email", t, r["email"].as_bytes());
@@ -283,17 +288,27 @@ fn salted_event_table_100_regions() {
     assert!(per_salt.iter().all(|&n| n > 0), "every salt bucket used");
 }
 
-/// `hfkit import` of the users seed into the table directory `table` (created by the run).
-fn import_users_into(table: &Path) {
-    let o = hfkit(&[
+/// `hfkit import` of the users seed to `dest` (`mode`: `--table` or `--out`), with `extra`
+/// arguments.
+fn import_users(mode: &str, dest: &Path, extra: &[&str]) -> std::process::Output {
+    let schema = format!("{SEEDS}/users.toml");
+    let input = format!("{SEEDS}/users.csv");
+    let mut args = vec![
         "import",
         "--schema",
-        &format!("{SEEDS}/users.toml"),
-        &format!("{SEEDS}/users.csv"),
-        "--table",
-        table.to_str().unwrap(),
-        "--quiet",
-    ]);
+        &schema,
+        &input,
+        mode,
+        dest.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    hfkit(&args)
+}
+
+/// A quiet [`import_users`] into the table directory `table` (created by the run if missing),
+/// which must succeed.
+fn import_users_into(table: &Path) {
+    let o = import_users("--table", table, &["--quiet"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -310,15 +325,15 @@ fn import_into_a_table_then_scan_and_get() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
-    // Only the table's own entries remain: no staging directory.
+    // Only the table's own entries remain (and its index tables): no staging directory.
     let names: Vec<String> = std::fs::read_dir(&table)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
     assert!(
-        names
-            .iter()
-            .all(|n| [".lock", ".tmp", "CURRENT", "data", "manifests"].contains(&n.as_str())),
+        names.iter().all(
+            |n| [".lock", ".tmp", "CURRENT", "data", "manifests", "indexes"].contains(&n.as_str())
+        ),
         "{names:?}"
     );
     let o = hfkit(&[
@@ -332,10 +347,11 @@ fn import_into_a_table_then_scan_and_get() {
     assert!(o.status.success());
     // i: and s: cells of every user, and h: logins not yet expired at that instant.
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5805);
+    // User 100's row: 0000000100 reversed.
     let o = hfkit(&[
         "get",
         table.to_str().unwrap(),
-        "001",
+        "0010000000",
         "--column",
         "i:name",
         "--format",
@@ -343,7 +359,11 @@ fn import_into_a_table_then_scan_and_get() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
-        "303031 69 6e616d65 1700000000000 Put 7573657220313030 -"
+        format!(
+            "{} 69 6e616d65 1700000000000 Put {} -",
+            hex(b"0010000000"),
+            hex(b"user 100")
+        )
     );
 }
 
@@ -389,23 +409,15 @@ fn read_store(dir: &Path, family: &str, expect: &FamilyExpect, splits: &[Vec<u8>
     cells
 }
 
-/// The users seed's index table: written in the same run next to the main output, with its
-/// own family settings and splits; every index cell points at a row of the main table.
+/// The users seed's index table: written in the same run inside the main output (under
+/// `.indexes/`, which bulk loads of the main table skip), with its own family settings and
+/// splits; every index cell points at a row of the main table.
 #[test]
 fn user_index_by_email_points_at_main_rows() {
     let tmp = tempfile::tempdir().unwrap();
     let bulk = tmp.path().join("bulk");
     let report = tmp.path().join("report.json");
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        &format!("{SEEDS}/users.toml"),
-        &format!("{SEEDS}/users.csv"),
-        "--out",
-        bulk.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let o = import_users("--out", &bulk, &["--report", report.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -441,7 +453,7 @@ fn user_index_by_email_points_at_main_rows() {
     }
     assert_eq!(main_rows.len(), 1200);
     // The index: its own directory, family settings and regions.
-    let index_dir = tmp.path().join("users_by_email");
+    let index_dir = bulk.join(".indexes/users_by_email");
     let index_splits = vec![b"u3".to_vec(), b"u6".to_vec()];
     let index = read_store(
         &index_dir,
@@ -468,7 +480,7 @@ fn user_index_by_email_points_at_main_rows() {
         let (email, uid) = row.rsplit_once('_').unwrap();
         let user = users.iter().find(|u| u["user_id"] == uid).unwrap();
         assert_eq!(user["email"], email);
-        assert_eq!(value, &uid.chars().rev().collect::<String>().into_bytes());
+        assert_eq!(value, user_row(uid).as_bytes());
         per_region[index_splits.partition_point(|k| k.as_slice() <= row.as_bytes())] += 1;
     }
     assert!(per_region.iter().all(|&n| n > 0), "{per_region:?}");
@@ -480,14 +492,14 @@ fn user_index_by_email_points_at_main_rows() {
     assert_eq!(r["cells"], 5805, "main cells only");
 }
 
-/// With --table, each index table is a table directory of its own next to the main one,
-/// attached in the same run.
+/// With --table, each index table is a table directory of its own inside the main one
+/// (`indexes/<qualifier>`), attached in the same run.
 #[test]
 fn user_index_is_attached_as_its_own_table() {
     let tmp = tempfile::tempdir().unwrap();
     let table = tmp.path().join("users");
     import_users_into(&table);
-    let index = tmp.path().join("users_by_email");
+    let index = table.join("indexes/users_by_email");
     let o = hfkit(&["table", "check", index.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
@@ -511,13 +523,13 @@ fn user_index_is_attached_as_its_own_table() {
         format!(
             "{} 72 6b 1700000000000 Put {} -",
             hex(b"u77@example.com_77"),
-            hex(b"77")
+            hex(b"7700000000")
         )
     );
     let o = hfkit(&[
         "get",
         table.to_str().unwrap(),
-        "77",
+        "7700000000",
         "--column",
         "i:email",
         "--format",
@@ -598,6 +610,62 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The README's "Try it": its command, run as written (with the binary for `cargo run` and a
+/// scratch directory for /tmp), succeeds without a single warning, and so do the `hfkit`
+/// commands the paragraph after it suggests.
+#[test]
+fn readme_try_it_runs_warning_free() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme
+        .split("## Try it")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("a '## Try it' section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a sh block");
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = format!("{}/", tmp.path().display());
+    let bin = env!("CARGO_BIN_EXE_hfkit");
+    let mut commands: Vec<String> = block
+        .replace("\\\n", " ")
+        .split("&&")
+        .map(|c| c.trim().replacen("cargo run --release --", bin, 1))
+        .collect();
+    // The suggestions: `hfkit ...` in backquotes, except those with a placeholder.
+    for s in section.split('`').skip(1).step_by(2) {
+        if s.starts_with("hfkit ") && !s.contains('<') {
+            commands.push(s.replacen("hfkit", bin, 1));
+        }
+    }
+    assert!(commands.len() >= 5, "{commands:?}");
+    for c in commands {
+        let c = c.replace("/tmp/", &scratch);
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(&c)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{c}: {stderr}");
+        assert!(!stderr.contains("warning"), "{c}: {stderr}");
+        assert!(!o.stdout.is_empty(), "{c}: no output");
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
 /// An input without a cell (a header-only CSV, an empty TSV, a Parquet file of rows whose
 /// mapped columns are all null, one without rows) is one outcome, with the seed's index table
 /// too: success saying 0 cells; `--out` leaves the output directories without a family
@@ -623,7 +691,7 @@ fn an_input_without_cells_imports_nothing_for_every_kind() {
     users_parquet_without_cells(&no_rows, &[]);
     let schema = format!("{SEEDS}/users.toml");
     let table = tmp.path().join("tables/users");
-    let index = tmp.path().join("tables/users_by_email");
+    let index = table.join("indexes/users_by_email");
     import_users_into(&table);
     for (input, rows) in [
         (&header_only, 0),
@@ -674,13 +742,12 @@ fn an_input_without_cells_imports_nothing_for_every_kind() {
         let out = case.join("bulk");
         let stdout = run("--out", &out);
         assert!(stdout.contains(&format!("no cells: no files written to {}", out.display())));
-        assert_eq!(
-            names_in(&case),
-            ["bulk", "bulk.json", "users_by_email"],
+        assert_eq!(names_in(&case), ["bulk", "bulk.json"], "{what}");
+        assert_eq!(names_in(&out), [".indexes"], "{what}");
+        assert!(
+            names_in(&out.join(".indexes/users_by_email")).is_empty(),
             "{what}"
         );
-        assert!(names_in(&out).is_empty(), "{what}: {:?}", names_in(&out));
-        assert!(names_in(&case.join("users_by_email")).is_empty(), "{what}");
 
         // --table, into tables holding the seed: nothing attached, nothing left behind.
         let before: Vec<_> = [&table, &index]
@@ -708,13 +775,111 @@ fn an_input_without_cells_imports_nothing_for_every_kind() {
         let fresh = tmp.path().join(format!("new-{what}"));
         std::fs::create_dir(&fresh).unwrap();
         run("--table", &fresh.join("users"));
-        for t in ["users", "users_by_email"] {
-            let manifests = names_in(&fresh.join(t).join("manifests"));
+        let users = fresh.join("users");
+        for (t, names) in [
+            (
+                users.clone(),
+                &[".tmp", "CURRENT", "data", "indexes", "manifests"][..],
+            ),
+            (
+                users.join("indexes/users_by_email"),
+                &[".tmp", "CURRENT", "data", "manifests"][..],
+            ),
+        ] {
+            let manifests = names_in(&t.join("manifests"));
             assert_eq!(manifests, ["manifest-00000000000000000000.json"], "{what}");
-            assert_eq!(
-                names_in(&fresh.join(t)),
-                [".tmp", "CURRENT", "data", "manifests"]
-            );
+            assert_eq!(names_in(&t), names, "{what}");
         }
     }
+}
+
+/// Runs `hfkit args`, asserting success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let o = hfkit(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// An import creates nothing outside the path it was given: with --table T the index tables
+/// are T/indexes/<qualifier>, with --out DIR they are DIR/.indexes/<qualifier>, which a bulk
+/// load of DIR skips. Nothing done to T afterwards (imports, compaction, snapshots, exports,
+/// their garbage collection) touches the index tables' files.
+#[test]
+fn index_tables_stay_under_the_path_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    let t = table.to_str().unwrap();
+    import_users_into(&table);
+    assert_eq!(entries(tmp.path()), ["users"]);
+    let index = table.join("indexes/users_by_email");
+    let ix = index.to_str().unwrap();
+    assert!(
+        ok(&["table", "describe", t]).contains(&format!("index table app:users_by_email: {ix}"))
+    );
+    // Writers of the main table collect its garbage first: the index tables are not garbage.
+    ok(&["snapshot", "create", t, "s1"]);
+    import_users_into(&table); // attaches to both tables
+    let index_check = ok(&["table", "check", ix]);
+    assert!(
+        index_check.ends_with("OK (manifest version 2, 6 files, 2400 cells)\n"),
+        "{index_check}"
+    );
+    ok(&["compact", t, "--major"]);
+    ok(&["snapshot", "delete", t, "s1"]);
+    let copy = tmp.path().join("copy");
+    ok(&["export", t, "--to", copy.to_str().unwrap()]);
+    ok(&["table", "alter", t, "--family", "i", "--compression", "GZ"]);
+    // Every file of the index table is still there (check opens each one), no orphan either.
+    assert_eq!(ok(&["table", "check", ix]), index_check);
+    let check = ok(&["table", "check", t]);
+    assert!(!check.contains("orphan"), "{check}");
+    // The export is a copy of the table alone.
+    assert!(!copy.join("indexes").exists());
+
+    // --out DIR: the index's bulk-load directory inside DIR, skipped by an attach of DIR.
+    let out = tmp.path().join("out");
+    let bulk = out.join("bulk");
+    assert!(import_users("--out", &bulk, &["--quiet"]).status.success());
+    assert_eq!(entries(&out), ["bulk"]);
+    assert_eq!(entries(&bulk), [".indexes", "h", "i", "s"]);
+    assert_eq!(entries(&bulk.join(".indexes")), ["users_by_email"]);
+    let t2 = tmp.path().join("t2");
+    ok(&[
+        "table",
+        "create",
+        t2.to_str().unwrap(),
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+    ]);
+    assert!(
+        ok(&["attach", t2.to_str().unwrap(), bulk.to_str().unwrap()])
+            .starts_with("attached 30 files (5805 cells)")
+    );
+}
+
+/// A table imported before index tables went inside it has its index next to it: the next
+/// import into that table says where the old one is and where this one goes.
+#[test]
+fn an_index_table_beside_the_table_is_pointed_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = tmp.path().join("users");
+    // The earlier layout, as --index-out gives it.
+    let index_out = ["--index-out", tmp.path().to_str().unwrap(), "--quiet"];
+    assert!(import_users("--table", &table, &index_out).status.success());
+    assert_eq!(entries(tmp.path()), ["users", "users_by_email"]);
+    let o = import_users("--table", &table, &["--quiet"]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: index table app:users_by_email of an earlier import is at {}; this import writes it to {}",
+            tmp.path().join("users_by_email").display(),
+            table.join("indexes/users_by_email").display()
+        )),
+        "{stderr}"
+    );
 }

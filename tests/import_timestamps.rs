@@ -252,3 +252,142 @@ fn latest_timestamp_is_the_import_time_and_negative_ones_are_refused() {
     assert!(e.contains("import time: timestamp -1 is negative"), "{e}");
     assert!(!tmp.path().join("out2").exists());
 }
+
+/// A family with a TTL of one day and VERSIONS 2, and one keeping a single version, fed the
+/// same cells: per family, the cells already past the TTL and the versions beyond VERSIONS.
+const RETENTION_SCHEMA: &str = r#"
+[table]
+name = "t"
+
+[[family]]
+name = "h"
+VERSIONS = 2
+TTL = 86400
+
+[[family]]
+name = "d"
+
+[rowkey]
+spec = 'id'
+
+[[column]]
+source = "v"
+cell = "h:v"
+timestamp = "ts"
+
+[[column]]
+source = "v"
+cell = "d:v"
+timestamp = "ts"
+"#;
+
+/// Row a: four versions (the oldest from 1970), row b: one. Against a clock in 2100 - 1 h
+/// (the CLI uses the real one, which these timestamps put on the same side): h hides a's
+/// 1970 version (TTL) and its third newest (VERSIONS 2); d keeps only a's newest.
+const RETENTION_CSV: &str = "id,ts,v\n\
+     a,1000,1\n\
+     a,4102444700000,2\n\
+     a,4102444710000,3\n\
+     a,4102444720000,4\n\
+     b,4102444700000,5\n";
+
+fn family_counts(
+    families: &[hfkit::pipeline::import::FamilyReport],
+) -> Vec<(String, u64, u64, u64)> {
+    families
+        .iter()
+        .map(|f| (f.name.clone(), f.cells, f.expired_by_ttl, f.beyond_versions))
+        .collect()
+}
+
+#[test]
+fn import_counts_cells_past_ttl_and_beyond_versions_per_family() {
+    let parsed = TableSchema::from_toml_str(RETENTION_SCHEMA, "s.toml", None).unwrap();
+    let want = vec![("h".to_string(), 5, 1, 1), ("d".to_string(), 5, 0, 3)];
+    let mut lines: Vec<&str> = RETENTION_CSV.lines().collect();
+    // In input order the versions of a arrive oldest first (its lanes are taken back and
+    // sorted); reversed, newest first (written straight); and with every cell sorted.
+    for (order, streaming) in [("as is", true), ("reversed", true), ("as is", false)] {
+        if order == "reversed" {
+            lines[1..].reverse();
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let input = tmp.path().join("in.csv");
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let mut opts = ImportOptions::new(
+            vec![input],
+            InputFormat::Csv(CsvOptions::default()),
+            tmp.path().join("out"),
+        );
+        opts.now_ms = 4_102_444_800_000 - 3_600_000;
+        opts.streaming = streaming;
+        let report = run_import(&parsed.table, &parsed.mapping, opts).unwrap();
+        assert_eq!(
+            family_counts(&report.families),
+            want,
+            "{order}, lanes {streaming}"
+        );
+        let w = report.warnings.join("\n");
+        assert!(
+            w.contains("family h: 1 of its 5 cells are already past the family's TTL (86400 s) at import time")
+                && w.contains("family h: 1 of its 5 cells are versions beyond the family's VERSIONS (2)")
+                && w.contains("family d: 3 of its 5 cells are versions beyond the family's VERSIONS (1)")
+                && !w.contains("family d: 0"),
+            "{w}"
+        );
+    }
+}
+
+/// On the command line, both with --out and --table: the warnings on stderr and the counts in
+/// the --report JSON; what a scan of the table then returns is exactly what was not counted.
+#[test]
+fn cli_warns_about_hidden_cells_in_both_modes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let schema = tmp.path().join("s.toml");
+    std::fs::write(&schema, RETENTION_SCHEMA).unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, RETENTION_CSV).unwrap();
+    for mode in ["--out", "--table"] {
+        let dest = tmp.path().join(&mode[2..]);
+        let report = tmp.path().join(format!("{}.json", &mode[2..]));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+            .arg("import")
+            .arg("--schema")
+            .arg(&schema)
+            .arg(&input)
+            .arg(mode)
+            .arg(&dest)
+            .arg("--report")
+            .arg(&report)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        for line in [
+            "hfkit: warning: family h: 1 of its 5 cells are already past the family's TTL (86400 s) at import time",
+            "hfkit: warning: family h: 1 of its 5 cells are versions beyond the family's VERSIONS (2)",
+            "hfkit: warning: family d: 3 of its 5 cells are versions beyond the family's VERSIONS (1)",
+        ] {
+            assert!(stderr.contains(line), "{mode}: {stderr}");
+        }
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(
+            r["families"],
+            serde_json::json!([
+                {"name": "h", "cells": 5, "expired_by_ttl": 1, "beyond_versions": 1},
+                {"name": "d", "cells": 5, "expired_by_ttl": 0, "beyond_versions": 3}
+            ]),
+            "{mode}"
+        );
+        assert!(r["warnings"].as_array().unwrap().len() >= 3, "{mode}");
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .arg("scan")
+        .arg(tmp.path().join("table"))
+        .args(["--versions", "10", "--format", "cells"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 10 - 5);
+}

@@ -137,7 +137,7 @@ fn import_into_a_new_table_takes_the_split_points_an_out_import_samples() {
     let table = tmp.path().join("tables").join("users");
     ok(&import_into(&schema, &input, &table));
     assert_eq!(split_points(&table), main_points);
-    let index = tmp.path().join("tables").join("users_by_email");
+    let index = table.join("indexes").join("users_by_email");
     assert_eq!(split_points(&index), index_points);
     // Every record is there, each file within its region.
     for (dir, cells) in [(&table, 3000), (&index, 3000)] {

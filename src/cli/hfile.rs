@@ -24,6 +24,7 @@ use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
 #[derive(Debug, Subcommand)]
 pub enum HfileCommand {
     /// Print every cell in file order, one per line, in the canonical text form.
+    #[command(after_help = examples!("hfkit hfile cells /tmp/hfkit-sample.hfile --seqid"))]
     Cells {
         file: PathBuf,
         /// Also print each cell's MVCC sequence id (an 8th field).
@@ -31,6 +32,10 @@ pub enum HfileCommand {
         seqid: bool,
     },
     /// Show the trailer, FileInfo, index, Bloom filters, block counts and cell statistics.
+    #[command(after_help = examples!(
+        "hfkit hfile info /tmp/hfkit-sample.hfile",
+        "hfkit hfile info /tmp/hfkit-sample.hfile --json",
+    ))]
     Info {
         file: PathBuf,
         /// Machine-readable output.
@@ -39,11 +44,20 @@ pub enum HfileCommand {
     },
     /// Check every block's checksum, the block chains, cell order, the index against the
     /// blocks and FileInfo against the cells. Exit 0 when sound, 1 with the problems otherwise.
+    #[command(after_help = examples!("hfkit hfile verify /tmp/hfkit-sample.hfile"))]
     Verify { file: PathBuf },
     /// Write an HFile from sorted cells in the canonical text form (see `hfkit --help`).
+    #[command(after_help = examples!(
+        "hfkit hfile write /tmp/hfkit-sample.hfile --cells fixtures/users.cells.txt --compression snappy --encoding fast_diff --bloom row",
+        "hfkit hfile write /tmp/hfkit-sample-plain.hfile --cells fixtures/users.cells.txt --plain --comparator inner-store",
+    ))]
     Write(WriteArgs),
     /// Print the cells of one row (or one column of it), asking the Bloom filter first.
     /// Exit 1 when no cell matches (stderr says whether the Bloom filter ruled the file out).
+    #[command(after_help = examples!(
+        "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030",
+        "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030 64 73636f7265",
+    ))]
     Get {
         file: PathBuf,
         /// Row, as hex.

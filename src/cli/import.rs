@@ -9,25 +9,26 @@ use clap::Args;
 
 use super::{CliError, EXIT_OK};
 use crate::pipeline::import::{
-    check_inputs, check_mapping, has_mapping, import_regions, run_import, ImportOptions,
-    ImportRegions, InputFormat, Progress,
+    check_inputs, check_mapping, default_index_dirs, has_mapping, import_regions, run_import,
+    ImportOptions, ImportRegions, InputFormat, Progress,
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::Table;
+use crate::table::directory::{Table, INDEX_DIR};
 use crate::table::manifest::{Attributes, FamilyEntry, CURRENT};
 use crate::table::{ImportMapping, ParsedSchema, Regions, SplitSpec, TableSchema};
 
-const IMPORT_HELP: &str = "\
+const IMPORT_HELP: &str = concat!(
+    "\
 The schema file (TOML; see formats/schema.md) names the table, its families and their
-attributes, the split points, the rowkey spec and the column mapping. Example:
+attributes, the split points, the rowkey spec and the column mapping. Inputs may be globs
+('data/*.csv.gz'), expanded by hfkit.
 
-  hfkit import --schema users.toml 'data/*.csv.gz' --out bulk/ --report report.json
-  hfkit import --schema events.toml events.parquet --table tables/events
-
-Index tables ([[index]] in the schema) are written in the same run, each next to the main
-output under its table qualifier (a bulk-load directory with --out, a table directory with
---table), or under --index-out DIR.
+Index tables ([[index]] in the schema) are written in the same run, each under the path you
+named, by its table qualifier: with --table T a table directory T/indexes/<qualifier> (a table
+of its own: get, scan, check it there); with --out DIR a bulk-load directory
+DIR/.indexes/<qualifier> (which `hbase completebulkload DIR` and `hfkit attach T DIR` skip;
+load it into the index table on its own); or DIR/<qualifier> with --index-out DIR.
 
 Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
 group and row), column and reason, and nothing is written. With --bad-rows FILE, a rejected
@@ -35,7 +36,15 @@ record is written there with its position and reason, counted, and skipped, and 
 goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
 --max-bad-rows N (one more stops the import, and nothing is written).
 
-Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.";
+Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.
+
+",
+    examples!(
+        "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --table /tmp/hfkit-users",
+        "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --out /tmp/hfkit-bulk --report /tmp/hfkit-report.json",
+        "hfkit import --schema fixtures/seeds/orders.toml 'fixtures/seeds/ord*.csv' --table /tmp/hfkit-orders --memory 64MB",
+    ),
+);
 
 #[derive(Debug, Args)]
 #[command(after_help = IMPORT_HELP)]
@@ -53,7 +62,8 @@ pub struct ImportArgs {
     /// it does not exist).
     #[arg(long)]
     table: Option<PathBuf>,
-    /// Where index tables go: DIR/<index table qualifier> (default: next to --out or --table).
+    /// Where index tables go: DIR/<index table qualifier> (default: TABLE/indexes/<qualifier>
+    /// with --table, OUT/.indexes/<qualifier> with --out).
     #[arg(long)]
     index_out: Option<PathBuf>,
     #[command(flatten)]
@@ -171,14 +181,12 @@ impl InputArgs {
     }
 }
 
-const PLAN_HELP: &str = "\
+const PLAN_HELP: &str = concat!(
+    "\
 Reads a sample of the input through the import's own sources, rowkey spec and column mapping,
 and prints, for the split points the import would use (or for --regions N cut at the sample's
 quantiles), each region's rows and cells in the sample and expected for the whole input.
-Nothing is written. Example:
-
-  hfkit plan --schema users.toml 'data/*.csv.gz' --sample-fraction 0.01
-  hfkit plan --schema events.toml events.parquet --regions 16 --json
+Nothing is written.
 
 Regions holding more than twice the mean are marked HOT. The warnings are the import's own:
 hot regions, row keys in increasing order, mean key length outside 10-100 bytes, and records
@@ -187,7 +195,14 @@ when every record was read (a fraction reads them all), from Parquet footers, or
 the bytes of plain CSV files; unknown when a compressed file was not read to its end.
 
 Exit codes: 0 a plan was printed (hot regions included), 1 bad input or schema, 2 wrong
-command line.";
+command line.
+
+",
+    examples!(
+        "hfkit plan --schema fixtures/seeds/users.toml fixtures/seeds/users.csv",
+        "hfkit plan --schema fixtures/seeds/events.toml fixtures/seeds/events.csv --sample-fraction 0.5 --regions 16 --json",
+    ),
+);
 
 /// `hfkit plan`.
 #[derive(Debug, Args)]
@@ -331,18 +346,19 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
     };
     let indexes = &parsed.mapping.indexes;
-    // Each index table: where it goes (a bulk-load directory, or a table directory).
-    let index_root = match (&a.index_out, &a.out, &a.table) {
-        (Some(root), _, _) => root.clone(),
-        (None, Some(o), _) | (None, None, Some(o)) => {
-            o.parent().map(Path::to_path_buf).unwrap_or_default()
-        }
-        (None, None, None) => PathBuf::new(),
+    // Each index table: where it goes (a table directory with --table, else a bulk-load
+    // directory), always under the path the user named.
+    let index_dirs: Vec<PathBuf> = match (&a.index_out, &a.table) {
+        (Some(root), _) => indexes
+            .iter()
+            .map(|ix| root.join(&ix.table.qualifier))
+            .collect(),
+        (None, Some(t)) => indexes
+            .iter()
+            .map(|ix| t.join(INDEX_DIR).join(&ix.table.qualifier))
+            .collect(),
+        (None, None) => default_index_dirs(&out_dir, indexes),
     };
-    let index_dirs: Vec<PathBuf> = indexes
-        .iter()
-        .map(|ix| index_root.join(&ix.table.qualifier))
-        .collect();
     let mut opts = ImportOptions::new(inputs, format, out_dir.clone());
     opts.sample_rows = a.sample_rows;
     opts.index_out = Some(match &a.table {
@@ -375,6 +391,11 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let mut created = CreatedTables::default();
     let (table, index_tables) = match &a.table {
         Some(t) => {
+            if a.index_out.is_none() {
+                for (ix, dir) in parsed.mapping.indexes.iter().zip(&index_dirs) {
+                    warn_of_index_beside(t, dir, &ix.table);
+                }
+            }
             check_inputs(&parsed.table, &parsed.mapping, &opts.inputs, &opts.format)
                 .map_err(|e| CliError::failure(e.to_string()))?;
             let (mut tables, regions) =
@@ -676,6 +697,30 @@ fn open_existing(dir: &Path, schema: Option<&TableSchema>) -> Result<Option<Tabl
         }
     }
     Ok(Some(t))
+}
+
+/// Before index tables went inside their table's directory (`formats/import.md` §"Index
+/// tables"), an import put them next to it: says so when such a table is there and `dir`, where
+/// this import writes, is not a table yet (the entries of both together are the index).
+fn warn_of_index_beside(table: &Path, dir: &Path, schema: &TableSchema) {
+    let Some(beside) = table.parent().map(|p| p.join(&schema.qualifier)) else {
+        return;
+    };
+    let holds_it = || {
+        Table::open(&beside)
+            .and_then(|t| t.manifest())
+            .is_ok_and(|m| m.table == schema.full_name())
+    };
+    if !dir.join("CURRENT").exists() && holds_it() {
+        eprintln!(
+            "hfkit: warning: index table {} of an earlier import is at {}; this import writes it to {} (move the old one there first to keep one index: mv {} {})",
+            schema.full_name(),
+            beside.display(),
+            dir.display(),
+            beside.display(),
+            dir.display()
+        );
+    }
 }
 
 /// Creates a table directory from a schema: its families and table attributes (all of them,

@@ -19,6 +19,10 @@ pub enum MaintCommand {
     /// 3 files, at most 10, ratio 1.2); a selection of every file of a store drops delete
     /// markers as a major compaction does. --major: every file, one output per store, deleted,
     /// expired and excess versions dropped. One commit for the whole run.
+    #[command(after_help = examples!(
+        "hfkit compact /tmp/hfkit-users --family i --all",
+        "hfkit compact /tmp/hfkit-users --major --json",
+    ))]
     Compact {
         table: PathBuf,
         #[arg(long)]
@@ -49,6 +53,12 @@ pub enum MaintCommand {
     /// parquet with --to FILE: every cell a read returns, one per line / row; add --rows
     /// --schema S.toml for one record per row key with the fields of S's import mapping, which
     /// `hfkit import --schema S.toml` reads back into the same cells.
+    #[command(after_help = examples!(
+        "hfkit export /tmp/hfkit-users --format csv --rows --schema fixtures/seeds/users.toml --to /tmp/hfkit-users.csv",
+        "hfkit export /tmp/hfkit-users --format parquet --to /tmp/hfkit-users-cells.parquet",
+        "hfkit export /tmp/hfkit-users --bulkload /tmp/hfkit-users-bulk",
+        "hfkit export /tmp/hfkit-users --to /tmp/hfkit-users-copy --json",
+    ))]
     Export {
         table: PathBuf,
         #[arg(long)]
@@ -79,6 +89,10 @@ pub enum MaintCommand {
 /// `hfkit table alter`: change a family's settings (a new manifest version). Files already
 /// written keep their format; later attaches and compactions use the new settings.
 #[derive(Debug, clap::Args)]
+#[command(after_help = examples!(
+    "hfkit table alter /tmp/hfkit-users --family s --compression ZSTD --versions 5",
+    "hfkit table alter /tmp/hfkit-users --family h --ttl FOREVER --json",
+))]
 pub struct AlterArgs {
     table: PathBuf,
     #[arg(long)]
@@ -110,6 +124,7 @@ pub struct AlterArgs {
 #[derive(Debug, Subcommand)]
 pub enum SnapshotCommand {
     /// Save the live manifest as snapshot NAME.
+    #[command(after_help = examples!("hfkit snapshot create /tmp/hfkit-users before-cleanup"))]
     Create {
         table: PathBuf,
         name: String,
@@ -117,16 +132,25 @@ pub enum SnapshotCommand {
         json: bool,
     },
     /// List snapshots.
+    #[command(after_help = examples!(
+        "hfkit snapshot list /tmp/hfkit-users",
+        "hfkit snapshot list /tmp/hfkit-users --json",
+    ))]
     List {
         table: PathBuf,
         #[arg(long)]
         json: bool,
     },
     /// Delete snapshot NAME; files nothing else names are removed.
+    #[command(after_help = examples!("hfkit snapshot delete /tmp/hfkit-users before-cleanup"))]
     Delete { table: PathBuf, name: String },
     /// Make snapshot NAME the live contents again (one commit).
+    #[command(after_help = examples!("hfkit snapshot restore /tmp/hfkit-users before-cleanup"))]
     Restore { table: PathBuf, name: String },
     /// Create a new table at NEW_DIR from snapshot NAME (hard links or copies).
+    #[command(after_help = examples!(
+        "hfkit snapshot clone /tmp/hfkit-users before-cleanup /tmp/hfkit-users-clone --name app:users_clone",
+    ))]
     Clone {
         table: PathBuf,
         name: String,

@@ -4,6 +4,18 @@
 //! (the message names the file and the line, or the block offset); 2 the command line itself
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
+/// A command's `--help` examples: `Examples (...):` and one indented command per line. They
+/// run as written from a checkout of hfkit (`tests/cli.rs` runs every one), so they use the
+/// bundled data and build on each other as `hfkit --help` says.
+macro_rules! examples {
+    ($($line:literal),+ $(,)?) => {
+        concat!(
+            "Examples (from a checkout of hfkit; see `hfkit --help`):",
+            $("\n  ", $line),+
+        )
+    };
+}
+
 mod hfile;
 mod import;
 mod maint;
@@ -30,7 +42,13 @@ Exit codes:
 Cells on the command line and in cell files use the canonical text form, one cell per line:
   row_hex family_hex qualifier_hex timestamp type value_hex tags_hex [seqid]
 with lowercase hex, '-' for empty bytes, and type one of Put, Delete, DeleteColumn,
-DeleteFamily, DeleteFamilyVersion.";
+DeleteFamily, DeleteFamilyVersion.
+
+Every command's --help ends with examples that run as written from a checkout of hfkit, on the
+bundled data (fixtures/seeds, fixtures/users.cells.txt). They build on each other: the first
+two of `hfkit import --help` create the table /tmp/hfkit-users and the bulk-load directory
+/tmp/hfkit-bulk most others use, and `hfkit hfile write --help` the file
+/tmp/hfkit-sample.hfile the other hfile commands read.";
 
 /// hfkit: bulk-load and maintain Apache HBase tables as files, offline.
 #[derive(Debug, Parser)]
@@ -55,6 +73,10 @@ pub enum Command {
     Table(table::TableCommand),
     /// Attach a bulk-load directory (DIR/<family>/<hfile>) to a table: all files become visible
     /// in one commit, or none; files crossing region boundaries are split.
+    #[command(after_help = examples!(
+        "hfkit attach /tmp/hfkit-users/indexes/users_by_email /tmp/hfkit-bulk/.indexes/users_by_email",
+        "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --json",
+    ))]
     Attach {
         table: std::path::PathBuf,
         dir: std::path::PathBuf,

@@ -14,7 +14,8 @@ use crate::table::directory::Table;
 use crate::table::read::TableReader;
 use crate::table::{to_bytes_binary, to_string_binary};
 
-const GET_AFTER_HELP: &str = "\
+const GET_AFTER_HELP: &str = concat!(
+    "\
 Reads one row of a table directory (only the region holding it), with HBase's read semantics:
 delete markers, VERSIONS / MIN_VERSIONS, TTL (against --now, default the current time),
 KEEP_DELETED_CELLS, time range. A row without cells prints nothing (text: '0 row(s)'), exit 0.
@@ -23,12 +24,17 @@ Rows, qualifiers and values are written and shown as text in HBase's Bytes.toStr
 printable ASCII as itself, every other byte (and the backslash) as \\xNN with upper-case hex
 digits. Quote them for the shell: 'row\\x00\\xFF'.
 
-Examples:
-  hfkit get /data/t 'user\\x00042'
-  hfkit get /data/t row7 --column f:name --column g --versions 3 --format json
-  hfkit get /data/t row7 --time-range 0,1700000000000 --stats";
+",
+    examples!(
+        "hfkit get /tmp/hfkit-users 7700000000",
+        "hfkit get /tmp/hfkit-users 7700000000 --column i:name --column s --versions 3 --format json",
+        "hfkit get /tmp/hfkit-users 7700000000 --time-range 0,1700000000001 --stats",
+        "hfkit get /tmp/hfkit-users/indexes/users_by_email 'u77@example.com_77' --format tsv",
+    ),
+);
 
-const SCAN_AFTER_HELP: &str = "\
+const SCAN_AFTER_HELP: &str = concat!(
+    "\
 Scans the rows of a table directory in [--start, --stop) and with --prefix, region after region,
 with HBase's read semantics (see `hfkit get --help`). --reverse returns the same rows, last
 first (unlike the HBase shell, --start is still the lower bound).
@@ -43,10 +49,14 @@ Rows, qualifiers and values are written and shown as text in HBase's Bytes.toStr
 printable ASCII as itself, every other byte (and the backslash) as \\xNN with upper-case hex
 digits. Quote them for the shell: 'row\\x00\\xFF'.
 
-Examples:
-  hfkit scan /data/t --prefix 'user\\x00' --limit 10
-  hfkit scan /data/t --start a --stop m --column f:q --format tsv
-  hfkit scan /data/t --raw --versions 10 --format cells | head";
+",
+    examples!(
+        "hfkit scan /tmp/hfkit-users --limit 3",
+        "hfkit scan /tmp/hfkit-users --start 1 --stop 2 --column i:email --format tsv --limit 5",
+        "hfkit scan /tmp/hfkit-users/indexes/users_by_email --prefix 'u77@example.com_'",
+        "hfkit scan /tmp/hfkit-users --prefix '\\x37' --reverse --raw --versions 10 --format cells --limit 2",
+    ),
+);
 
 /// Output formats of `get` and `scan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -14,8 +14,17 @@ use crate::table::directory::Table;
 pub enum TableCommand {
     /// Create an empty table directory from a schema file or an HBase shell `create` statement,
     /// e.g. --hbase-shell "create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']".
+    #[command(after_help = examples!(
+        "hfkit table create /tmp/hfkit-events --schema fixtures/seeds/events.toml",
+        "hfkit table create /tmp/hfkit-t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"",
+    ))]
     Create(super::import::CreateArgs),
-    /// Show the table's families, regions and live store files.
+    /// Show the table's families, regions and live store files, and the index tables imported
+    /// with it (under TABLE/indexes/).
+    #[command(after_help = examples!(
+        "hfkit table describe /tmp/hfkit-users",
+        "hfkit table describe /tmp/hfkit-users --json",
+    ))]
     Describe {
         table: PathBuf,
         /// Machine-readable output.
@@ -24,6 +33,10 @@ pub enum TableCommand {
     },
     /// Check that every live file exists, has its recorded size, verifies and lies in its
     /// region; list orphaned files. Exit 0 when sound, 1 otherwise.
+    #[command(after_help = examples!(
+        "hfkit table check /tmp/hfkit-users",
+        "hfkit table check /tmp/hfkit-users/indexes/users_by_email",
+    ))]
     Check { table: PathBuf },
     /// Change a family's settings (compression, encoding, Bloom, block size, VERSIONS,
     /// MIN_VERSIONS, TTL, KEEP_DELETED_CELLS) for later writes: a new manifest version.
@@ -80,6 +93,13 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
             cells,
             bytes
         )?;
+    }
+    for ix in t.index_tables() {
+        let name = Table::open(&ix)
+            .and_then(|i| i.manifest())
+            .map(|m| m.table)
+            .unwrap_or_else(|e| format!("unreadable: {e}"));
+        writeln!(out, "index table {name}: {}", ix.display())?;
     }
     Ok(EXIT_OK)
 }

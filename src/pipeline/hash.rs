@@ -21,7 +21,7 @@ pub fn murmur_hash(data: &[u8], seed: i32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::fixtures;
+    use crate::test_fixtures as fixtures;
 
     #[test]
     fn reference_values() {

@@ -29,6 +29,7 @@ use rayon::prelude::*;
 use super::error::quote;
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
+use super::retention::{HiddenCells, Retention};
 use super::route::{run_lane_writer, LaneSink, Outputs, Router, ThreadSink};
 use super::rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};
 use super::sort::{CellSorter, SortError};
@@ -42,6 +43,7 @@ use crate::format::cell::{
 };
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
+use crate::table::read::family_read_settings;
 use crate::table::{
     ImportMapping, IndexSchema, Regions, SchemaError, SplitSpec, TableSchema, TimestampSource,
     ValueType,
@@ -113,7 +115,7 @@ pub struct ImportOptions {
     pub format: InputFormat,
     pub out_dir: PathBuf,
     /// Bulk-load directory of each `[[index]]` table, in schema order (default:
-    /// [`default_index_dirs`], next to `out_dir`).
+    /// [`default_index_dirs`], inside `out_dir`).
     pub index_out: Option<Vec<PathBuf>>,
     /// Bytes of cells kept in memory before a sorted run is spilled.
     pub memory_budget: usize,
@@ -122,6 +124,9 @@ pub struct ImportOptions {
     pub max_file_size: u64,
     /// Epoch ms: the timestamp of cells without one, the files' create and bulk-load time.
     pub import_time: i64,
+    /// Epoch ms: "now" for counting cells already past their family's TTL (default: the clock
+    /// when the options were made; not `import_time`, which may be set to any instant).
+    pub now_ms: i64,
     /// Rejected records go here (with their reason) instead of failing the import.
     pub bad_rows: Option<PathBuf>,
     /// Most records rejected into `bad_rows` before the import fails (`None`: no limit).
@@ -139,6 +144,10 @@ pub struct ImportOptions {
 
 impl ImportOptions {
     pub fn new(inputs: Vec<PathBuf>, format: InputFormat, out_dir: PathBuf) -> ImportOptions {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
         ImportOptions {
             inputs,
             format,
@@ -147,10 +156,8 @@ impl ImportOptions {
             memory_budget: 1 << 30,
             temp_dir: None,
             max_file_size: super::output::DEFAULT_MAX_FILE_SIZE,
-            import_time: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0),
+            import_time: now_ms,
+            now_ms,
             bad_rows: None,
             max_bad_rows: None,
             batch_rows: DEFAULT_BATCH_ROWS,
@@ -199,6 +206,8 @@ pub struct ImportReport {
     pub wall_seconds: f64,
     pub peak_rss_bytes: u64,
     pub warnings: Vec<String>,
+    /// Per family of the main table, in schema order: its cells and those reads will not return.
+    pub families: Vec<FamilyReport>,
     /// The `[[index]]` tables written in the same run, in schema order.
     pub indexes: Vec<IndexReport>,
     #[serde(skip)]
@@ -220,8 +229,24 @@ pub struct IndexReport {
     pub files: usize,
     pub output_bytes: u64,
     pub regions: Vec<RegionReport>,
+    /// The index table's family.
+    pub families: Vec<FamilyReport>,
     #[serde(skip)]
     pub output_files: Vec<OutputFile>,
+}
+
+/// One family's cells in the output, and those HBase will not return right after the load
+/// ([`super::retention`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FamilyReport {
+    pub name: String,
+    pub cells: u64,
+    /// Already past the family's TTL at import time (reads skip them; a major compaction
+    /// drops them).
+    pub expired_by_ttl: u64,
+    /// Versions of a column beyond the family's VERSIONS within this import (reads return the
+    /// newest VERSIONS; a major compaction drops the rest).
+    pub beyond_versions: u64,
 }
 
 /// A column mapping bound to one file's columns.
@@ -600,24 +625,30 @@ pub fn import_regions(
     Ok(ImportRegions { main, indexes })
 }
 
-/// Bulk-load directories of the index tables when none are given: next to `out_dir` (in its
-/// parent directory), each named after its index table's qualifier.
+/// Where the index tables' bulk-load directories go inside the main one: a name starting with
+/// `.`, which `hbase completebulkload` (not a legal family name) and `hfkit attach` skip.
+pub const INDEX_BULK_DIR: &str = ".indexes";
+
+/// Bulk-load directories of the index tables when none are given: inside `out_dir`, under
+/// [`INDEX_BULK_DIR`], each named after its index table's qualifier.
 pub fn default_index_dirs(out_dir: &Path, indexes: &[IndexSchema]) -> Vec<PathBuf> {
-    let parent = out_dir.parent().unwrap_or(Path::new(""));
     indexes
         .iter()
-        .map(|ix| parent.join(&ix.table.qualifier))
+        .map(|ix| out_dir.join(INDEX_BULK_DIR).join(&ix.table.qualifier))
         .collect()
 }
 
-/// Writer options of a family of the output, with the bulk-load FileInfo.
+/// Writer options of a family of the output, with the bulk-load FileInfo, and its retention
+/// at `now_ms`.
 fn output_family(
     f: &crate::table::FamilySchema,
     import_time: i64,
+    now_ms: i64,
 ) -> Result<OutputFamily, ImportError> {
-    let mut o = FamilyEntry::from_schema(f)
-        .writer_options(import_time)
-        .map_err(|e| ImportError::Invalid(e.to_string()))?;
+    let entry = FamilyEntry::from_schema(f);
+    let invalid = |e: crate::table::TableError| ImportError::Invalid(e.to_string());
+    let mut o = entry.writer_options(import_time).map_err(invalid)?;
+    let retention = Retention::new(&family_read_settings(&entry).map_err(invalid)?, now_ms);
     o.bulk_load = Some(BulkLoadInfo {
         timestamp: import_time,
         task: "hfkit-import".into(),
@@ -626,15 +657,21 @@ fn output_family(
     Ok(OutputFamily {
         name: f.name.clone(),
         options: o,
+        retention,
     })
 }
 
-/// Creates `dir` (remembering whether it existed) and a guard that removes what a failed
-/// import leaves of it.
+/// Creates `dir` (remembering which of it and its parents did not exist) and a guard that
+/// removes what a failed import leaves of it.
 fn guarded_dir(dir: &Path, families: Vec<String>) -> Result<OutputDirGuard, ImportError> {
+    let created = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
     let guard = OutputDirGuard {
         dir: dir.to_path_buf(),
-        created: !dir.exists(),
+        created,
         families,
         armed: true,
     };
@@ -656,6 +693,28 @@ fn region_reports(regions: &Regions, out: &super::output::OutputReport) -> Vec<R
                 cells: stores.iter().map(|s| s.cells).sum(),
                 bytes: stores.iter().map(|s| s.bytes).sum(),
                 files: stores.iter().map(|s| s.files).sum(),
+            }
+        })
+        .collect()
+}
+
+/// Per-family totals of a finished output, families in `names` order.
+fn family_reports(names: &[&str], out: &super::output::OutputReport) -> Vec<FamilyReport> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(f, name)| {
+            let mut hidden = HiddenCells::default();
+            let mut cells = 0;
+            for store in out.stores.iter().filter_map(|region| region.get(f)) {
+                cells += store.cells;
+                hidden.add(store.hidden);
+            }
+            FamilyReport {
+                name: name.to_string(),
+                cells,
+                expired_by_ttl: hidden.expired,
+                beyond_versions: hidden.beyond_versions,
             }
         })
         .collect()
@@ -724,14 +783,21 @@ pub fn run_import(
         )?,
     };
 
-    // Outputs and sorter. Index tables first: on a failure, guards are dropped in reverse.
+    // Outputs and sorter. The main directory's guard first: the index tables' directories are
+    // inside it by default, and on a failure guards are dropped in reverse.
+    let mut dir_guard = guarded_dir(
+        &opts.out_dir,
+        schema.families.iter().map(|f| f.name.clone()).collect(),
+    )?;
     let mut index_guards = Vec::new();
     let mut index_outputs = Vec::new();
     for ((ix, dir), ix_regions) in mapping.indexes.iter().zip(&index_dirs).zip(&index_regions) {
-        index_guards.push(guarded_dir(dir, vec![ix.family().name.clone()])?);
+        // Newest first: a vector drops in order, and a later one's directory may be inside a
+        // parent an earlier one created.
+        index_guards.insert(0, guarded_dir(dir, vec![ix.family().name.clone()])?);
         index_outputs.push(BulkOutput::new(
             dir,
-            vec![output_family(ix.family(), opts.import_time)?],
+            vec![output_family(ix.family(), opts.import_time, opts.now_ms)?],
             ix_regions.split_keys().to_vec(),
             opts.max_file_size,
         )?);
@@ -739,12 +805,8 @@ pub fn run_import(
     let out_families: Vec<OutputFamily> = schema
         .families
         .iter()
-        .map(|f| output_family(f, opts.import_time))
+        .map(|f| output_family(f, opts.import_time, opts.now_ms))
         .collect::<Result<_, ImportError>>()?;
-    let mut dir_guard = guarded_dir(
-        &opts.out_dir,
-        schema.families.iter().map(|f| f.name.clone()).collect(),
-    )?;
     let mut output = BulkOutput::new(
         &opts.out_dir,
         out_families,
@@ -1105,6 +1167,7 @@ pub fn run_import(
     report.files = out.files.len();
     report.output_bytes = out.files.iter().map(|f| f.bytes).sum();
     report.regions = region_reports(&regions, &out);
+    report.families = family_reports(&families, &out);
     report.output_files = out.files;
     let accepted = report.rows_read - report.rows_rejected;
     for (i, ix_out) in index_finished.into_iter().enumerate() {
@@ -1118,6 +1181,7 @@ pub fn run_import(
             files: ix_out.files.len(),
             output_bytes: ix_out.files.iter().map(|f| f.bytes).sum(),
             regions: region_reports(&index_regions[i], &ix_out),
+            families: family_reports(&[ix.family().name.as_str()], &ix_out),
             output_files: ix_out.files,
         });
     }
@@ -1127,6 +1191,16 @@ pub fn run_import(
         report.rowkey_len_mean = key_len_sum as f64 / keys as f64;
     }
     report.warnings = design_warnings(&report, keys, ascending);
+    report
+        .warnings
+        .extend(hidden_cell_warnings("", &report.families, &schema.families));
+    for (ix_report, ix) in report.indexes.iter().zip(&mapping.indexes) {
+        report.warnings.extend(hidden_cell_warnings(
+            &format!("index {}: ", ix_report.name),
+            &ix_report.families,
+            std::slice::from_ref(ix.family()),
+        ));
+    }
     if let (Some(p), n @ 1..) = (&opts.bad_rows, report.rows_rejected) {
         report.warnings.push(format!(
             "{n} rejected records were skipped; they are in {}",
@@ -1367,11 +1441,12 @@ pub(crate) fn open_input(
     }
 }
 
-/// On a failed import, removes the (then empty) family directories and the output directory
-/// if the import created it.
+/// On a failed import, removes the (then empty) family directories, and the output directory
+/// and those of its parents the import created.
 struct OutputDirGuard {
     dir: PathBuf,
-    created: bool,
+    /// `dir` and its parents that did not exist, deepest first.
+    created: Vec<PathBuf>,
     families: Vec<String>,
     armed: bool,
 }
@@ -1384,8 +1459,8 @@ impl Drop for OutputDirGuard {
         for f in &self.families {
             let _ = std::fs::remove_dir(self.dir.join(f));
         }
-        if self.created {
-            let _ = std::fs::remove_dir(&self.dir);
+        for d in &self.created {
+            let _ = std::fs::remove_dir(d);
         }
     }
 }
@@ -1420,6 +1495,34 @@ fn design_warnings(r: &ImportReport, keys: u64, ascending: u64) -> Vec<String> {
                 "index {}: {} index cells had the row key of another and were dropped (the last \
                  one read wins); make the index rowkey unique, e.g. by appending the main key's fields",
                 ix.name, ix.duplicate_cells
+            ));
+        }
+    }
+    w
+}
+
+/// Families some of whose cells reads will not return right after the import: past the TTL,
+/// or beyond VERSIONS (`schemas` in the order of `families`).
+fn hidden_cell_warnings(
+    prefix: &str,
+    families: &[FamilyReport],
+    schemas: &[crate::table::FamilySchema],
+) -> Vec<String> {
+    let mut w = Vec::new();
+    for (f, schema) in families.iter().zip(schemas) {
+        if f.expired_by_ttl > 0 {
+            w.push(format!(
+                "{prefix}family {}: {} of its {} cells are already past the family's TTL ({} s) at import time: reads will not return them and a major compaction drops them; check their timestamps (or raise TTL)",
+                f.name,
+                f.expired_by_ttl,
+                f.cells,
+                schema.ttl_seconds.unwrap_or_default()
+            ));
+        }
+        if f.beyond_versions > 0 {
+            w.push(format!(
+                "{prefix}family {}: {} of its {} cells are versions beyond the family's VERSIONS ({}) within this import: reads return the newest {} of each column and a major compaction drops the rest",
+                f.name, f.beyond_versions, f.cells, schema.versions, schema.versions
             ));
         }
     }

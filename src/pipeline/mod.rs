@@ -14,6 +14,7 @@
 //! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
 //! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
+//! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
 //! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
 //!
 //! Each stage has its own error enum; the import driver reports them with the file, line and
@@ -26,6 +27,7 @@ pub mod import;
 pub mod output;
 pub mod parquet_source;
 pub mod plan;
+pub mod retention;
 pub mod route;
 pub mod rowkey;
 pub mod sort;

@@ -22,6 +22,8 @@ use crate::format::bytes::{compare_bytes, equal_bytes};
 use crate::format::cell::CellRef;
 use crate::format::writer::{HFileWriter, WriterOptions};
 
+use super::retention::{ColumnVersions, HiddenCells, Retention};
+
 /// HBase's `hbase.hregion.max.filesize` default: 10 GiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024 * 1024;
 /// Most files per region and family (HBase's bulk-load limit).
@@ -57,6 +59,9 @@ pub enum OutputError {
 pub struct OutputFamily {
     pub name: String,
     pub options: WriterOptions,
+    /// The family's VERSIONS and TTL, to count the cells reads will not return
+    /// ([`StoreStats::hidden`]); [`Retention::KEEP_ALL`] counts none.
+    pub retention: Retention,
 }
 
 /// Per region and family totals.
@@ -65,6 +70,8 @@ pub struct StoreStats {
     pub cells: u64,
     pub bytes: u64,
     pub files: u32,
+    /// Cells written that HBase will not return: past the TTL, or beyond VERSIONS.
+    pub hidden: HiddenCells,
 }
 
 /// A finished output file.
@@ -93,6 +100,8 @@ struct OpenFile {
     tmp: PathBuf,
     writer: HFileWriter<BufWriter<WritebackFile>>,
     last_row: Vec<u8>,
+    /// The column being written (files roll between rows, so a column is in one file).
+    column: ColumnVersions,
 }
 
 impl OpenFile {
@@ -115,11 +124,23 @@ impl OpenFile {
             })
     }
 
-    /// Remembers `row` as the last row written (files roll only between rows).
-    fn note_row(&mut self, row: &[u8]) {
-        if !equal_bytes(&self.last_row, row) {
+    /// After a row's `cells` were written: counts those reads will not return into `stats`
+    /// and remembers the row as the last written (files roll only between rows).
+    fn written_row(
+        &mut self,
+        cells: &[CellRef<'_>],
+        retention: &Retention,
+        stats: &mut StoreStats,
+    ) {
+        let Some(first) = cells.first() else {
+            return;
+        };
+        let new_row = !equal_bytes(&self.last_row, first.row);
+        self.column
+            .offer(retention, new_row, cells, &mut stats.hidden);
+        if new_row {
             self.last_row.clear();
-            self.last_row.extend_from_slice(row);
+            self.last_row.extend_from_slice(first.row);
         }
     }
 }
@@ -322,6 +343,7 @@ impl BulkOutput {
                 m.cells += t.cells;
                 m.bytes += t.bytes;
                 m.files += t.files;
+                m.hidden.add(t.hidden);
             }
         }
         other.finished = true; // its files are ours now
@@ -377,8 +399,9 @@ impl BulkOutput {
         if let Some(c) = self.lanes[lane].as_mut() {
             debug_assert!(cells.iter().all(|c| c.row == first.row), "one row per call");
             c.append_row(cells)?;
-            c.note_row(first.row);
-            self.stores[region][family].cells += cells.len() as u64;
+            let stats = &mut self.stores[region][family];
+            c.written_row(cells, &self.families[family].retention, stats);
+            stats.cells += cells.len() as u64;
         }
         Ok(())
     }
@@ -467,8 +490,9 @@ impl BulkOutput {
             } else {
                 c.append_row(cells)?;
             }
-            c.note_row(row);
-            self.stores[region][family].cells += cells.len() as u64;
+            let stats = &mut self.stores[region][family];
+            c.written_row(cells, &self.families[family].retention, stats);
+            stats.cells += cells.len() as u64;
         }
         Ok(())
     }
@@ -520,6 +544,7 @@ impl BulkOutput {
             tmp,
             writer,
             last_row: Vec::new(),
+            column: ColumnVersions::default(),
         })
     }
 
@@ -647,6 +672,7 @@ mod tests {
                     block_size: 1024,
                     ..WriterOptions::default()
                 },
+                retention: Retention::KEEP_ALL,
             })
             .collect()
     }
@@ -728,6 +754,7 @@ mod tests {
         fams.push(OutputFamily {
             name: "c".into(),
             options: fams[0].options.clone(),
+            retention: Retention::KEEP_ALL,
         });
         let mut out = BulkOutput::new(dir.path(), fams.clone(), vec![], 1 << 30).unwrap();
         out.append(0, &Cell::put(b"r", b"a", b"q", 1, b"v").as_ref())

@@ -8,6 +8,8 @@
 //!   data/<region>/<family>/<file>    store files; live only if the manifest names them
 //!   .tmp/                            staging for attaches in progress
 //!   .lock                            advisory lock: one writer at a time; readers never lock
+//!   indexes/<qualifier>/             index tables an import wrote with this one: tables of
+//!                                    their own, which nothing done to TABLE reads or removes
 //! ```
 //!
 //! Attach (`Table::attach`) makes every file of a bulk-load directory visible in one manifest
@@ -37,6 +39,10 @@ pub const DATA_DIR: &str = "data";
 pub const STAGING_DIR: &str = ".tmp";
 /// The writers' advisory lock file.
 pub const LOCK_FILE: &str = ".lock";
+/// Directory of the index tables imported with the table (`INDEX_DIR/<qualifier>/`, each a
+/// table directory of its own). Garbage collection, check, compaction, snapshots and exports
+/// of the table never look inside it.
+pub const INDEX_DIR: &str = "indexes";
 /// Most files one attach may add to one region and family (HBase's
 /// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`).
 pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
@@ -254,6 +260,18 @@ impl Table {
             return Ok(reader);
         };
         Err(TableError::Corrupt { path, detail })
+    }
+
+    /// The index tables under [`INDEX_DIR`] (directories holding a `CURRENT`), sorted.
+    pub fn index_tables(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = std::fs::read_dir(self.dir.join(INDEX_DIR))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.join(manifest::CURRENT).is_file())
+            .collect();
+        out.sort();
+        out
     }
 
     /// Takes the writers' lock, waiting for another writer to finish.

@@ -81,29 +81,3 @@ impl TableError {
         }
     }
 }
-
-/// Locating Apache HBase's golden fixtures in tests.
-#[cfg(test)]
-pub(crate) mod fixtures {
-    use std::path::{Path, PathBuf};
-
-    /// The fixtures root (holding `splits/`, `hashes/`, `hbase/`): `$HFKIT_HBASE_FIXTURES`, else
-    /// `CARGO_MANIFEST_DIR/../shared/fixtures`. `None`, with a `SKIP` line on stderr, when the
-    /// wanted sub-directory is absent.
-    pub(crate) fn dir(test: &str, sub: &str) -> Option<PathBuf> {
-        let root = match std::env::var_os("HFKIT_HBASE_FIXTURES") {
-            Some(p) => PathBuf::from(p),
-            None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"),
-        };
-        let dir = root.join(sub);
-        if dir.is_dir() {
-            Some(dir)
-        } else {
-            eprintln!(
-                "SKIP {test}: HBase fixtures not found at {} (set HFKIT_HBASE_FIXTURES)",
-                dir.display()
-            );
-            None
-        }
-    }
-}

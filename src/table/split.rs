@@ -604,7 +604,7 @@ pub fn sample_splits<K: AsRef<[u8]>>(sample: &[K], regions: usize) -> Vec<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::fixtures;
+    use crate::test_fixtures as fixtures;
     use proptest::prelude::*;
 
     fn strs(keys: &[Vec<u8>]) -> Vec<String> {

@@ -1,7 +1,8 @@
 //! Shared helpers for tests that read Apache HBase's fixtures from `../shared/fixtures` (or
-//! `$HFKIT_HBASE_FIXTURES`, the directory holding `hbase/`). When they are absent, tests print
-//! a skip message and pass, so a fresh clone still passes. Also small helpers shared by the
-//! table tests.
+//! `$HFKIT_HBASE_FIXTURES`, the directory holding `hbase/`), found through
+//! [`test_fixtures`] (`src/test_fixtures.rs`, the one copy the library's unit tests use too):
+//! absent, a test is skipped and counted, or fails under `HFKIT_REQUIRE_FIXTURES=1`. Also small
+//! helpers shared by the table tests.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -16,22 +17,13 @@ use hfkit::format::text::parse_cell_line;
 use hfkit::format::trailer::COMPARATOR_INNER_STORE;
 use hfkit::format::writer::{BulkLoadInfo, WriterOptions};
 
-/// The fixtures root (holding `hbase/`, `hbase-corrupt/`, `hashes/`, `splits/`), or `None`
-/// with a message on stderr.
+#[path = "../../src/test_fixtures.rs"]
+pub mod test_fixtures;
+
+/// The fixtures root (holding `hbase/`, `hbase-corrupt/`, `hashes/`, `splits/`) for test
+/// `test`, or `None` when it is to be skipped ([`test_fixtures::dir`]).
 pub fn fixtures_root(test: &str) -> Option<PathBuf> {
-    let root = match std::env::var_os("HFKIT_HBASE_FIXTURES") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"),
-    };
-    if root.join("hbase").is_dir() {
-        Some(root)
-    } else {
-        eprintln!(
-            "SKIP {test}: HBase fixtures not found at {} (set HFKIT_HBASE_FIXTURES)",
-            root.display()
-        );
-        None
-    }
+    test_fixtures::dir(test, "hbase").and_then(|d| d.parent().map(Path::to_path_buf))
 }
 
 /// One HBase-written fixture.

@@ -213,7 +213,7 @@ pub fn jenkins(data: &[u8], seed: i32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::bloom::test_support::{fixtures_dir, unhex};
+    use crate::format::bloom::test_support::unhex;
 
     #[test]
     fn reference_check_values() {
@@ -226,11 +226,10 @@ mod tests {
 
     #[test]
     fn every_golden_murmur_vector() {
-        let Some(dir) = fixtures_dir() else {
-            eprintln!("skipping every_golden_murmur_vector: HBase fixtures not found");
+        let Some(dir) = crate::test_fixtures::dir("every_golden_murmur_vector", "hashes") else {
             return;
         };
-        let text = std::fs::read_to_string(dir.join("hashes/murmur.txt")).unwrap();
+        let text = std::fs::read_to_string(dir.join("murmur.txt")).unwrap();
         let mut n = 0;
         for line in text
             .lines()

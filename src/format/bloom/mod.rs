@@ -249,23 +249,13 @@ impl BloomParams {
 
 #[cfg(test)]
 pub(crate) mod test_support {
-    //! Shared test helpers: locating HBase's fixtures and reading their Bloom structures.
+    //! Shared test helpers: HBase's Bloom fixtures and reading their Bloom structures.
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 
     use crate::format::block::{BlockDecoder, BlockType};
     use crate::format::fileinfo::FileInfo;
     use crate::format::trailer::{Trailer, TRAILER_SIZE};
-
-    /// `$HFKIT_HBASE_FIXTURES` (the directory holding `hbase/` and `hashes/`), else
-    /// `CARGO_MANIFEST_DIR/../shared/fixtures`; `None` when absent.
-    pub fn fixtures_dir() -> Option<PathBuf> {
-        let dir = match std::env::var_os("HFKIT_HBASE_FIXTURES") {
-            Some(d) => PathBuf::from(d),
-            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"),
-        };
-        dir.join("hbase").is_dir().then_some(dir)
-    }
 
     pub fn unhex(s: &str) -> Vec<u8> {
         if s == "-" {
@@ -277,9 +267,10 @@ pub(crate) mod test_support {
             .collect()
     }
 
-    /// Names (without extension) of the fixtures that have a `.bloom.txt`.
-    pub fn bloom_fixtures() -> Option<(PathBuf, Vec<String>)> {
-        let dir = fixtures_dir()?.join("hbase");
+    /// Names (without extension) of the fixtures that have a `.bloom.txt`, for test `test`
+    /// (`None`: skipped, see [`crate::test_fixtures`]).
+    pub fn bloom_fixtures(test: &str) -> Option<(PathBuf, Vec<String>)> {
+        let dir = crate::test_fixtures::dir(test, "hbase")?;
         let mut names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| {

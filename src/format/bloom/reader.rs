@@ -424,8 +424,7 @@ mod tests {
 
     #[test]
     fn every_fixture_answers_like_hbase() {
-        let Some((dir, names)) = bloom_fixtures() else {
-            eprintln!("skipping every_fixture_answers_like_hbase: HBase fixtures not found");
+        let Some((dir, names)) = bloom_fixtures("every_fixture_answers_like_hbase") else {
             return;
         };
         let (mut files, mut queries) = (0, 0);

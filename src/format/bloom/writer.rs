@@ -501,8 +501,7 @@ mod tests {
 
     #[test]
     fn writer_matches_hbase_byte_for_byte() {
-        let Some((dir, names)) = bloom_fixtures() else {
-            eprintln!("skipping writer_matches_hbase_byte_for_byte: HBase fixtures not found");
+        let Some((dir, names)) = bloom_fixtures("writer_matches_hbase_byte_for_byte") else {
             return;
         };
         let mut files = 0;

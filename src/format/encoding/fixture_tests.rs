@@ -1,5 +1,5 @@
 //! Interop tests against the HFiles Apache HBase wrote (`shared/fixtures/hbase`, or the
-//! directory named by `$HFKIT_HBASE_FIXTURES`). Skipped with a message when absent.
+//! directory named by `$HFKIT_HBASE_FIXTURES`), found through [`crate::test_fixtures`].
 //!
 //! - every fixture's data blocks decode to exactly its `.cells.txt`;
 //! - every encoded fixture re-encodes block by block to HBase's exact (uncompressed) payload;
@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{new_decoder, new_encoder, DataBlockEncoding, EncodingContext};
 use crate::format::block::{BlockDecoder, BlockType};
@@ -15,23 +15,6 @@ use crate::format::cell::{compare_cells, Cell, CellRef, CellType, CellTypeOwned}
 use crate::format::compression::Compression;
 use crate::format::fileinfo::{keys, FileInfo};
 use crate::format::trailer::Trailer;
-
-fn fixtures_dir() -> Option<PathBuf> {
-    // $HFKIT_HBASE_FIXTURES names the fixtures root (holding hbase/), as everywhere else.
-    let dir = match std::env::var_os("HFKIT_HBASE_FIXTURES") {
-        Some(d) => PathBuf::from(d).join("hbase"),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/hbase"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIP: HBase fixtures not found at {} (set HFKIT_HBASE_FIXTURES)",
-            dir.display()
-        );
-        None
-    }
-}
 
 /// Every fixture name (without extension), sorted.
 fn fixture_names(dir: &Path) -> Vec<String> {
@@ -158,7 +141,10 @@ fn decode_file(file: &[u8]) -> Decoded {
 
 #[test]
 fn every_fixture_decodes_to_its_cells_txt() {
-    let Some(dir) = fixtures_dir() else { return };
+    let Some(dir) = crate::test_fixtures::dir("every_fixture_decodes_to_its_cells_txt", "hbase")
+    else {
+        return;
+    };
     let mut checked = 0;
     let mut cells_total = 0;
     for name in fixture_names(&dir) {
@@ -187,7 +173,10 @@ fn every_fixture_decodes_to_its_cells_txt() {
 
 #[test]
 fn encoded_fixtures_re_encode_byte_for_byte() {
-    let Some(dir) = fixtures_dir() else { return };
+    let Some(dir) = crate::test_fixtures::dir("encoded_fixtures_re_encode_byte_for_byte", "hbase")
+    else {
+        return;
+    };
     let mut checked = 0;
     let mut uncompressed = 0;
     for name in fixture_names(&dir) {
@@ -240,7 +229,10 @@ fn encoded_fixtures_re_encode_byte_for_byte() {
 
 #[test]
 fn block_cutting_matches_hbase_boundaries() {
-    let Some(dir) = fixtures_dir() else { return };
+    let Some(dir) = crate::test_fixtures::dir("block_cutting_matches_hbase_boundaries", "hbase")
+    else {
+        return;
+    };
     let mut checked = 0;
     let mut report = String::new();
     for name in fixture_names(&dir) {
