@@ -66,7 +66,9 @@ pub struct ImportArgs {
     /// order; by default such a store is written straight to its files, without sorting.
     #[arg(long)]
     no_lanes: bool,
-    /// Directory for spill files (default: inside the output directory).
+    /// Directory for spill files (default: inside the output directory). The run spills into
+    /// a directory of its own there (.hfkit-spill-<id>), removed when it ends; those of killed
+    /// runs are removed by the next import.
     #[arg(long)]
     temp_dir: Option<PathBuf>,
     /// Roll to a new HFile (at a row boundary) past this size (default 10GB).

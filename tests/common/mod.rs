@@ -161,3 +161,15 @@ pub fn live_file_cells(t: &hfkit::table::directory::Table) -> Vec<String> {
     out.sort();
     out
 }
+
+/// A scratch directory, on tmpfs when there is one: table tests fsync hundreds of times and
+/// measure semantics, not the disk.
+pub fn tmpdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::tempdir_in(shm) {
+            return d;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}

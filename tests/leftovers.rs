@@ -1,0 +1,199 @@
+//! Nothing left behind (issue 19, point 5): every temporary file and directory an operation
+//! makes is removed on every exit path but SIGKILL, and the next writer removes what a killed
+//! one left, without touching what a running one still uses. `tests/kill.rs` kills real
+//! processes; here the failures are real (a bad row, a write failing with EFBIG) and the
+//! leftovers of killed writers are laid out as they leave them.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hfkit::pipeline::import::SPILL_DIR_PREFIX;
+use hfkit::table::staging::OwnedDir;
+
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn seed(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/seeds")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Entries of `dir` (none when it does not exist).
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A CSV with the users seed's columns and `n` rows (8,000 spill about 50 runs under `--memory
+/// 64KB`); with `bad_at`, that row's score is `many`.
+fn users_csv(path: &Path, n: usize, bad_at: Option<usize>) {
+    let mut text = String::from("user_id,name,email,city,score,last_login\n");
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 1..=n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let score = if bad_at == Some(i) {
+            "many".to_string()
+        } else {
+            (x % 1_000_000).to_string()
+        };
+        text.push_str(&format!(
+            "{i},user {i},u{i}@example.com,c{},{score},{}\n",
+            i % 50,
+            1_700_000_000_000 + x % 1_000_000_000
+        ));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// `hfkit import` of `csv` into `root/bulk` spilling to `root/spill`, sorting every cell in
+/// 64 KiB buffers on one thread; `limit_file_size` runs it with RLIMIT_FSIZE at that many bytes
+/// (SIGXFSZ ignored), so that writing a larger file fails with EFBIG as on a full disk.
+fn import_spilling(
+    root: &Path,
+    csv: &Path,
+    limit_file_size: Option<u64>,
+    extra: &[&str],
+) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hfkit"));
+    cmd.args([
+        "import",
+        "--schema",
+        &seed("users.toml"),
+        s(csv),
+        "--out",
+        s(&root.join("bulk")),
+        "--temp-dir",
+        s(&root.join("spill")),
+        "--memory",
+        "64KB",
+        "--no-lanes",
+        "--threads",
+        "1",
+        "--quiet",
+        "--report",
+        s(&root.join("report.json")),
+    ]);
+    cmd.args(extra);
+    if let Some(limit) = limit_file_size {
+        // SAFETY: between fork and exec only async-signal-safe calls (signal, setrlimit).
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let r = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    cmd.output().unwrap()
+}
+
+/// The import of `csv` spills many runs: what the failures below would leave.
+fn assert_spills_many_runs(root: &Path, csv: &Path) {
+    ok(import_spilling(root, csv, None, &[]));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("report.json")).unwrap()).unwrap();
+    assert!(report["spilled_runs"].as_u64().unwrap() > 30, "{report}");
+    assert!(entries(&root.join("spill")).is_empty());
+    std::fs::remove_dir_all(root.join("bulk")).unwrap();
+    std::fs::remove_dir_all(root.join("users_by_email")).unwrap();
+    std::fs::remove_file(root.join("report.json")).unwrap();
+}
+
+/// The failed import left nothing: no spill file or directory in `--temp-dir`, no output.
+fn assert_nothing_left(root: &Path, what: &str) {
+    assert_eq!(
+        entries(&root.join("spill")),
+        Vec::<PathBuf>::new(),
+        "{what}"
+    );
+    assert!(!root.join("bulk").exists(), "{what}");
+    assert!(!root.join("users_by_email").exists(), "{what}");
+    assert!(!root.join("report.json").exists(), "{what}");
+}
+
+/// The bad row is in the second batch of records (16,384 a batch), after the first one has
+/// spilled about 100 runs; with and without a bad-rows file.
+#[test]
+fn an_import_failing_on_a_bad_row_leaves_its_temp_dir_empty() {
+    let tmp = common::tmpdir();
+    let root = tmp.path();
+    let good = root.join("good.csv");
+    users_csv(&good, 17_000, None);
+    assert_spills_many_runs(root, &good);
+    let bad = root.join("bad.csv");
+    users_csv(&bad, 17_000, Some(17_000));
+    let rejects = root.join("rejects.csv");
+    for extra in [&[][..], &["--bad-rows", s(&rejects), "--max-bad-rows", "0"]] {
+        let o = import_spilling(root, &bad, None, extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("many"), "{err}");
+        assert_nothing_left(root, &err);
+    }
+}
+
+#[test]
+fn an_import_failing_to_write_leaves_its_temp_dir_empty() {
+    let tmp = common::tmpdir();
+    let root = tmp.path();
+    let csv = root.join("users.csv");
+    users_csv(&csv, 8000, None);
+    assert_spills_many_runs(root, &csv);
+    // A run holds at most 64 KiB of records (compressed, far less): every run fits in 100 KB,
+    // but merging 16 of them into one (more than the 16-way fan-in were spilled) does not.
+    let o = import_spilling(root, &csv, Some(100_000), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert_nothing_left(root, &err);
+}
+
+/// A killed import's spill directory (no owner any more) is removed by the next import using
+/// the same temporary directory; one a running import holds, and anything else, is not.
+#[test]
+fn the_next_import_removes_the_spill_directory_of_a_killed_one() {
+    let tmp = common::tmpdir();
+    let root = tmp.path();
+    let spill = root.join("spill");
+    let dead = spill.join(format!(
+        "{SPILL_DIR_PREFIX}0123456789abcdef0123456789abcdef"
+    ));
+    std::fs::create_dir_all(&dead).unwrap();
+    std::fs::write(dead.join("run-000000-1.spill"), vec![7u8; 4096]).unwrap();
+    let running = OwnedDir::create(&spill, SPILL_DIR_PREFIX).unwrap();
+    std::fs::write(running.path().join("run-000000-2.spill"), b"in use").unwrap();
+    std::fs::write(spill.join("notes.txt"), b"the user's").unwrap();
+    let csv = root.join("users.csv");
+    users_csv(&csv, 500, None);
+    ok(import_spilling(root, &csv, None, &[]));
+    assert!(!dead.exists());
+    assert!(running.path().join("run-000000-2.spill").is_file());
+    assert!(spill.join("notes.txt").is_file());
+    let held = running.path().to_path_buf();
+    drop(running);
+    assert!(!held.exists());
+    assert_eq!(entries(&spill), vec![spill.join("notes.txt")]);
+}
