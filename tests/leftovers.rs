@@ -11,7 +11,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use hfkit::pipeline::import::SPILL_DIR_PREFIX;
+use hfkit::table::directory::Table;
 use hfkit::table::staging::OwnedDir;
+
+fn hfkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
 
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -196,4 +204,189 @@ fn the_next_import_removes_the_spill_directory_of_a_killed_one() {
     drop(running);
     assert!(!held.exists());
     assert_eq!(entries(&spill), vec![spill.join("notes.txt")]);
+}
+
+/// Lays out in table `t` what killed writers leave: compaction, attach and import staging
+/// under `.tmp/` (empty or not), a stray temporary file, outputs placed under `data/` but never
+/// committed, directories no manifest needs, an unpublished manifest, `CURRENT.tmp` and a
+/// half-written snapshot. Returns the paths made.
+fn plant_leftovers(t: &Path) -> Vec<PathBuf> {
+    let hex = |n: u8| format!("{:032x}", 0xfeed_0000_u64 + n as u64);
+    let tmp = t.join(".tmp");
+    let m = Table::open(t).unwrap().manifest().unwrap();
+    let import = tmp.join(format!("import-{}", hex(6)));
+    // Compaction killed after renaming its outputs into data/: its staging directory is empty;
+    // a region directory with an empty family directory: attach killed after its mkdir.
+    let dirs = [
+        tmp.join(format!("compact-{}", hex(1))),
+        t.join("data/r00077/s"),
+    ];
+    let files = [
+        // Compaction killed while writing an output.
+        tmp.join(format!("compact-{}", hex(2)))
+            .join(format!("{}_SeqId_3_", hex(3))),
+        // Attach killed while splitting a straddling input.
+        tmp.join(format!("attach-{}", hex(4)))
+            .join(format!("{}.2", hex(5))),
+        // Import killed while writing its output and spilling.
+        import.join("i").join(format!(".{}.hfkit-tmp", hex(7))),
+        import
+            .join(format!("{SPILL_DIR_PREFIX}{}", hex(8)))
+            .join("run-000000-1.spill"),
+        tmp.join("stray.tmp"),
+        // Outputs placed under data/ but never committed.
+        t.join("data/r00003/i")
+            .join(format!("{}_SeqId_99_", hex(9))),
+        t.join("data/r00042/i")
+            .join(format!("{}_SeqId_99_", hex(10))),
+        t.join("manifests").join(format!(
+            "{}.tmp",
+            hfkit::table::manifest::manifest_file_name(m.version + 1)
+        )),
+        t.join("CURRENT.tmp"),
+        t.join("snapshots/half.json.tmp"),
+    ];
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for f in &files {
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, b"left behind").unwrap();
+    }
+    dirs.into_iter().chain(files).collect()
+}
+
+/// Copies directory `from` to `to` (`cp -a`).
+fn copy_dir(from: &Path, to: &Path) {
+    let o = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Every writer, run after killed writers left their files, removes all of them (and nothing a
+/// running import still holds): afterwards the table directory holds only what the manifest
+/// and the snapshots name.
+#[test]
+fn the_next_writer_removes_everything_killed_writers_left() {
+    let tmp = common::tmpdir();
+    let base = tmp.path().join("base");
+    let t0 = base.join("users");
+    ok(hfkit(&[
+        "import",
+        "--schema",
+        &seed("users.toml"),
+        &seed("users.csv"),
+        "--table",
+        s(&t0),
+        "--timestamp",
+        "1700000000000",
+        "--quiet",
+    ]));
+    ok(hfkit(&["snapshot", "create", s(&t0), "s0"]));
+    let bulk = tmp.path().join("bulk").join("users");
+    ok(hfkit(&[
+        "import",
+        "--schema",
+        &seed("users.toml"),
+        &seed("users.csv"),
+        "--out",
+        s(&bulk),
+        "--timestamp",
+        "1700000000001",
+        "--quiet",
+    ]));
+    assert_eq!(common::leftovers(&t0), Vec::<PathBuf>::new());
+    let writers: Vec<(&str, Vec<String>)> = vec![
+        ("attach", vec!["attach".into(), "T".into(), s(&bulk).into()]),
+        ("minor compaction", vec!["compact".into(), "T".into()]),
+        (
+            "major compaction",
+            vec!["compact".into(), "T".into(), "--major".into()],
+        ),
+        (
+            "alter",
+            vec![
+                "table".into(),
+                "alter".into(),
+                "T".into(),
+                "--family".into(),
+                "s".into(),
+                "--versions".into(),
+                "2".into(),
+            ],
+        ),
+        (
+            "snapshot create",
+            vec!["snapshot".into(), "create".into(), "T".into(), "s1".into()],
+        ),
+        (
+            "snapshot restore",
+            vec!["snapshot".into(), "restore".into(), "T".into(), "s0".into()],
+        ),
+        (
+            "snapshot delete",
+            vec!["snapshot".into(), "delete".into(), "T".into(), "s0".into()],
+        ),
+        (
+            "import --table",
+            vec![
+                "import".into(),
+                "--schema".into(),
+                seed("users.toml"),
+                seed("users.csv"),
+                "--table".into(),
+                "T".into(),
+                "--quiet".into(),
+            ],
+        ),
+    ];
+    for (i, (what, args)) in writers.iter().enumerate() {
+        let root = tmp.path().join(format!("w{i}"));
+        std::fs::create_dir(&root).unwrap();
+        let t = root.join("users");
+        for name in ["users", "users_by_email"] {
+            copy_dir(&base.join(name), &root.join(name));
+        }
+        let planted = plant_leftovers(&t);
+        let running = OwnedDir::create(&t.join(".tmp"), "import-").unwrap();
+        std::fs::write(running.path().join("in-use"), b"x").unwrap();
+        // `table check` lists the leftover files under data/ and staging entries under .tmp/,
+        // not what a running writer holds.
+        let check = Table::open(&t).unwrap().check().unwrap();
+        assert!(check.is_ok(), "{what}: {check:?}");
+        for p in &planted {
+            let listed = check.orphans.iter().any(|o| p.starts_with(o));
+            let orphan =
+                p.starts_with(t.join(".tmp")) || p.starts_with(t.join("data")) && p.is_file();
+            assert_eq!(listed, orphan, "{what}: {p:?} in {:?}", check.orphans);
+        }
+        assert!(!check.orphans.iter().any(|o| o == running.path()), "{what}");
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| if a == "T" { s(&t) } else { a.as_str() })
+            .collect();
+        ok(hfkit(&args));
+        assert_eq!(
+            common::leftovers(&t),
+            vec![running.path().to_path_buf()],
+            "{what}"
+        );
+        assert!(running.path().join("in-use").is_file(), "{what}");
+        drop(running);
+        assert_eq!(common::leftovers(&t), Vec::<PathBuf>::new(), "{what}");
+        assert_eq!(
+            common::leftovers(&root.join("users_by_email")),
+            Vec::<PathBuf>::new(),
+            "{what}"
+        );
+        let check = Table::open(&t).unwrap().check().unwrap();
+        assert!(
+            check.is_ok() && check.orphans.is_empty(),
+            "{what}: {check:?}"
+        );
+    }
 }

@@ -17,17 +17,7 @@ use hfkit::table::directory::Table;
 use hfkit::table::fsops::FaultFs;
 use hfkit::table::manifest::{FamilyEntry, Manifest};
 
-/// A scratch directory, on tmpfs when there is one: these tests fsync hundreds of times and
-/// measure semantics, not the disk.
-fn tmpdir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::tempdir_in(shm) {
-            return d;
-        }
-    }
-    tempfile::tempdir().unwrap()
-}
+use common::tmpdir;
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);

@@ -173,3 +173,58 @@ pub fn tmpdir() -> tempfile::TempDir {
     }
     tempfile::tempdir().unwrap()
 }
+
+/// What in the table directory `dir` is not part of the table: anything but `CURRENT`, `.lock`,
+/// `manifests/manifest-<v>.json` up to the live version, `data/` with the files the live
+/// manifest or a snapshot names (and their region and family directories), an empty `.tmp/`,
+/// and `snapshots/` with `<name>.json` per snapshot. What a writer that died may leave, and
+/// the next writer has to remove. Written from the layout of `formats/table.md`, not from the
+/// garbage collector. A leftover directory is listed, not what it holds.
+pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    use hfkit::table::manifest::manifest_file_name;
+    let t = hfkit::table::directory::Table::open(dir).unwrap();
+    let m = t.manifest().unwrap();
+    let mut keep: std::collections::BTreeSet<PathBuf> = ["CURRENT", ".lock"]
+        .iter()
+        .map(|n| dir.join(n))
+        .chain((0..=m.version).map(|v| dir.join("manifests").join(manifest_file_name(v))))
+        .collect();
+    let mut keep_dirs: std::collections::BTreeSet<PathBuf> = ["data", "manifests", ".tmp"]
+        .iter()
+        .map(|n| dir.join(n))
+        .collect();
+    let mut files: Vec<_> = m.files.clone();
+    for s in t.snapshots().unwrap() {
+        keep_dirs.insert(dir.join("snapshots"));
+        keep.insert(dir.join("snapshots").join(format!("{}.json", s.name)));
+        files.extend(t.snapshot(&s.name).unwrap().manifest.files);
+    }
+    if dir.join("snapshots").is_dir() {
+        keep_dirs.insert(dir.join("snapshots"));
+    }
+    for e in &files {
+        let p = t.file_path(e);
+        keep_dirs.extend(p.parent().map(Path::to_path_buf));
+        keep_dirs.extend(p.parent().and_then(Path::parent).map(Path::to_path_buf));
+        keep.insert(p);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                if keep_dirs.contains(&p) {
+                    stack.push(p);
+                } else {
+                    out.push(p);
+                }
+            } else if !keep.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
