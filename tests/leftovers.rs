@@ -130,8 +130,12 @@ fn assert_spills_many_runs(root: &Path, csv: &Path) {
     std::fs::remove_file(root.join("report.json")).unwrap();
 }
 
-/// The failed import left nothing: no spill file or directory in `--temp-dir`, no output.
-fn assert_nothing_left(root: &Path, what: &str) {
+/// The import failed with an error saying `expect`, and left nothing: no spill file or
+/// directory in `--temp-dir`, no output.
+fn assert_failed_leaving_nothing(root: &Path, o: Output, expect: &str) {
+    let what = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{what}");
+    assert!(what.contains(expect), "{what}");
     assert_eq!(
         entries(&root.join("spill")),
         Vec::<PathBuf>::new(),
@@ -156,10 +160,7 @@ fn an_import_failing_on_a_bad_row_leaves_its_temp_dir_empty() {
     let rejects = root.join("rejects.csv");
     for extra in [&[][..], &["--bad-rows", s(&rejects), "--max-bad-rows", "0"]] {
         let o = import_spilling(root, &bad, None, extra);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains("many"), "{err}");
-        assert_nothing_left(root, &err);
+        assert_failed_leaving_nothing(root, o, "line 17001: field 'score': 'many'");
     }
 }
 
@@ -173,10 +174,7 @@ fn an_import_failing_to_write_leaves_its_temp_dir_empty() {
     // A run holds at most 64 KiB of records (compressed, far less): every run fits in 100 KB,
     // but merging 16 of them into one (more than the 16-way fan-in were spilled) does not.
     let o = import_spilling(root, &csv, Some(100_000), &[]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("File too large"), "{err}");
-    assert_nothing_left(root, &err);
+    assert_failed_leaving_nothing(root, o, "File too large");
 }
 
 /// A killed import's spill directory (no owner any more) is removed by the next import using
@@ -254,17 +252,6 @@ fn plant_leftovers(t: &Path) -> Vec<PathBuf> {
         std::fs::write(f, b"left behind").unwrap();
     }
     dirs.into_iter().chain(files).collect()
-}
-
-/// Copies directory `from` to `to` (`cp -a`).
-fn copy_dir(from: &Path, to: &Path) {
-    let o = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// Every writer, run after killed writers left their files, removes all of them (and nothing a
@@ -349,7 +336,7 @@ fn the_next_writer_removes_everything_killed_writers_left() {
         std::fs::create_dir(&root).unwrap();
         let t = root.join("users");
         for name in ["users", "users_by_email"] {
-            copy_dir(&base.join(name), &root.join(name));
+            common::copy_dir(&base.join(name), &root.join(name));
         }
         let planted = plant_leftovers(&t);
         let running = OwnedDir::create(&t.join(".tmp"), "import-").unwrap();
