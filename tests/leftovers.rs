@@ -70,6 +70,14 @@ fn users_csv(path: &Path, n: usize, bad_at: Option<usize>) {
     std::fs::write(path, text).unwrap();
 }
 
+/// `hfkit import --schema SCHEMA CSV EXTRA.. --quiet`.
+fn import_args<'a>(schema: &'a Path, csv: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["import", "--schema", s(schema), s(csv)];
+    a.extend_from_slice(extra);
+    a.push("--quiet");
+    a
+}
+
 /// `hfkit import` of `csv` into `root/bulk` spilling to `root/spill`, sorting every cell in
 /// 64 KiB buffers on one thread; `limit_file_size` runs it with RLIMIT_FSIZE at that many bytes
 /// (SIGXFSZ ignored), so that writing a larger file fails with EFBIG as on a full disk.
@@ -375,5 +383,131 @@ fn the_next_writer_removes_everything_killed_writers_left() {
             check.is_ok() && check.orphans.is_empty(),
             "{what}: {check:?}"
         );
+    }
+}
+
+/// A two-region, two-family table schema; `splits = false`: one region (its bulk files then
+/// straddle the table's regions, and an attach splits them).
+fn small_schema(path: &Path, splits: bool) {
+    let mut text = String::from(
+        "[table]\nname = \"t:small\"\n\n[[family]]\nname = \"a\"\nVERSIONS = 3\n\n\
+         [[family]]\nname = \"b\"\nVERSIONS = 1\nCOMPRESSION = \"GZ\"\n\n",
+    );
+    if splits {
+        text.push_str("[splits]\nkeys = [\"m\"]\n\n");
+    }
+    text.push_str(
+        "[rowkey]\nspec = \"id\"\n\n[[column]]\nsource = \"x\"\ncell = \"a:x\"\n\n\
+         [[column]]\nsource = \"y\"\ncell = \"b:y\"\n",
+    );
+    std::fs::write(path, text).unwrap();
+}
+
+/// Every table operation failing at each of its filesystem steps in turn (`FaultFs`: the step
+/// and every later one fail) removes the temporary files it made before returning its error:
+/// the table directory then holds only what the manifest and the snapshots name, without
+/// waiting for the next writer.
+#[test]
+fn a_failing_table_operation_removes_its_temporary_files() {
+    use hfkit::table::compact::{CompactOptions, FamilyChanges};
+    use hfkit::table::fsops::FaultFs;
+    use hfkit::table::TableError;
+    use std::sync::Arc;
+
+    let tmp = common::tmpdir();
+    let root = tmp.path();
+    let (schema, flat) = (root.join("small.toml"), root.join("flat.toml"));
+    small_schema(&schema, true);
+    small_schema(&flat, false);
+    let csv = root.join("rows.csv");
+    let mut text = String::from("id,x,y\n");
+    for c in b'a'..=b'z' {
+        text.push_str(&format!("{0}{0},x{0},y{0}\n", c as char));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let base = root.join("base");
+    for ts in ["1", "2", "3"] {
+        ok(hfkit(&import_args(
+            &schema,
+            &csv,
+            &["--table", s(&base), "--timestamp", ts],
+        )));
+        if ts == "1" {
+            Table::open(&base).unwrap().snapshot_create("s0").unwrap();
+        }
+    }
+    let bulk = root.join("bulk");
+    ok(hfkit(&import_args(
+        &flat,
+        &csv,
+        &["--out", s(&bulk), "--timestamp", "4"],
+    )));
+    type Operation = Box<dyn Fn(&Table) -> Result<(), TableError>>;
+    let ops: Vec<(&str, Operation)> = vec![
+        ("attach", Box::new(move |t| t.attach(&bulk).map(drop))),
+        (
+            "major compaction",
+            Box::new(|t| {
+                t.compact(CompactOptions {
+                    major: true,
+                    now_ms: 10,
+                    ..CompactOptions::default()
+                })
+                .map(drop)
+            }),
+        ),
+        (
+            "alter",
+            Box::new(|t| {
+                t.alter(
+                    "a",
+                    &FamilyChanges {
+                        versions: Some(1),
+                        ..FamilyChanges::default()
+                    },
+                )
+                .map(drop)
+            }),
+        ),
+        (
+            "snapshot create",
+            Box::new(|t| t.snapshot_create("s1").map(drop)),
+        ),
+        (
+            "snapshot restore",
+            Box::new(|t| t.snapshot_restore("s0").map(drop)),
+        ),
+        (
+            "snapshot delete",
+            Box::new(|t| t.snapshot_delete("s0").map(drop)),
+        ),
+    ];
+    for (name, op) in &ops {
+        let mut failures = 0;
+        for fail_at in 0.. {
+            let d = root.join(format!("{name}-{fail_at}"));
+            common::copy_dir(&base, &d);
+            let t = Table::open(&d).unwrap();
+            let result = op(&t.clone().with_fs(Arc::new(FaultFs::new(fail_at))));
+            // Committed, but not known to be durable: the files of the version before stay
+            // until the next writer (a crash could still bring that version back).
+            let committed = matches!(result, Err(TableError::NotDurable { .. }));
+            let left: Vec<PathBuf> = common::leftovers(&d)
+                .into_iter()
+                .filter(|p| !(committed && base.join(p.strip_prefix(&d).unwrap()).is_file()))
+                .collect();
+            assert_eq!(
+                left,
+                Vec::<PathBuf>::new(),
+                "{name} failing at step {fail_at}: {result:?}"
+            );
+            std::fs::remove_dir_all(&d).unwrap();
+            if result.is_ok() {
+                break;
+            }
+            failures += 1;
+        }
+        eprintln!("{name}: failed at each of {failures} steps");
+        assert!(failures >= 2, "{name}: {failures} steps");
     }
 }

@@ -185,10 +185,14 @@ impl Table {
         fs.create_dir_all(&dir)
             .map_err(|e| TableError::io(&dir, e))?;
         let tmp = dir.join(format!("{name}.json.tmp"));
-        fs.write_file(&tmp, &bytes)
-            .map_err(|e| TableError::io(&tmp, e))?;
-        fs.rename(&tmp, &path)
-            .map_err(|e| TableError::io(&path, e))?;
+        let written = fs
+            .write_file(&tmp, &bytes)
+            .map_err(|e| TableError::io(&tmp, e))
+            .and_then(|()| fs.rename(&tmp, &path).map_err(|e| TableError::io(&path, e)));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         fs.sync_dir(&dir).map_err(|e| TableError::io(&dir, e))?;
         // The first snapshot also creates `snapshots/` itself.
         fs.sync_dir(self.dir())
