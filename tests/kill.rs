@@ -1,23 +1,28 @@
 //! Real kills (issue 19): a child `hfkit` process is killed with SIGKILL at points spread over
-//! its run — import --table (spilling in the table and in --temp-dir), attach, minor and major
-//! compaction, alter, snapshot create / restore / delete — not simulated through the `Fs`
-//! trait. Each operation is first run uninterrupted on copies of the table, which gives the
-//! state after it and how long it takes; then copies are killed after delays drawn (from a
-//! seeded generator) over that duration, so that kills land before, during and after the
-//! commit. After each kill:
+//! its run — table create, import --table (into a new table, into an existing one spilling in
+//! the table and in --temp-dir), attach, minor and major compaction, alter, snapshot create / restore /
+//! delete — not simulated through the `Fs` trait. Each operation is first run uninterrupted on
+//! copies of the tables, which gives the state after it and how long it takes; then copies are
+//! killed after delays drawn (from a seeded generator) over that duration, half of them near its
+//! end, so that kills land before, during and after the commit. After each kill:
 //!
 //! * `table check` passes (for the index table of an import too);
 //! * the state — raw scan (every cell, marker and version), manifest version, sequence counter,
-//!   families, files per store, snapshots — equals the state before or after, never a mix;
+//!   families, files per store, snapshots — equals the state before or after, never a mix (an
+//!   import creating its tables may also leave them created and empty: creating a table is a
+//!   commit of its own, as in HBase);
 //! * the next writer (a snapshot; for an import spilling to `--temp-dir`, also a later import
-//!   spilling there) leaves nothing behind: the table directory holds only what the manifest and
-//!   the snapshots name (`common::leftovers`), and the temporary directory is empty.
+//!   spilling there; for an import creating its tables, that import again) leaves nothing
+//!   behind: the table directory holds only what the manifest and the snapshots name
+//!   (`common::leftovers`), the temporary directory is empty, and nothing lies beside the
+//!   tables.
 //!
 //! At the end a table of the kills and their outcomes is printed to stderr (`cargo test --test
 //! kill -- --nocapture`): per operation the uninterrupted run times, the kills, how many of
 //! them left temporary files for the next writer (killed mid-operation), how many runs left
-//! the state before and after, how many left only the index table after (an import killed
-//! between its two attaches), and how many ended before their kill came.
+//! the state before, the tables created but empty, and the state after, how many left the index
+//! table further on than the main table (an import killed between its two attaches), and how
+//! many ended before their kill came.
 
 mod common;
 
@@ -32,8 +37,8 @@ use hfkit::read::ReadOptions;
 use hfkit::table::directory::Table;
 use hfkit::table::read::TableReader;
 
-/// Kills each operation must take (9 operations: 108 kills a run).
-const KILLS_PER_OP: usize = 12;
+/// Kills each operation must take (11 operations: 110 kills a run).
+const KILLS_PER_OP: usize = 10;
 /// Most runs of an operation (a run whose delay falls after the process ended kills nothing).
 const MAX_RUNS_PER_OP: usize = 4 * KILLS_PER_OP;
 /// Uninterrupted runs of each operation measured (and compared) first.
@@ -75,7 +80,11 @@ struct State {
     cells: Vec<String>,
 }
 
-fn state(dir: &Path) -> State {
+/// The state of the table at `dir`; `None` when there is no table (no directory).
+fn state(dir: &Path) -> Option<State> {
+    if !dir.exists() {
+        return None;
+    }
     let t = Table::open(dir).unwrap();
     let m = t.manifest().unwrap();
     let mut files_per_store = BTreeMap::new();
@@ -96,51 +105,90 @@ fn state(dir: &Path) -> State {
     while let Some(row) = scan.next_row().unwrap() {
         cells.extend(row.cells.iter().map(|c| cell_line(&c.as_ref(), false)));
     }
-    State {
+    Some(State {
         version: m.version,
         next_seq_id: m.next_seq_id,
         families: format!("{:?}", m.families),
         files_per_store,
         snapshots: t.snapshots().unwrap().into_iter().map(|s| s.name).collect(),
         cells,
+    })
+}
+
+/// A state in one line, for messages.
+fn summary(s: &Option<State>) -> String {
+    match s {
+        None => "no table".into(),
+        Some(s) => format!(
+            "version {}, next seq id {}, {} cells, files per store {:?}, snapshots {:?}, \
+             families {}",
+            s.version,
+            s.next_seq_id,
+            s.cells.len(),
+            s.files_per_store,
+            s.snapshots,
+            s.families
+        ),
     }
 }
 
-/// Where a killed run left a table.
+/// Where a killed run left a table, in the order an operation moves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Outcome {
     Before,
+    /// Created, empty (an import that creates its tables).
+    Created,
     After,
 }
 
-/// Which of `before` / `after` the table at `dir` is in (a panic for anything else).
-fn classify(dir: &Path, before: &State, after: &State, what: &str) -> Outcome {
-    let check = Table::open(dir).unwrap().check().unwrap();
-    assert!(check.is_ok(), "{what}: table check: {:?}", check.problems);
+/// The states a table may be left in.
+struct Expected {
+    before: Option<State>,
+    /// For an import creating the table: the table created, empty.
+    created: Option<State>,
+    after: Option<State>,
+}
+
+impl Expected {
+    fn new(before: Option<State>, after: Option<State>, creates: bool) -> Expected {
+        // What `Table::create` makes: version 0, no file, the families the import gave it.
+        let created = after.as_ref().filter(|_| creates).map(|a| State {
+            version: 0,
+            next_seq_id: 1,
+            families: a.families.clone(),
+            files_per_store: BTreeMap::new(),
+            snapshots: Vec::new(),
+            cells: Vec::new(),
+        });
+        Expected {
+            before,
+            created,
+            after,
+        }
+    }
+}
+
+/// Which expected state the table at `dir` is in, after checking it (a panic for anything
+/// else).
+fn classify(dir: &Path, e: &Expected, what: &str) -> Outcome {
+    if dir.exists() {
+        let check = Table::open(dir).unwrap().check().unwrap();
+        assert!(check.is_ok(), "{what}: table check: {:?}", check.problems);
+    }
     let now = state(dir);
-    if now == *before {
+    if now == e.before {
         Outcome::Before
-    } else if now == *after {
+    } else if now == e.after {
         Outcome::After
+    } else if e.created.is_some() && now == e.created {
+        Outcome::Created
     } else {
         panic!(
-            "{what}: neither before nor after: version {} (before {}, after {}), {} cells \
-             (before {}, after {}), files per store {:?} (before {:?}, after {:?}), snapshots \
-             {:?} (before {:?}, after {:?}), families equal to before {} / after {}",
-            now.version,
-            before.version,
-            after.version,
-            now.cells.len(),
-            before.cells.len(),
-            after.cells.len(),
-            now.files_per_store,
-            before.files_per_store,
-            after.files_per_store,
-            now.snapshots,
-            before.snapshots,
-            after.snapshots,
-            now.families == before.families,
-            now.families == after.families,
+            "{what}: {}: neither before nor after:\n now:    {}\n before: {}\n after:  {}",
+            dir.display(),
+            summary(&now),
+            summary(&e.before),
+            summary(&e.after)
         )
     }
 }
@@ -152,6 +200,8 @@ struct Op {
     args: Vec<String>,
     /// Also writes the index table `users_by_email` next to the table.
     writes_index: bool,
+    /// Starts without the tables (and creates them).
+    creates: bool,
 }
 
 /// A scratch copy of the base tables, and the paths an operation's arguments name.
@@ -160,13 +210,32 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(base: &Path, root: PathBuf) -> Scratch {
+    fn new(base: &Path, root: PathBuf, op: &Op) -> Scratch {
         let _ = std::fs::remove_dir_all(&root);
-        for name in ["users", "users_by_email"] {
-            common::copy_dir(&base.join(name), &root.join(name));
+        std::fs::create_dir(&root).unwrap();
+        if !op.creates {
+            for name in ["users", "users_by_email"] {
+                common::copy_dir(&base.join(name), &root.join(name));
+            }
         }
         std::fs::create_dir(root.join("spill")).unwrap();
         Scratch { root }
+    }
+    /// Entries of the scratch directory other than the tables, the temporary directory and
+    /// the next import's output (a table staged beside its place, say).
+    fn strays(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&self.root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let n = p.file_name().unwrap();
+                !["users", "users_by_email", "spill", "next-import"]
+                    .iter()
+                    .any(|k| n == *k)
+            })
+            .collect();
+        v.sort();
+        v
     }
     fn table(&self) -> PathBuf {
         self.root.join("users")
@@ -258,8 +327,21 @@ fn ops(root: &Path) -> Vec<Op> {
         name,
         args,
         writes_index,
+        creates: false,
     };
     vec![
+        Op {
+            creates: true,
+            ..op(
+                "table create",
+                v(&["table", "create", "{T}", "--schema", &schema]),
+                false,
+            )
+        },
+        Op {
+            creates: true,
+            ..op("import --table, creating it", import(&csv, &[]), true)
+        },
         op("import --table", import(&csv, &[]), true),
         // The whole seed: it spills 7 runs.
         op(
@@ -308,9 +390,22 @@ fn ops(root: &Path) -> Vec<Op> {
 }
 
 /// What the next writer does after a kill: a snapshot (cheap; a writer like any other, it
-/// collects garbage first) of each table the operation writes and, for the import spilling to a
-/// temporary directory, a later import spilling there. Then nothing may be left.
+/// collects garbage first) of each table the operation writes; for an import spilling to a
+/// temporary directory, a later import spilling there; after an operation creating the table,
+/// an import into it, creating it if needed (it must work whatever the kill left). Then nothing
+/// may be left.
 fn next_writer_leaves_nothing(sc: &Scratch, op: &Op, root: &Path, what: &str) {
+    if op.creates {
+        ok(&[
+            "import",
+            "--schema",
+            s(&seed("users.toml")),
+            s(&root.join("users100.csv")),
+            "--table",
+            s(&sc.table()),
+            "--quiet",
+        ]);
+    }
     let mut tables = vec![sc.table()];
     if op.writes_index {
         tables.push(sc.index());
@@ -339,15 +434,30 @@ fn next_writer_leaves_nothing(sc: &Scratch, op: &Op, root: &Path, what: &str) {
     }
     let spill: Vec<_> = std::fs::read_dir(sc.spill()).unwrap().collect();
     assert!(spill.is_empty(), "{what}: {spill:?}");
+    assert_eq!(sc.strays(), Vec::<PathBuf>::new(), "{what}");
+}
+
+/// Whether the kill left anything for the next writer to remove.
+fn left_garbage(sc: &Scratch, op: &Op) -> bool {
+    let mut tables = vec![sc.table()];
+    if op.writes_index {
+        tables.push(sc.index());
+    }
+    tables
+        .iter()
+        .any(|t| t.exists() && !common::leftovers(t).is_empty())
+        || std::fs::read_dir(sc.spill()).unwrap().next().is_some()
+        || !sc.strays().is_empty()
 }
 
 #[derive(Default)]
 struct Tally {
     kills: usize,
     before: usize,
+    created: usize,
     after: usize,
-    /// Index table of an import: after while the main table is before.
-    index_only: usize,
+    /// Import: the index table further on than the main table.
+    index_ahead: usize,
     /// Killed runs that left temporary files or directories for the next writer.
     left_garbage: usize,
     /// The delay fell after the process had ended.
@@ -362,30 +472,37 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
     let tmp = common::tmpdir();
     let root = tmp.path();
     let base = build_base(root);
-    let before = state(&base.join("users"));
-    let before_index = state(&base.join("users_by_email"));
     let mut rng = common::Rng(0x5eed_4b11_0019_0001);
     let mut tallies: Vec<(&'static str, Tally)> = Vec::new();
     for (oi, op) in ops(root).iter().enumerate() {
         let mut tally = Tally::default();
+        let before = |dir: &str| {
+            if op.creates {
+                None
+            } else {
+                state(&base.join(dir))
+            }
+        };
         // Uninterrupted runs: the state after, and how long the operation takes.
-        let mut after: Option<(State, State)> = None;
+        let mut after = None;
         for c in 0..CALIBRATION_RUNS {
-            let sc = Scratch::new(&base, root.join(format!("calib{oi}-{c}")));
+            let sc = Scratch::new(&base, root.join(format!("calib{oi}-{c}")), op);
             let t0 = Instant::now();
             let status = sc.command(op).status().unwrap();
             tally.calibration_ms.push(t0.elapsed().as_secs_f64() * 1e3);
             assert!(status.success(), "{}: {status}", op.name);
             let got = (state(&sc.table()), state(&sc.index()));
-            assert_ne!(got.0, before, "{}: changes nothing", op.name);
+            assert_ne!(got.0, before("users"), "{}: changes nothing", op.name);
             if let Some(a) = &after {
-                assert_eq!(*a, got, "{}: two uninterrupted runs differ", op.name);
+                assert!(*a == got, "{}: two uninterrupted runs differ", op.name);
             }
             after = Some(got);
             next_writer_leaves_nothing(&sc, op, root, op.name);
             std::fs::remove_dir_all(&sc.root).unwrap();
         }
         let (after, after_index) = after.unwrap();
+        let main = Expected::new(before("users"), after, op.creates);
+        let index = Expected::new(before("users_by_email"), after_index, op.creates);
         // The fastest uninterrupted run, shortened whenever a process ends before its kill
         // (the machine's load changes).
         let fastest = tally
@@ -399,7 +516,7 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
                 break;
             }
             let what = format!("{} run {run}", op.name);
-            let sc = Scratch::new(&base, root.join(format!("kill{oi}-{run}")));
+            let sc = Scratch::new(&base, root.join(format!("kill{oi}-{run}")), op);
             // Half of the kills anywhere in the run, half near its end, where the commit is.
             let delay = duration.mul_f64(if rng.unit() < 0.5 {
                 rng.unit()
@@ -419,26 +536,27 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
                 tally.finished += 1;
                 duration = duration.mul_f64(0.85);
             }
-            let main = classify(&sc.table(), &before, &after, &what);
-            match main {
+            let outcome = classify(&sc.table(), &main, &what);
+            match outcome {
                 Outcome::Before => tally.before += 1,
+                Outcome::Created => tally.created += 1,
                 Outcome::After => tally.after += 1,
             }
             if status.signal().is_none() {
-                assert_eq!(main, Outcome::After, "{what}: finished but not after");
+                assert_eq!(outcome, Outcome::After, "{what}: finished but not after");
             }
-            let garbage = !common::leftovers(&sc.table()).is_empty()
-                || (op.writes_index && !common::leftovers(&sc.index()).is_empty())
-                || std::fs::read_dir(sc.spill()).unwrap().next().is_some();
-            if garbage {
+            if left_garbage(&sc, op) {
                 tally.left_garbage += 1;
             }
             if op.writes_index {
-                let ix = classify(&sc.index(), &before_index, &after_index, &what);
-                // The index table is attached first.
-                assert!(ix >= main, "{what}: main table after, index table before");
-                if ix != main {
-                    tally.index_only += 1;
+                let ix = classify(&sc.index(), &index, &what);
+                // Index tables are created and attached first.
+                assert!(
+                    ix >= outcome,
+                    "{what}: main table {outcome:?}, index {ix:?}"
+                );
+                if ix != outcome {
+                    tally.index_ahead += 1;
                 }
             }
             next_writer_leaves_nothing(&sc, op, root, &what);
@@ -452,18 +570,20 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
         tallies.push((op.name, tally));
     }
     eprintln!(
-        "operation                  ran (ms)   kills  garbage  before  after  index only  ended first"
+        "operation                    ran (ms)   kills  garbage  before  created  after  \
+         index ahead  ended first"
     );
     for (name, t) in &tallies {
         eprintln!(
-            "{name:<26} {:>4.0}-{:<4.0} {:>6} {:>8} {:>7} {:>6} {:>11} {:>12}",
+            "{name:<28} {:>4.0}-{:<4.0} {:>6} {:>8} {:>7} {:>8} {:>6} {:>12} {:>12}",
             t.calibration_ms.iter().copied().fold(f64::MAX, f64::min),
             t.calibration_ms.iter().copied().fold(0.0, f64::max),
             t.kills,
             t.left_garbage,
             t.before,
+            t.created,
             t.after,
-            t.index_only,
+            t.index_ahead,
             t.finished
         );
     }
@@ -471,11 +591,13 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
     let kills = total(|t| t.kills);
     eprintln!(
         "{kills} SIGKILLs ({} left garbage for the next writer): {} runs left the state before, \
-         {} after ({} with only the index table after); {} runs ended before their kill; {:.1} s",
+         {} the tables created and empty, {} the state after ({} with the index table further \
+         on); {} runs ended before their kill; {:.1} s",
         total(|t| t.left_garbage),
         total(|t| t.before),
+        total(|t| t.created),
         total(|t| t.after),
-        total(|t| t.index_only),
+        total(|t| t.index_ahead),
         total(|t| t.finished),
         started.elapsed().as_secs_f64()
     );

@@ -125,25 +125,27 @@ impl Table {
                 )));
             }
         }
-        let t = Table {
-            dir: dir.to_path_buf(),
-            fs: Arc::new(RealFs),
-        };
-        for d in [
-            dir.to_path_buf(),
-            dir.join(MANIFEST_DIR),
-            dir.join(DATA_DIR),
-            dir.join(STAGING_DIR),
-        ] {
-            t.fs.create_dir_all(&d).map_err(|e| TableError::io(&d, e))?;
-        }
         let m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
         m.check_regions().map_err(TableError::Invalid)?;
-        manifest::publish(t.fs.as_ref(), dir, &m)?;
-        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = t.fs.sync_dir(parent);
+        // Built beside `dir` and renamed into place when complete: a process killed half-way
+        // leaves no half-made table, and its staging is removed by the next create.
+        let staged = super::staging::beside(dir).map_err(|e| TableError::io(dir, e))?;
+        let s = staged.path();
+        for d in [s.join(MANIFEST_DIR), s.join(DATA_DIR), s.join(STAGING_DIR)] {
+            RealFs
+                .create_dir_all(&d)
+                .map_err(|e| TableError::io(&d, e))?;
         }
-        Ok(t)
+        manifest::publish(&RealFs, s, &m)?;
+        RealFs.rename(s, dir).map_err(|e| TableError::io(dir, e))?;
+        drop(staged);
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let _ = RealFs.sync_dir(parent);
+        }
+        Ok(Table {
+            dir: dir.to_path_buf(),
+            fs: Arc::new(RealFs),
+        })
     }
 
     /// Opens the table at `dir`.

@@ -92,6 +92,25 @@ impl Drop for OwnedDir {
     }
 }
 
+/// A directory to build the directory `dest` in, to be renamed to `dest` once complete: a
+/// sibling `.<name of dest>.hfkit-<32 hex>`. The ones that builders of the same `dest` killed
+/// before their rename left are removed first.
+pub fn beside(dest: &Path) -> io::Result<OwnedDir> {
+    let name = dest.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a directory name", dest.display()),
+        )
+    })?;
+    let parent = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let prefix = format!(".{}.hfkit-", name.to_string_lossy());
+    sweep(parent, &prefix);
+    OwnedDir::create(parent, &prefix)
+}
+
 /// Whether the open directory `dir` is still the one at `path`.
 fn is_at(dir: &File, path: &Path) -> bool {
     match (dir.metadata(), fs::symlink_metadata(path)) {
@@ -206,6 +225,32 @@ mod tests {
         assert!(live.path().is_dir());
         assert!(p.join("other").is_dir() && p.join("run-file").is_file());
         assert_eq!(sweep(&p.join("missing"), "run-"), 0);
+    }
+
+    #[test]
+    fn beside_makes_a_sibling_and_removes_those_of_killed_builders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dest = tmp.path().join("t");
+        let dead = tmp.path().join(".t.hfkit-0123");
+        fs::create_dir_all(dead.join("data")).unwrap();
+        let other = tmp.path().join(".u.hfkit-0123");
+        fs::create_dir(&other).unwrap();
+        let b = beside(&dest).unwrap();
+        assert_eq!(b.path().parent(), Some(tmp.path()));
+        assert!(b
+            .path()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(".t.hfkit-"));
+        assert!(!dead.exists() && other.is_dir());
+        // Built, then renamed into place: dropping the guard leaves the result alone.
+        fs::write(b.path().join("CURRENT"), b"x").unwrap();
+        fs::rename(b.path(), &dest).unwrap();
+        drop(b);
+        assert!(dest.join("CURRENT").is_file());
+        assert!(beside(Path::new("/")).is_err());
     }
 
     /// The check `create` makes after locking: a directory removed (and even re-made under the
