@@ -243,6 +243,14 @@ impl Scratch {
     fn index(&self) -> PathBuf {
         self.root.join("users_by_email")
     }
+    /// The tables `op` writes.
+    fn tables(&self, op: &Op) -> Vec<PathBuf> {
+        let mut v = vec![self.table()];
+        if op.writes_index {
+            v.push(self.index());
+        }
+        v
+    }
     fn spill(&self) -> PathBuf {
         self.root.join("spill")
     }
@@ -406,11 +414,7 @@ fn next_writer_leaves_nothing(sc: &Scratch, op: &Op, root: &Path, what: &str) {
             "--quiet",
         ]);
     }
-    let mut tables = vec![sc.table()];
-    if op.writes_index {
-        tables.push(sc.index());
-    }
-    for t in &tables {
+    for t in &sc.tables(op) {
         ok(&["snapshot", "create", s(t), "next-writer"]);
         assert_eq!(common::leftovers(t), Vec::<PathBuf>::new(), "{what}");
     }
@@ -439,11 +443,7 @@ fn next_writer_leaves_nothing(sc: &Scratch, op: &Op, root: &Path, what: &str) {
 
 /// Whether the kill left anything for the next writer to remove.
 fn left_garbage(sc: &Scratch, op: &Op) -> bool {
-    let mut tables = vec![sc.table()];
-    if op.writes_index {
-        tables.push(sc.index());
-    }
-    tables
+    sc.tables(op)
         .iter()
         .any(|t| t.exists() && !common::leftovers(t).is_empty())
         || std::fs::read_dir(sc.spill()).unwrap().next().is_some()
