@@ -58,13 +58,24 @@ fn write_then_cells_round_trips_the_sample_for_every_codec() {
 #[test]
 fn write_rejects_out_of_order_input_naming_the_line_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let cells = dir.path().join("bad.txt");
-    std::fs::write(
-        &cells,
+    let err = write_fails(
+        &dir.path().join("bad.txt"),
         "61 66 71 5 Put 76 -\n62 66 71 5 Put 76 -\n61 66 71 4 Put 76 -\n",
-    )
-    .unwrap();
-    let out = dir.path().join("x.hfile");
+        "bad.txt: line 3",
+    );
+    assert!(err.contains("out of order"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the input file remains"
+    );
+}
+
+/// `hfile write` of `input` (written to `cells`) into `x.hfile` next to it fails with `expect`
+/// in its message, which it returns, and leaves no file.
+fn write_fails(cells: &Path, input: &str, expect: &str) -> String {
+    let out = cells.with_file_name("x.hfile");
+    std::fs::write(cells, input).unwrap();
     let o = hfkit(&[
         "hfile",
         "write",
@@ -72,17 +83,37 @@ fn write_rejects_out_of_order_input_naming_the_line_and_leaves_nothing() {
         "--cells",
         cells.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
-    assert!(
-        err.contains("bad.txt: line 3") && err.contains("out of order"),
-        "{err}"
-    );
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        1,
-        "only the input file remains"
-    );
+    assert_eq!(o.status.code(), Some(1), "{expect}: {err}");
+    assert!(err.contains(expect), "{expect}: {err}");
+    assert!(!out.exists());
+    err
+}
+
+#[test]
+fn write_refuses_cells_hbase_would_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let long_row = "61".repeat(32_768);
+    for (input, expect) in [
+        (
+            "61 66 71 5 Put 76 -\n62 66 71 -5 Put 76 -\n".to_string(),
+            "cells.txt: line 2: field 4 (timestamp): timestamp -5 is negative",
+        ),
+        (
+            "- 66 71 5 Put 76 -\n".to_string(),
+            "cells.txt: line 1: field 1 (row): row is empty",
+        ),
+        (
+            "61 66 71 5 Put 76 -\n62 66 71 -1 DeleteColumn - -\n".to_string(),
+            "cells.txt: line 2: field 4 (timestamp)",
+        ),
+        (
+            format!("{long_row} 66 71 5 Put 76 -\n"),
+            "cells.txt: line 1: field 1 (row): row is 32768 bytes; HBase allows at most 32767",
+        ),
+    ] {
+        write_fails(&dir.path().join("cells.txt"), &input, expect);
+    }
 }
 
 #[test]
@@ -101,22 +132,7 @@ fn write_rejects_bad_lines_mixed_families_and_untagged_tags() {
             "line 1: field 4 (timestamp)",
         ),
     ] {
-        let cells = dir.path().join("in.txt");
-        std::fs::write(&cells, input).unwrap();
-        let o = hfkit(&[
-            "hfile",
-            "write",
-            out.to_str().unwrap(),
-            "--cells",
-            cells.to_str().unwrap(),
-        ]);
-        assert_eq!(o.status.code(), Some(1), "{input}");
-        assert!(
-            text(&o.stderr).contains(expect),
-            "{input}: {}",
-            text(&o.stderr)
-        );
-        assert!(!out.exists());
+        write_fails(&dir.path().join("in.txt"), input, expect);
     }
     let o = hfkit(&[
         "hfile",
@@ -231,6 +247,28 @@ fn corrupt_hbase_file_is_reported_by_offset_and_prints_no_cells() {
         "no cell of the corrupt block may be printed"
     );
     assert!(text(&o.stderr).contains("offset 0"));
+}
+
+#[test]
+fn hfile_commands_on_a_directory_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["hfile", "info", d],
+        vec!["hfile", "cells", d],
+        vec!["hfile", "verify", d],
+        vec!["hfile", "get", d, "00"],
+    ] {
+        let o = hfkit(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&o.stderr),
+            format!("hfkit: {d}: is a directory, expected an HFile\n"),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]

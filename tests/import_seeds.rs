@@ -547,3 +547,174 @@ fn user_index_is_attached_as_its_own_table() {
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+/// Writes a Parquet file of the users seed's columns: `ids` with every other column null (rows
+/// without a cell), or no row group at all when `ids` is empty.
+fn users_parquet_without_cells(path: &Path, ids: &[i64]) {
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("user_id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("email", DataType::Utf8, true),
+        Field::new("city", DataType::Utf8, true),
+        Field::new("score", DataType::Int64, true),
+        Field::new("last_login", DataType::Int64, true),
+    ]));
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        schema.clone(),
+        None,
+    )
+    .unwrap();
+    if !ids.is_empty() {
+        let text: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; ids.len()]));
+        let number: ArrayRef = Arc::new(Int64Array::from(vec![None; ids.len()]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                text.clone(),
+                text.clone(),
+                text,
+                number.clone(),
+                number,
+            ],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+    }
+    w.close().unwrap();
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// An input without a cell (a header-only CSV, an empty TSV, a Parquet file of rows whose
+/// mapped columns are all null, one without rows) is one outcome, with the seed's index table
+/// too: success saying 0 cells; `--out` leaves the output directories without a family
+/// directory or file; `--table` attaches nothing (no manifest version, no staging left).
+#[test]
+fn an_input_without_cells_imports_nothing_for_every_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = std::fs::read_to_string(format!("{SEEDS}/users.csv"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let inputs = tmp.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    let header_only = inputs.join("header.csv");
+    std::fs::write(&header_only, header + "\n").unwrap();
+    let empty_tsv = inputs.join("empty.tsv");
+    std::fs::write(&empty_tsv, "").unwrap();
+    let null_rows = inputs.join("nulls.parquet");
+    users_parquet_without_cells(&null_rows, &[1, 2, 3]);
+    let no_rows = inputs.join("none.parquet");
+    users_parquet_without_cells(&no_rows, &[]);
+    let schema = format!("{SEEDS}/users.toml");
+    let table = tmp.path().join("tables/users");
+    let index = tmp.path().join("tables/users_by_email");
+    import_users_into(&table);
+    for (input, rows) in [
+        (&header_only, 0),
+        (&empty_tsv, 0),
+        (&null_rows, 3),
+        (&no_rows, 0),
+    ] {
+        let what = input.file_name().unwrap().to_string_lossy().to_string();
+        let run = |target: &str, dir: &Path| {
+            let report = dir.with_extension("json");
+            let o = hfkit(&[
+                "import",
+                "--schema",
+                &schema,
+                input.to_str().unwrap(),
+                target,
+                dir.to_str().unwrap(),
+                "--report",
+                report.to_str().unwrap(),
+            ]);
+            let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+            assert!(
+                o.status.success(),
+                "{what} {target}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                stdout.contains(&format!("imported {rows} rows (0 rejected) into 0 cells")),
+                "{what}: {stdout}"
+            );
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+            assert_eq!(
+                (r["rows_read"].as_u64(), r["cells"].as_u64()),
+                (Some(rows), Some(0))
+            );
+            assert_eq!(
+                (r["files"].as_u64(), r["indexes"][0]["files"].as_u64()),
+                (Some(0), Some(0))
+            );
+            assert!(r.get("attached").is_none(), "{what}: {r}");
+            stdout
+        };
+
+        // --out: the output directories exist, without a family directory or any file.
+        let case = tmp.path().join(format!("out-{what}"));
+        std::fs::create_dir(&case).unwrap();
+        let out = case.join("bulk");
+        let stdout = run("--out", &out);
+        assert!(stdout.contains(&format!("no cells: no files written to {}", out.display())));
+        assert_eq!(
+            names_in(&case),
+            ["bulk", "bulk.json", "users_by_email"],
+            "{what}"
+        );
+        assert!(names_in(&out).is_empty(), "{what}: {:?}", names_in(&out));
+        assert!(names_in(&case.join("users_by_email")).is_empty(), "{what}");
+
+        // --table, into tables holding the seed: nothing attached, nothing left behind.
+        let before: Vec<_> = [&table, &index]
+            .iter()
+            .map(|t| (names_in(t), std::fs::read(t.join("CURRENT")).unwrap()))
+            .collect();
+        let stdout = run("--table", &table);
+        assert!(
+            stdout.contains(&format!(
+                "no cells: nothing attached to {}",
+                table.display()
+            )) && stdout.contains("unchanged)")
+                && stdout.contains(&format!("nothing attached to {}", index.display())),
+            "{what}: {stdout}"
+        );
+        let after: Vec<_> = [&table, &index]
+            .iter()
+            .map(|t| (names_in(t), std::fs::read(t.join("CURRENT")).unwrap()))
+            .collect();
+        assert_eq!(before, after, "{what}");
+        let o = hfkit(&["table", "check", table.to_str().unwrap()]);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("5805 cells"));
+
+        // --table, creating the tables: they are created (as by any import), empty.
+        let fresh = tmp.path().join(format!("new-{what}"));
+        std::fs::create_dir(&fresh).unwrap();
+        run("--table", &fresh.join("users"));
+        for t in ["users", "users_by_email"] {
+            let manifests = names_in(&fresh.join(t).join("manifests"));
+            assert_eq!(manifests, ["manifest-00000000000000000000.json"], "{what}");
+            assert_eq!(
+                names_in(&fresh.join(t)),
+                [".tmp", "CURRENT", "data", "manifests"]
+            );
+        }
+    }
+}

@@ -80,7 +80,7 @@ fn every_format_gives_the_exact_millisecond() {
     let cells = import(
         "id,ms,secs,when,zoned,day\n\
          7,1700000000123,1700000000.5,2023-11-14 22:13:20,2023-11-15T00:13:20.250+02:00,14/11/2023\n\
-         8,-1,0,1970-01-01 00:00:00,1969-12-31T19:00:00-05:00,01/01/1970\n",
+         8,0,0,1970-01-01 00:00:00,1969-12-31T19:00:00-05:00,01/01/1970\n",
     );
     // 2023-11-14T22:13:20Z = 1700000000000 ms; its day bucket is 20231114.
     let row7 = format!("007_20231114_{:019}", i64::MAX - 1_700_000_000_000);
@@ -92,7 +92,7 @@ fn every_format_gives_the_exact_millisecond() {
         (row7.clone(), "w", 1_700_000_000_000),
         (row7.clone(), "z", 1_700_000_000_250),
         (row8.clone(), "day", 0),
-        (row8.clone(), "ms", -1),
+        (row8.clone(), "ms", 0),
         (row8.clone(), "s", 0),
         (row8.clone(), "w", 0),
         (row8.clone(), "z", 0),
@@ -205,4 +205,50 @@ fn schema_checks_timestamp_format_placement() {
         (f.as_str(), at.to_string().as_str()),
         ("%Y", "s.toml:12:20")
     );
+}
+
+#[test]
+fn latest_timestamp_is_the_import_time_and_negative_ones_are_refused() {
+    // HConstants.LATEST_TIMESTAMP means "now": HFileOutputFormat2 stamps such cells with the
+    // writer's time, as a region server does a Put's. Schema-fixed ones too.
+    let schema = "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[rowkey]\nspec = \"id\"\n\
+                  [[column]]\nsource = \"ms\"\ncell = \"d:ms\"\ntimestamp = \"ms\"\n\
+                  [[column]]\nsource = \"id\"\ncell = \"d:id\"\ntimestamp = 9223372036854775807\n";
+    let parsed = TableSchema::from_toml_str(schema, "s.toml", None).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, "id,ms\na,9223372036854775807\nb,0\n").unwrap();
+    let opts = |out: &str, import_time: i64| {
+        let mut o = ImportOptions::new(
+            vec![input.clone()],
+            InputFormat::Csv(CsvOptions::default()),
+            tmp.path().join(out),
+        );
+        o.import_time = import_time;
+        o
+    };
+    let report = run_import(&parsed.table, &parsed.mapping, opts("out", 1_234)).unwrap();
+    let mut cells = Vec::new();
+    for f in &report.output_files {
+        let r = HFileReader::open(&f.path).unwrap();
+        let mut s = r.scanner().unwrap();
+        while let Some(c) = s.next().unwrap() {
+            cells.push((c.row.to_vec(), c.qualifier.to_vec(), c.timestamp));
+        }
+    }
+    assert_eq!(
+        cells,
+        [
+            (b"a".to_vec(), b"id".to_vec(), 1_234),
+            (b"a".to_vec(), b"ms".to_vec(), 1_234),
+            (b"b".to_vec(), b"id".to_vec(), 1_234),
+            (b"b".to_vec(), b"ms".to_vec(), 0),
+        ]
+    );
+    // An import time before 1970 would give every cell without a timestamp a negative one.
+    let e = run_import(&parsed.table, &parsed.mapping, opts("out2", -1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("import time: timestamp -1 is negative"), "{e}");
+    assert!(!tmp.path().join("out2").exists());
 }

@@ -16,7 +16,7 @@ use crate::format::compression::Compression;
 use crate::format::encoding::DataBlockEncoding;
 use crate::format::fileinfo::{value_kind, ValueKind};
 use crate::format::reader::HFileReader;
-use crate::format::text::{hex, parse_hex, push_cell_line, CellLineParser};
+use crate::format::text::{hex, limit_field, parse_hex, push_cell_line, CellLineParser};
 use crate::format::trailer::{Trailer, COMPARATOR_INNER_STORE, COMPARATOR_KV};
 use crate::format::verify::verify;
 use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
@@ -136,7 +136,11 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
 }
 
 fn open(file: &Path) -> Result<HFileReader, CliError> {
-    HFileReader::open(file).map_err(|e| CliError::failure(format!("{}: {e}", file.display())))
+    // Mapping a directory fails with "No such device": say what is wrong instead.
+    if file.is_dir() {
+        return Err(fail(file, "is a directory, expected an HFile"));
+    }
+    HFileReader::open(file).map_err(|e| fail(file, e))
 }
 
 fn fail(file: &Path, e: impl std::fmt::Display) -> CliError {
@@ -262,6 +266,10 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 continue;
             }
             let cell = parser.parse(&line).map_err(|e| format!("{cells_name}: line {lineno}: {e}"))?;
+            // What HBase's client would refuse (an empty row, a negative timestamp, lengths).
+            if let Err(limit) = cell.check_mutation() {
+                return Err(format!("{cells_name}: line {lineno}: {}: {limit}", limit_field(&limit)));
+            }
             if !include_tags && !cell.tags.is_empty() {
                 return Err(format!("{cells_name}: line {lineno}: the cell has tags; pass --include-tags to keep them"));
             }

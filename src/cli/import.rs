@@ -8,13 +8,16 @@ use std::time::Instant;
 use clap::Args;
 
 use super::{CliError, EXIT_OK};
-use crate::pipeline::import::{run_import, ImportOptions, InputFormat, Progress};
+use crate::pipeline::import::{
+    check_inputs, check_mapping, has_mapping, import_regions, run_import, ImportOptions,
+    ImportRegions, InputFormat, Progress,
+};
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
 use crate::table::directory::{Table, STAGING_DIR};
-use crate::table::manifest::FamilyEntry;
+use crate::table::manifest::{Attributes, FamilyEntry, CURRENT};
 use crate::table::staging::OwnedDir;
-use crate::table::{ParsedSchema, TableSchema};
+use crate::table::{ImportMapping, ParsedSchema, Regions, SplitSpec, TableSchema};
 
 /// Name prefix of an import's staging directory in a table's `.tmp/` (with `--table`).
 const IMPORT_STAGING_PREFIX: &str = "import-";
@@ -31,9 +34,10 @@ output under its table qualifier (a bulk-load directory with --out, a table dire
 --table), or under --index-out DIR.
 
 Without --bad-rows the first bad record stops the import with its file, line (or Parquet row
-group and row), column and reason, and nothing is written. With --bad-rows FILE, rejected
-records are written there with their reasons (up to --max-bad-rows, default 0 = none allowed:
-raise it) and the import goes on.
+group and row), column and reason, and nothing is written. With --bad-rows FILE, a rejected
+record is written there with its position and reason, counted, and skipped, and the import
+goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
+--max-bad-rows N (one more stops the import, and nothing is written).
 
 Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.";
 
@@ -84,12 +88,12 @@ pub struct ImportArgs {
     /// Cell timestamp for mapped columns without one, epoch ms (default: now).
     #[arg(long)]
     timestamp: Option<i64>,
-    /// Write rejected records here and go on.
+    /// Write rejected records here (position, reason, fields) and go on.
     #[arg(long)]
     bad_rows: Option<PathBuf>,
-    /// Most rejected records tolerated with --bad-rows.
-    #[arg(long, default_value_t = 0)]
-    max_bad_rows: u64,
+    /// Most rejected records tolerated (default: no limit); needs --bad-rows.
+    #[arg(long, requires = "bad_rows")]
+    max_bad_rows: Option<u64>,
     /// Write a machine-readable report (JSON) here.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -361,19 +365,19 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     if !a.quiet {
         opts.progress = Some(progress_reporter());
     }
-    // With --table, make sure the tables exist before spending time on the import.
+    // With --table: the checks the import makes of the schema and each input's fields first
+    // (nothing is created for an import that cannot run), then the tables, opened, or created
+    // with the regions their splits give; the import writes exactly the tables' regions.
+    let mut created = CreatedTables::default();
     let (table, index_tables) = match &a.table {
         Some(t) => {
-            let mut index_tables = Vec::new();
-            for (ix, dir) in indexes.iter().zip(&index_dirs) {
-                index_tables.push(open_or_create_table(dir, &ix.table)?);
-            }
-            let main = if t.join("CURRENT").exists() {
-                Table::open(t).map_err(|e| CliError::failure(e.to_string()))?
-            } else {
-                create_table(t, &parsed.table)?
-            };
-            (Some(main), index_tables)
+            check_inputs(&parsed.table, &parsed.mapping, &opts.inputs, &opts.format)
+                .map_err(|e| CliError::failure(e.to_string()))?;
+            let (mut tables, regions) =
+                open_or_create_tables(&parsed, t, &index_dirs, &opts, &mut created)?;
+            opts.regions = Some(regions);
+            let main = tables.remove(0);
+            (Some(main), tables)
         }
         None => (None, Vec::new()),
     };
@@ -398,23 +402,30 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let report = run_import(&parsed.table, &parsed.mapping, opts)
         .map_err(|e| CliError::failure(e.to_string()))?;
     // Index tables first: an index entry whose row is not yet visible is harmless to a reader
-    // that follows it to the main table; a row missing from its index is not.
+    // that follows it to the main table; a row missing from its index is not. A table that
+    // got no file (the input held no cells for it) is left as it is.
     let mut attach = None;
     if let Some(t) = &table {
         let attached = || -> Result<_, CliError> {
-            for (it, staging) in index_tables.iter().zip(&stagings) {
-                it.attach(staging.path()).map_err(|e| {
-                    CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
-                })?;
+            for ((it, staging), ix) in index_tables.iter().zip(&stagings).zip(&report.indexes) {
+                if ix.files > 0 {
+                    it.attach(staging.path()).map_err(|e| {
+                        CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
+                    })?;
+                }
             }
-            t.attach(&out_dir).map_err(|e| {
+            if report.files == 0 {
+                return Ok(None);
+            }
+            t.attach(&out_dir).map(Some).map_err(|e| {
                 CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
             })
         };
         let r = attached();
         drop(stagings);
-        attach = Some(r?);
+        attach = r?;
     }
+    created.keep();
     for w in &report.warnings {
         eprintln!("hfkit: warning: {w}");
     }
@@ -450,13 +461,25 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             report.cells.saturating_sub(report.streamed_cells),
             report.spilled_runs
         )?;
-        if let Some(at) = &attach {
-            writeln!(
+        match (&attach, &table) {
+            (Some(at), Some(t)) => writeln!(
                 out,
                 "attached to {} as manifest version {}",
-                a.table.as_deref().unwrap_or(Path::new("")).display(),
+                t.dir().display(),
                 at.version
-            )?;
+            )?,
+            (None, Some(t)) => writeln!(
+                out,
+                "no cells: nothing attached to {} (manifest version {} unchanged)",
+                t.dir().display(),
+                t.manifest()
+                    .map_err(|e| CliError::failure(e.to_string()))?
+                    .version
+            )?,
+            (_, None) if report.files == 0 => {
+                writeln!(out, "no cells: no files written to {}", out_dir.display())?
+            }
+            (_, None) => {}
         }
         for (ix, dir) in report.indexes.iter().zip(&index_dirs) {
             writeln!(
@@ -468,7 +491,11 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 ix.duplicate_cells,
                 ix.files,
                 ix.regions.len(),
-                if a.table.is_some() { "attached to" } else { "in" },
+                match (&a.table, ix.files) {
+                    (None, _) => "in",
+                    (Some(_), 0) => "nothing attached to",
+                    (Some(_), _) => "attached to",
+                },
                 dir.display()
             )?;
         }
@@ -518,49 +545,197 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
     }
 }
 
-/// Opens the index table directory `dir` (which must hold the table `schema` names) or
-/// creates it.
-fn open_or_create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliError> {
-    if !dir.join("CURRENT").exists() {
-        return create_table(dir, schema);
+/// Tables an `import --table` created: removed again (back to an absent or empty directory)
+/// unless the import succeeded, so that a failed import leaves no table it made.
+#[derive(Default)]
+struct CreatedTables(Vec<(PathBuf, bool)>);
+
+impl CreatedTables {
+    /// `dir` was just created; `existed`: as an empty directory.
+    fn add(&mut self, dir: &Path, existed: bool) {
+        self.0.push((dir.to_path_buf(), existed));
     }
-    let t = Table::open(dir).map_err(|e| CliError::failure(e.to_string()))?;
-    let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
-    if m.table != schema.full_name() {
-        return Err(CliError::failure(format!(
-            "{} holds table {}, not {}",
-            dir.display(),
-            m.table,
-            schema.full_name()
-        )));
+
+    /// The import succeeded: the tables stay.
+    fn keep(&mut self) {
+        self.0.clear();
     }
-    Ok(t)
 }
 
-/// Creates a table directory from a schema (splits must not need a sample).
-fn create_table(dir: &Path, schema: &TableSchema) -> Result<Table, CliError> {
-    let regions = schema.splits.regions(None).map_err(|e| {
-        CliError::failure(format!(
-            "{e} (a table made from a schema needs fixed split points)"
-        ))
-    })?;
+impl Drop for CreatedTables {
+    fn drop(&mut self) {
+        for (dir, existed) in self.0.drain(..).rev() {
+            let _ = std::fs::remove_dir_all(&dir);
+            if existed {
+                let _ = std::fs::create_dir(&dir);
+            }
+        }
+    }
+}
+
+/// The tables of an `import --table`: the main table at `main_dir`, then each index table at
+/// its directory (`index_dirs`, schema order). A table that exists is opened (an index table
+/// must hold the table its schema names) and keeps its regions: its splits, `sample` included,
+/// are not used (a note on stderr says so for `sample`). The others are created with the
+/// regions their splits give, sampling the inputs for `sample = N` exactly as an `--out`
+/// import does. Returns the tables and their regions, for the import to write.
+fn open_or_create_tables(
+    parsed: &ParsedSchema,
+    main_dir: &Path,
+    index_dirs: &[PathBuf],
+    opts: &ImportOptions,
+    created: &mut CreatedTables,
+) -> Result<(Vec<Table>, ImportRegions), CliError> {
+    let failure = |e: &dyn std::fmt::Display| CliError::failure(e.to_string());
+    let targets: Vec<(&Path, &TableSchema, bool)> =
+        std::iter::once((main_dir, &parsed.table, false))
+            .chain(
+                parsed
+                    .mapping
+                    .indexes
+                    .iter()
+                    .zip(index_dirs)
+                    .map(|(ix, dir)| (dir.as_path(), &ix.table, true)),
+            )
+            .collect();
+    let mut existing = Vec::new();
+    for (dir, schema, check_name) in &targets {
+        existing.push(open_existing(dir, check_name.then_some(*schema))?);
+    }
+    // Only the splits of the tables to create are used (and sampled for).
+    let mut to_create = parsed.clone();
+    if existing[0].is_some() {
+        to_create.table.splits = SplitSpec::None;
+    }
+    for (ix, e) in to_create.mapping.indexes.iter_mut().zip(&existing[1..]) {
+        if e.is_some() {
+            ix.table.splits = SplitSpec::None;
+        }
+    }
+    let planned = import_regions(
+        &to_create.table,
+        &to_create.mapping,
+        &opts.inputs,
+        &opts.format,
+        opts.sample_rows,
+    )
+    .map_err(|e| failure(&e))?;
+    let mut planned = std::iter::once(planned.main).chain(planned.indexes);
+    let mut tables = Vec::new();
+    let mut regions = Vec::new();
+    for ((dir, schema, _), table) in targets.iter().zip(existing) {
+        let r = planned.next().unwrap_or_default();
+        match table {
+            Some(t) => {
+                let m = t.manifest().map_err(|e| failure(&e))?;
+                if let SplitSpec::Sampled { regions: n } = schema.splits {
+                    eprintln!(
+                        "hfkit: note: {} exists with {} regions, which an import does not \
+                         change: its [splits] sample = {n} is not used",
+                        dir.display(),
+                        m.regions.len()
+                    );
+                }
+                regions.push(Regions::from_sorted(m.split_keys()).map_err(|e| failure(&e))?);
+                tables.push(t);
+            }
+            None => {
+                let existed = dir.exists();
+                tables.push(create_table(dir, schema, &r)?);
+                created.add(dir, existed);
+                regions.push(r);
+            }
+        }
+    }
+    let main = regions.remove(0);
+    Ok((
+        tables,
+        ImportRegions {
+            main,
+            indexes: regions,
+        },
+    ))
+}
+
+/// The table at `dir`, or `None` when there is none. With `schema`, the table must be the one
+/// it names.
+fn open_existing(dir: &Path, schema: Option<&TableSchema>) -> Result<Option<Table>, CliError> {
+    if !dir.join(CURRENT).exists() {
+        return Ok(None);
+    }
+    let t = Table::open(dir).map_err(|e| CliError::failure(e.to_string()))?;
+    if let Some(schema) = schema {
+        let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+        if m.table != schema.full_name() {
+            return Err(CliError::failure(format!(
+                "{} holds table {}, not {}",
+                dir.display(),
+                m.table,
+                schema.full_name()
+            )));
+        }
+    }
+    Ok(Some(t))
+}
+
+/// Creates a table directory from a schema: its families and table attributes (all of them,
+/// as the manifest keeps them) over `regions`.
+fn create_table(dir: &Path, schema: &TableSchema, regions: &Regions) -> Result<Table, CliError> {
     let families = schema
         .families
         .iter()
         .map(FamilyEntry::from_schema)
         .collect();
-    Table::create(dir, &schema.full_name(), families, regions.split_keys())
-        .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
+    Table::create_with_attributes(
+        dir,
+        &schema.full_name(),
+        Attributes::of_table(schema),
+        families,
+        regions.split_keys(),
+    )
+    .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
 }
 
-/// `hfkit table create DIR (--schema S | --hbase-shell "create ...")`.
-pub fn table_create(
-    dir: &Path,
-    schema: Option<&Path>,
-    shell: Option<&str>,
-    out: &mut dyn Write,
-) -> Result<i32, CliError> {
-    let parsed = match (schema, shell) {
+const CREATE_HELP: &str = "\
+A schema file (TOML) that carries an import mapping is checked as an import checks it before
+creating anything: the rowkey specs parse, the timestamp formats compile, the columns map to
+families of the table; with --input, also that every field they read is one of each input's.
+
+[splits] sample = N cuts the table at the quantiles of the row keys of the input's first
+--sample-rows records, as `hfkit import` does; give --input FILE... to sample (or create the
+table by importing into it with `hfkit import --table`). Examples:
+
+  hfkit table create tables/orders --schema orders.toml
+  hfkit table create tables/events --schema events.toml --input 'data/2024-*.csv.gz'
+  hfkit table create tables/t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"";
+
+/// `hfkit table create`.
+#[derive(Debug, Args)]
+#[command(after_help = CREATE_HELP)]
+pub struct CreateArgs {
+    /// The table directory to create (absent or empty).
+    pub table: PathBuf,
+    /// Schema file (TOML, or a text file holding a shell `create` statement).
+    #[arg(long)]
+    pub schema: Option<PathBuf>,
+    /// An HBase shell `create` statement.
+    #[arg(long)]
+    pub hbase_shell: Option<String>,
+    /// Input files or globs (as for `hfkit import`): their row keys are sampled for
+    /// `[splits] sample = N`, and the schema's mapping is checked against their fields.
+    #[arg(long, num_args = 1.., requires = "schema")]
+    pub input: Vec<String>,
+    #[command(flatten)]
+    pub input_format: InputArgs,
+    /// Records (from the start of the input) sampled for `[splits] sample = N`.
+    #[arg(long, default_value_t = crate::pipeline::import::DEFAULT_SAMPLE_ROWS)]
+    pub sample_rows: usize,
+}
+
+/// `hfkit table create DIR (--schema S [--input FILE...] | --hbase-shell "create ...")`.
+pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let dir = a.table.as_path();
+    let parsed = match (&a.schema, &a.hbase_shell) {
         (Some(p), None) => load_schema(p)?,
         (None, Some(text)) => {
             let p = TableSchema::from_shell(text).map_err(|e| CliError::failure(e.to_string()))?;
@@ -575,7 +750,41 @@ pub fn table_create(
             ))
         }
     };
-    let t = create_table(dir, &parsed.table)?;
+    let failure = |e: crate::pipeline::import::ImportError| CliError::failure(e.to_string());
+    let regions = if a.input.is_empty() {
+        if has_mapping(&parsed.mapping) {
+            check_mapping(&parsed.table, &parsed.mapping).map_err(failure)?;
+        }
+        if let SplitSpec::Sampled { regions } = parsed.table.splits {
+            return Err(CliError::failure(format!(
+                "{}: [splits] sample = {regions} cuts the table at the quantiles of the input's \
+                 row keys, and there is no input to sample: give --input FILE... (its first \
+                 --sample-rows records are sampled, as hfkit import samples them), or create \
+                 the table by importing into it (hfkit import --table {}), or write the split \
+                 points hfkit plan --regions {regions} prints as [splits] keys",
+                a.schema.as_deref().unwrap_or(Path::new("")).display(),
+                dir.display()
+            )));
+        }
+        parsed
+            .table
+            .splits
+            .regions(None)
+            .map_err(|e| CliError::failure(e.to_string()))?
+    } else {
+        let inputs = expand_paths(&a.input).map_err(|e| CliError::failure(e.to_string()))?;
+        let format = a.input_format.format(&inputs)?;
+        check_inputs(&parsed.table, &parsed.mapping, &inputs, &format).map_err(failure)?;
+        // Index tables are not created here: only the main table's splits are sampled.
+        let main_only = ImportMapping {
+            indexes: Vec::new(),
+            ..parsed.mapping.clone()
+        };
+        import_regions(&parsed.table, &main_only, &inputs, &format, a.sample_rows)
+            .map_err(failure)?
+            .main
+    };
+    let t = create_table(dir, &parsed.table, &regions)?;
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
     writeln!(
         out,

@@ -14,15 +14,7 @@ use crate::table::directory::Table;
 pub enum TableCommand {
     /// Create an empty table directory from a schema file or an HBase shell `create` statement,
     /// e.g. --hbase-shell "create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']".
-    Create {
-        table: PathBuf,
-        /// Schema file (TOML, or a text file holding a shell `create` statement).
-        #[arg(long)]
-        schema: Option<PathBuf>,
-        /// An HBase shell `create` statement.
-        #[arg(long)]
-        hbase_shell: Option<String>,
-    },
+    Create(super::import::CreateArgs),
     /// Show the table's families, regions and live store files.
     Describe {
         table: PathBuf,
@@ -44,11 +36,7 @@ fn open(dir: &Path) -> Result<Table, CliError> {
 
 pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
-        TableCommand::Create {
-            table,
-            schema,
-            hbase_shell,
-        } => super::import::table_create(&table, schema.as_deref(), hbase_shell.as_deref(), out),
+        TableCommand::Create(args) => super::import::table_create(args, out),
         TableCommand::Describe { table, json } => describe(&table, json, out),
         TableCommand::Check { table } => check(&table, out),
         TableCommand::Alter(args) => {
@@ -72,6 +60,9 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
         "table {} (manifest version {}, next sequence id {})",
         m.table, m.version, m.next_seq_id
     )?;
+    if let Some(attrs) = m.table_attributes.describe_table() {
+        writeln!(out, "{}, {attrs}", m.table)?;
+    }
     for f in &m.families {
         writeln!(out, "{}", f.describe())?;
     }

@@ -24,6 +24,87 @@ pub const MAX_ROW_LEN: usize = i16::MAX as usize;
 pub const MAX_FAMILY_LEN: usize = i8::MAX as usize;
 /// `HConstants.LATEST_TIMESTAMP`.
 pub const LATEST_TIMESTAMP: i64 = i64::MAX;
+/// Longest value HBase accepts (`HConstants.MAXIMUM_VALUE_LENGTH`, `Integer.MAX_VALUE - 1`).
+pub const MAX_VALUE_LEN: usize = i32::MAX as usize - 1;
+/// Longest key HBase accepts (`Integer.MAX_VALUE`).
+pub const MAX_KEY_LEN: usize = i32::MAX as usize;
+/// Longest tags area HBase accepts (`KeyValue.MAX_TAGS_LENGTH`).
+pub const MAX_TAGS_LEN: usize = u16::MAX as usize;
+
+/// A limit HBase puts on cells, and the cell that broke it. [`check_lengths`] holds every cell
+/// a file may hold to the length limits; [`check_mutation`] adds what HBase's client refuses in
+/// a Put or Delete (an empty row, a negative timestamp), for cells that enter from outside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CellLimit {
+    /// `Mutation.checkRow`: "Row length is 0".
+    #[error("row is empty; HBase refuses a cell without a row")]
+    EmptyRow,
+    #[error("row is {0} bytes; HBase allows at most {MAX_ROW_LEN}")]
+    RowTooLong(usize),
+    #[error("family is {0} bytes; HBase allows at most {MAX_FAMILY_LEN}")]
+    FamilyTooLong(usize),
+    /// Row, family and qualifier with [`KEY_INFRASTRUCTURE_SIZE`].
+    #[error("key is {0} bytes; HBase allows at most {MAX_KEY_LEN}")]
+    KeyTooLong(usize),
+    #[error("value is {0} bytes; HBase allows at most {MAX_VALUE_LEN}")]
+    ValueTooLong(usize),
+    #[error("tags area is {0} bytes; at most {MAX_TAGS_LEN}")]
+    TagsTooLong(usize),
+    /// `Put.addColumn` / `Delete.addColumn`: "Timestamp cannot be negative".
+    #[error("timestamp {0} is negative; HBase refuses timestamps before 1970-01-01T00:00:00Z")]
+    NegativeTimestamp(i64),
+}
+
+/// The length limits of `KeyValue.checkParameters` (row ≤ 32767 bytes, family ≤ 127, key ≤
+/// 2^31-1, value ≤ 2^31-2) and of tags (≤ 65535 bytes), for a cell of these part lengths.
+#[inline]
+pub fn check_lengths(
+    row: usize,
+    family: usize,
+    qualifier: usize,
+    value: usize,
+    tags: usize,
+) -> std::result::Result<(), CellLimit> {
+    let key = row
+        .saturating_add(family)
+        .saturating_add(qualifier)
+        .saturating_add(KEY_INFRASTRUCTURE_SIZE);
+    if row > MAX_ROW_LEN {
+        Err(CellLimit::RowTooLong(row))
+    } else if family > MAX_FAMILY_LEN {
+        Err(CellLimit::FamilyTooLong(family))
+    } else if key > MAX_KEY_LEN {
+        Err(CellLimit::KeyTooLong(key))
+    } else if value > MAX_VALUE_LEN {
+        Err(CellLimit::ValueTooLong(value))
+    } else if tags > MAX_TAGS_LEN {
+        Err(CellLimit::TagsTooLong(tags))
+    } else {
+        Ok(())
+    }
+}
+
+/// Everything HBase's client refuses in a cell of a Put or Delete: an empty row
+/// (`Mutation.checkRow`), a negative timestamp (`addColumn`), and the limits of
+/// [`check_lengths`]. `hfkit import` and `hfkit hfile write` hold the cells they take in to it;
+/// cells read from files (which HBase's bulk load accepts as they are) are not.
+#[inline]
+pub fn check_mutation(
+    row: usize,
+    family: usize,
+    qualifier: usize,
+    value: usize,
+    tags: usize,
+    timestamp: i64,
+) -> std::result::Result<(), CellLimit> {
+    if row == 0 {
+        return Err(CellLimit::EmptyRow);
+    }
+    if timestamp < 0 {
+        return Err(CellLimit::NegativeTimestamp(timestamp));
+    }
+    check_lengths(row, family, qualifier, value, tags)
+}
 
 /// `KeyValue.Type`. The codes are on disk: DO NOT CHANGE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -225,15 +306,14 @@ impl<'a> CellRef<'a> {
         k
     }
 
-    /// Checks the limits HBase puts on a cell (row ≤ 32767 bytes, family ≤ 127 bytes, key and
-    /// value lengths fit in an i32, tags ≤ 65535 bytes and well formed).
+    /// Checks the limits HBase puts on a cell ([`check_lengths`]; tags well formed).
     #[inline]
     pub fn validate(&self) -> Result<()> {
         // Hot path (every appended cell): plain length checks, tags walked only when present.
         if self.row.len() <= MAX_ROW_LEN
             && self.family.len() <= MAX_FAMILY_LEN
-            && self.key_len() <= i32::MAX as usize
-            && self.value.len() <= i32::MAX as usize
+            && self.key_len() <= MAX_KEY_LEN
+            && self.value.len() <= MAX_VALUE_LEN
             && self.tags.is_empty()
         {
             return Ok(());
@@ -243,30 +323,27 @@ impl<'a> CellRef<'a> {
 
     #[cold]
     fn validate_slow(&self) -> Result<()> {
-        if self.row.len() > MAX_ROW_LEN {
-            return Err(FormatError::Invalid(format!(
-                "row is {} bytes; HBase allows at most {MAX_ROW_LEN}",
-                self.row.len()
-            )));
-        }
-        if self.family.len() > MAX_FAMILY_LEN {
-            return Err(FormatError::Invalid(format!(
-                "family is {} bytes; HBase allows at most {MAX_FAMILY_LEN}",
-                self.family.len()
-            )));
-        }
-        if self.key_len() > i32::MAX as usize || self.value.len() > i32::MAX as usize {
-            return Err(FormatError::Invalid(
-                "key or value longer than 2^31-1 bytes".into(),
-            ));
-        }
-        if self.tags.len() > u16::MAX as usize {
-            return Err(FormatError::Invalid(format!(
-                "tags area is {} bytes; at most 65535",
-                self.tags.len()
-            )));
-        }
+        check_lengths(
+            self.row.len(),
+            self.family.len(),
+            self.qualifier.len(),
+            self.value.len(),
+            self.tags.len(),
+        )
+        .map_err(|e| FormatError::Invalid(e.to_string()))?;
         check_tags(self.tags)
+    }
+
+    /// [`check_mutation`] of this cell.
+    pub fn check_mutation(&self) -> std::result::Result<(), CellLimit> {
+        check_mutation(
+            self.row.len(),
+            self.family.len(),
+            self.qualifier.len(),
+            self.value.len(),
+            self.tags.len(),
+            self.timestamp,
+        )
     }
 }
 
@@ -518,5 +595,57 @@ mod tests {
         assert!(check_tags(&[0, 0]).is_err());
         assert!(check_tags(&[0, 5, 1]).is_err());
         assert!(check_tags(&[0]).is_err());
+    }
+
+    #[test]
+    fn mutation_limits_are_hbase_client_limits() {
+        assert_eq!(check_mutation(1, 1, 0, 0, 0, 0), Ok(()));
+        assert_eq!(
+            check_mutation(
+                MAX_ROW_LEN,
+                MAX_FAMILY_LEN,
+                0,
+                MAX_VALUE_LEN,
+                MAX_TAGS_LEN,
+                i64::MAX
+            ),
+            Ok(())
+        );
+        assert_eq!(check_mutation(0, 1, 0, 0, 0, 0), Err(CellLimit::EmptyRow));
+        assert_eq!(
+            check_mutation(1, 1, 0, 0, 0, -1),
+            Err(CellLimit::NegativeTimestamp(-1))
+        );
+        assert_eq!(
+            check_mutation(MAX_ROW_LEN + 1, 1, 0, 0, 0, 0),
+            Err(CellLimit::RowTooLong(MAX_ROW_LEN + 1))
+        );
+        assert_eq!(
+            check_mutation(1, MAX_FAMILY_LEN + 1, 0, 0, 0, 0),
+            Err(CellLimit::FamilyTooLong(128))
+        );
+        let q = MAX_KEY_LEN - KEY_INFRASTRUCTURE_SIZE - 2;
+        assert_eq!(check_lengths(1, 1, q, 0, 0), Ok(()));
+        assert_eq!(
+            check_lengths(1, 1, q + 1, 0, 0),
+            Err(CellLimit::KeyTooLong(MAX_KEY_LEN + 1))
+        );
+        assert_eq!(
+            check_lengths(1, 1, 0, MAX_VALUE_LEN + 1, 0),
+            Err(CellLimit::ValueTooLong(i32::MAX as usize))
+        );
+        assert_eq!(
+            check_lengths(1, 1, 0, 0, MAX_TAGS_LEN + 1),
+            Err(CellLimit::TagsTooLong(65536))
+        );
+        // Files may hold what the client refuses (HBase bulk-loads them as they are).
+        assert_eq!(check_lengths(0, 1, 0, 0, 0), Ok(()));
+        let c = Cell::put(b"", b"f", b"q", -5, b"v");
+        assert!(c.as_ref().validate().is_ok());
+        assert_eq!(c.as_ref().check_mutation(), Err(CellLimit::EmptyRow));
+        assert_eq!(
+            CellLimit::NegativeTimestamp(-5).to_string(),
+            "timestamp -5 is negative; HBase refuses timestamps before 1970-01-01T00:00:00Z"
+        );
     }
 }

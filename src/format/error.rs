@@ -51,6 +51,13 @@ pub enum FormatError {
     /// A compression codec failed to compress or decompress a payload.
     #[error("{codec} codec: {detail}")]
     Codec { codec: &'static str, detail: String },
+    /// The file does not end with an HFile trailer: not an HFile, or truncated.
+    #[error("not an HFile: {0}")]
+    NotAnHFile(String),
+    /// A trailer field disagrees with what the rest of the file proves (the trailer is the one
+    /// part of an HFile without a checksum, so it is never trusted alone).
+    #[error("corrupt trailer: {0}")]
+    TrailerMismatch(Box<TrailerMismatch>),
     /// A feature this implementation does not (yet) handle, such as an unknown codec id.
     #[error("unsupported: {0}")]
     Unsupported(String),
@@ -71,6 +78,15 @@ impl FormatError {
         }
     }
 
+    /// Shorthand for [`FormatError::TrailerMismatch`].
+    pub fn trailer_mismatch(field: &'static str, stated: impl Into<i128>, found: String) -> Self {
+        FormatError::TrailerMismatch(Box::new(TrailerMismatch {
+            field,
+            stated: stated.into(),
+            found,
+        }))
+    }
+
     /// Shorthand for [`FormatError::Corrupt`].
     pub fn corrupt(what: &'static str, offset: u64, detail: impl Into<String>) -> Self {
         FormatError::Corrupt {
@@ -78,6 +94,27 @@ impl FormatError {
             offset,
             detail: detail.into(),
         }
+    }
+}
+
+/// A trailer field and what the file shows instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrailerMismatch {
+    /// The field's name in `FileTrailerProto`.
+    pub field: &'static str,
+    /// Its value (−1 for an absent data block offset).
+    pub stated: i128,
+    /// What the rest of the file shows.
+    pub found: String,
+}
+
+impl fmt::Display for TrailerMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "field {} is {}, but {}",
+            self.field, self.stated, self.found
+        )
     }
 }
 

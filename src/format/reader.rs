@@ -4,14 +4,25 @@
 //! open:  trailer (last 4096 bytes) → load-on-open section at load_on_open_data_offset:
 //!        ROOT_INDEX (data index root [+ mid-key]) | ROOT_INDEX (meta index) | FILE_INFO |
 //!        [GENERAL_BLOOM_META] [DELETE_FAMILY_BLOOM_META]
-//! scan:  data blocks from first_data_block_offset, walking offset + onDiskSizeWithHeader and
-//!        skipping inline blocks, up to last_data_block_offset
+//! scan:  blocks from offset 0, walking offset + onDiskSizeWithHeader to the load-on-open
+//!        section, decoding the data blocks and skipping the others
 //! seek:  root → intermediate → leaf (last entry ≤ key at each level) → data block → first cell ≥ key
 //! ```
 //!
 //! Every block read is checksum-verified before it is decompressed or decoded; any
 //! inconsistency is a [`FormatError`] naming the offset. No input can make the reader panic or
 //! allocate more than the file's own sizes justify.
+//!
+//! The trailer has no checksum, so no trailer field is trusted alone (`formats/hfile.md`
+//! §"Trailer"): [`Trailer::read`] checks the fields against each other and the file length;
+//! opening checks them against the load-on-open section (it must chain block by block from
+//! `load_on_open_data_offset` to the trailer, the root index must hold exactly
+//! `data_index_count` entries, a one-level index must start at `first_data_block_offset` and
+//! end at `last_data_block_offset`); a scan walks every block up to the load-on-open section
+//! instead of stopping where the trailer says the data ends, and when it reaches the end it
+//! checks the last data block's offset, and the cells it decoded from the first one, against
+//! the trailer. So a scan can never end early because of a trailer field: it returns every
+//! cell or fails.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -84,10 +95,16 @@ impl HFileReader {
         let path = path.as_ref();
         let file = File::open(path)
             .map_err(|e| FormatError::io(format!("opening {}", path.display()), e))?;
-        let len = file
+        let meta = file
             .metadata()
-            .map_err(|e| FormatError::io(format!("reading metadata of {}", path.display()), e))?
-            .len();
+            .map_err(|e| FormatError::io(format!("reading metadata of {}", path.display()), e))?;
+        if meta.is_dir() {
+            return Err(FormatError::NotAnHFile(format!(
+                "{} is a directory",
+                path.display()
+            )));
+        }
+        let len = meta.len();
         let backing = if len == 0 {
             Backing::Owned(Vec::new())
         } else {
@@ -118,17 +135,6 @@ impl HFileReader {
             ))
         })?;
         let trailer_at = Trailer::offset_in(bytes.len() as u64);
-        if trailer.load_on_open_data_offset >= trailer_at || trailer.file_info_offset >= trailer_at
-        {
-            return Err(FormatError::corrupt(
-                "trailer",
-                trailer_at,
-                format!(
-                    "load-on-open offset {} / file info offset {} not before the trailer at {trailer_at}",
-                    trailer.load_on_open_data_offset, trailer.file_info_offset
-                ),
-            ));
-        }
         let mut dec = BlockDecoder::new(compression)?;
         let mut payload = Vec::new();
         let mut load_on_open = Vec::new();
@@ -146,12 +152,7 @@ impl HFileReader {
             at,
             "data index root",
         )?;
-        let mid_key =
-            if trailer.num_data_index_levels > 1 && payload.len() - used >= MID_KEY_METADATA_SIZE {
-                Some(MidKeyMetadata::parse(&payload[used..], at)?)
-            } else {
-                None
-            };
+        let mid_key = check_root_index(&trailer, &root_index, &payload[used..], at)?;
         at += h.on_disk_size_with_header();
 
         // Meta index.
@@ -160,23 +161,30 @@ impl HFileReader {
             offset: at,
             header: h,
         });
-        let (meta_index, _) = parse_root(
+        let (meta_index, used) = parse_root(
             &payload,
             trailer.meta_index_count as usize,
             at,
             "meta index",
         )?;
+        if used != payload.len() {
+            return Err(FormatError::trailer_mismatch(
+                "meta_index_count",
+                trailer.meta_index_count,
+                format!(
+                    "the meta index block at {at} holds {} more bytes after that many entries",
+                    payload.len() - used
+                ),
+            ));
+        }
         at += h.on_disk_size_with_header();
 
         // FileInfo.
         if at != trailer.file_info_offset {
-            return Err(FormatError::corrupt(
-                "load-on-open section",
-                at,
-                format!(
-                    "FILE_INFO expected here, trailer says {}",
-                    trailer.file_info_offset
-                ),
+            return Err(FormatError::trailer_mismatch(
+                "file_info_offset",
+                trailer.file_info_offset,
+                format!("the block after the two root index blocks is at {at}"),
             ));
         }
         let h = read_expect(&mut dec, bytes, at, &[BlockType::FileInfo], &mut payload)?;
@@ -346,9 +354,16 @@ impl HFileReader {
         })
     }
 
-    /// Number of cells (trailer entry count).
+    /// Number of cells (trailer entry count; a full scan fails if the file holds another
+    /// number).
     pub fn entry_count(&self) -> u64 {
         self.trailer.entry_count
+    }
+
+    /// True when the file has no data block (its index is empty; opening checked that the
+    /// trailer agrees).
+    pub fn is_empty(&self) -> bool {
+        self.root_index.is_empty()
     }
     /// The last key (FileInfo LASTKEY), if any cell.
     pub fn last_key(&self) -> Option<&[u8]> {
@@ -385,14 +400,17 @@ impl HFileReader {
             blocks: self.block_decoder()?,
             decoder: None,
             block_offset: 0,
-            next_block: self.first_data_block(),
+            next_block: Some(0),
             spare: Vec::new(),
+            cells_from_first: Some(0),
+            last_data_block: None,
         })
     }
 
-    fn first_data_block(&self) -> Option<u64> {
-        (self.trailer.first_data_block_offset >= 0 && self.trailer.entry_count > 0)
-            .then_some(self.trailer.first_data_block_offset as u64)
+    /// End of the blocks a scan walks: the load-on-open section, whose blocks opening found
+    /// chained from there to the trailer.
+    fn scanned_end(&self) -> u64 {
+        self.trailer.load_on_open_data_offset
     }
 
     /// The offset of the data block that may hold `key` (a flat key), following the index
@@ -432,6 +450,60 @@ impl HFileReader {
     }
 }
 
+/// Checks the data index root against the trailer: it holds exactly `data_index_count`
+/// entries (what follows them is the 16-byte mid-key metadata of a multi-level index, or
+/// nothing); a one-level index names the first data block at `first_data_block_offset` and
+/// the last at `last_data_block_offset`. Returns the mid-key metadata.
+fn check_root_index(
+    trailer: &Trailer,
+    root: &[IndexEntry],
+    rest: &[u8],
+    at: u64,
+) -> Result<Option<MidKeyMetadata>> {
+    let multi_level = trailer.num_data_index_levels > 1;
+    let expected_rest = if multi_level && !root.is_empty() {
+        MID_KEY_METADATA_SIZE
+    } else {
+        0
+    };
+    if rest.len() != expected_rest {
+        return Err(FormatError::trailer_mismatch(
+            "data_index_count",
+            trailer.data_index_count,
+            format!(
+                "the data index root at {at} holds {} bytes after that many entries, expected {} \
+                 for a {}-level index",
+                rest.len(),
+                expected_rest,
+                trailer.num_data_index_levels
+            ),
+        ));
+    }
+    if multi_level {
+        return match rest.is_empty() {
+            true => Ok(None),
+            false => Ok(Some(MidKeyMetadata::parse(rest, at)?)),
+        };
+    }
+    if let (Some(first), Some(last)) = (root.first(), root.last()) {
+        if first.offset as i64 != trailer.first_data_block_offset {
+            return Err(FormatError::trailer_mismatch(
+                "first_data_block_offset",
+                trailer.first_data_block_offset,
+                format!("the index names the first data block at {}", first.offset),
+            ));
+        }
+        if last.offset as i64 != trailer.last_data_block_offset {
+            return Err(FormatError::trailer_mismatch(
+                "last_data_block_offset",
+                trailer.last_data_block_offset,
+                format!("the index names the last data block at {}", last.offset),
+            ));
+        }
+    }
+    Ok(None)
+}
+
 fn read_expect(
     dec: &mut BlockDecoder,
     bytes: &[u8],
@@ -469,20 +541,37 @@ pub struct Scanner<'r> {
     /// Offset to look for the next data block at, or `None` after the last one.
     next_block: Option<u64>,
     spare: Vec<u8>,
+    /// Cells returned since the first cell of the file; `None` after a seek.
+    cells_from_first: Option<u64>,
+    /// Offset of the last data block loaded.
+    last_data_block: Option<u64>,
 }
 
 impl<'r> Scanner<'r> {
+    /// Back to before the first cell, as a new scanner.
+    fn restart(&mut self) {
+        if let Some(old) = self.decoder.take() {
+            self.spare = old.into_payload();
+        }
+        self.block_offset = 0;
+        self.next_block = Some(0);
+        self.cells_from_first = Some(0);
+        self.last_data_block = None;
+    }
+
     /// Offset of the data block the current cell came from.
     pub fn block_offset(&self) -> u64 {
         self.block_offset
     }
 
-    /// Loads the data block at or after `offset` (skipping inline blocks). False when none.
+    /// Loads the data block at or after `offset` (skipping inline and index blocks). False at
+    /// the end of the scanned blocks, after checking the trailer against what the walk found.
     fn load_from(&mut self, mut offset: u64) -> Result<bool> {
-        let last = self.reader.trailer.last_data_block_offset;
+        let end = self.reader.scanned_end();
         loop {
-            if last < 0 || offset > last as u64 {
+            if offset >= end {
                 self.next_block = None;
+                self.check_end()?;
                 return Ok(false);
             }
             let mut payload = std::mem::take(&mut self.spare);
@@ -490,12 +579,20 @@ impl<'r> Scanner<'r> {
                 .reader
                 .read_block(&mut self.blocks, offset, &mut payload)?;
             let next = offset + h.on_disk_size_with_header();
+            if next > end {
+                return Err(FormatError::corrupt(
+                    "block",
+                    offset,
+                    format!("runs past the load-on-open section at {end}"),
+                ));
+            }
             if h.block_type.is_data() {
                 if let Some(old) = self.decoder.take() {
                     self.spare = old.into_payload();
                 }
                 self.decoder = Some(new_decoder(h.block_type, payload, self.reader.ctx, offset)?);
                 self.block_offset = offset;
+                self.last_data_block = Some(offset);
                 self.next_block = Some(next);
                 return Ok(true);
             }
@@ -504,12 +601,40 @@ impl<'r> Scanner<'r> {
         }
     }
 
+    /// At the end of the scanned blocks: the last data block must be where the trailer says,
+    /// and a scan from the first cell must have decoded `entry_count` cells.
+    fn check_end(&self) -> Result<()> {
+        let t = &self.reader.trailer;
+        if let Some(last) = self.last_data_block {
+            if last as i64 != t.last_data_block_offset {
+                return Err(FormatError::trailer_mismatch(
+                    "last_data_block_offset",
+                    t.last_data_block_offset,
+                    format!("the last data block is at {last}"),
+                ));
+            }
+        }
+        if let Some(cells) = self.cells_from_first {
+            if cells != t.entry_count {
+                return Err(FormatError::trailer_mismatch(
+                    "entry_count",
+                    t.entry_count,
+                    format!("the file holds {cells} cells (decoded to the end)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The next cell, or `None` at the end of the file.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<CellRef<'_>>> {
         loop {
             if let Some(d) = self.decoder.as_mut() {
                 if d.advance()? {
+                    if let Some(n) = self.cells_from_first.as_mut() {
+                        *n += 1;
+                    }
                     break;
                 }
             }
@@ -531,16 +656,22 @@ impl<'r> Scanner<'r> {
     pub fn seek(&mut self, key: &[u8]) -> Result<Option<CellRef<'_>>> {
         let target = KeyView::parse(key)
             .ok_or_else(|| FormatError::Invalid("seek key is not a valid cell key".into()))?;
-        let entry = self.reader.locate_block(&mut self.blocks, key)?;
-        let start = match entry {
-            Some(e) => e.offset,
-            None => match self.reader.first_data_block() {
-                Some(o) => o,
-                None => return Ok(None),
-            },
+        let Some(entry) = self.reader.locate_block(&mut self.blocks, key)? else {
+            // Before the first block's first key: every cell is ≥ `key`, so this is a scan
+            // from the first cell (and its end checks the cell count).
+            self.restart();
+            return self.next();
         };
-        if !self.load_from(start)? {
-            return Ok(None);
+        self.cells_from_first = None;
+        let start = entry.offset;
+        if !self.load_from(start)? || self.block_offset != start {
+            // The index names only data blocks: anything else there is a broken index (or a
+            // wrong num_data_index_levels), never a reason to read on from a later block.
+            return Err(FormatError::corrupt(
+                "block index",
+                start,
+                "the index points at a block that is not a data block",
+            ));
         }
         loop {
             let found = match self.decoder.as_mut() {
@@ -575,7 +706,7 @@ impl BloomProbe<'_> {
     /// See [`HFileReader::might_contain`].
     pub fn might_contain(&mut self, query: BloomQuery<'_>) -> Result<bool> {
         let r = self.reader;
-        if r.trailer.entry_count == 0 {
+        if r.is_empty() {
             return Ok(false);
         }
         let Some(bloom) = r.general_bloom.as_ref() else {
@@ -607,5 +738,20 @@ impl BloomProbe<'_> {
             chunks.insert(offset, payload.clone());
             Ok(payload)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_not_an_hfile() {
+        let dir = std::env::temp_dir();
+        let e = HFileReader::open(&dir).unwrap_err().to_string();
+        assert!(
+            e.starts_with("not an HFile: ") && e.ends_with("is a directory"),
+            "{e}"
+        );
     }
 }

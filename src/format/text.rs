@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Cell, CellRef, CellType, CellTypeOwned};
+use super::cell::{Cell, CellLimit, CellRef, CellType, CellTypeOwned};
 
 /// Appends `bytes` as lowercase hex, or `-` when empty.
 pub fn push_hex(out: &mut String, bytes: &[u8]) {
@@ -198,6 +198,18 @@ impl CellLineParser {
             tags: &b[ends[3]..ends[4]],
             seq_id,
         })
+    }
+}
+
+/// The field of a cell line that holds what broke `limit`, as parse errors name it.
+pub fn limit_field(limit: &CellLimit) -> &'static str {
+    match limit {
+        CellLimit::EmptyRow | CellLimit::RowTooLong(_) => "field 1 (row)",
+        CellLimit::FamilyTooLong(_) => "field 2 (family)",
+        CellLimit::KeyTooLong(_) => "fields 1-3 (row, family, qualifier)",
+        CellLimit::NegativeTimestamp(_) => "field 4 (timestamp)",
+        CellLimit::ValueTooLong(_) => "field 6 (value)",
+        CellLimit::TagsTooLong(_) => "field 7 (tags)",
     }
 }
 

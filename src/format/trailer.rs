@@ -24,6 +24,12 @@ const VERSION_SIZE: usize = 4;
 pub const MAJOR_VERSION: u32 = 3;
 /// HFile minor version written: 3 = index keys may be shortened ("fake") keys.
 pub const MINOR_VERSION: u32 = 3;
+/// Oldest minor version read: 1 = blocks carry checksums and 33-byte headers (minor 0 had
+/// 24-byte headers, which hfkit does not read).
+pub const MIN_MINOR_VERSION: u32 = 1;
+/// Most data index levels accepted: HBase's default 128 KiB index blocks would need more
+/// than 2^100 data blocks for 10 levels.
+pub const MAX_INDEX_LEVELS: u32 = 10;
 /// Comparator name HBase master writes for user tables.
 pub const COMPARATOR_INNER_STORE: &str = "org.apache.hadoop.hbase.InnerStoreCellComparator";
 /// Comparator name HBase 2.x writes for user tables; readable by 2.x (including 2.4) and 3.x.
@@ -102,62 +108,182 @@ impl Trailer {
     }
 
     /// Reads the trailer from the end of a whole file.
+    ///
+    /// The trailer is the one part of an HFile without a checksum, so this refuses what a
+    /// flipped bit can make of it before anything trusts it: a file too short to hold a trailer
+    /// or without its magic is "not an HFile (or truncated)"; every field a v3 writer always
+    /// writes (1-12) must be present; the fields must agree with each other and with the file
+    /// length ([`Trailer::check`]). What the rest of the file proves (the index, the cells) is
+    /// checked against the trailer by the reader (`formats/hfile.md` §"Trailer").
     pub fn read(file: &[u8]) -> Result<Trailer> {
+        let trailer = Trailer::decode(file)?;
+        trailer.check(file.len() as u64)?;
+        Ok(trailer)
+    }
+
+    /// Decodes the trailer at the end of `file` (magic, version, fields 1-12 present) without
+    /// checking the fields against each other ([`Trailer::check`]).
+    pub fn decode(file: &[u8]) -> Result<Trailer> {
         let len = file.len();
-        if len < VERSION_SIZE {
-            return Err(FormatError::Truncated {
-                what: "trailer",
-                offset: 0,
-                needed: TRAILER_SIZE as u64,
-                available: len as u64,
-            });
+        if len < TRAILER_SIZE {
+            return Err(FormatError::NotAnHFile(format!(
+                "{len} bytes, shorter than the {TRAILER_SIZE}-byte trailer every HFile ends with \
+                 (not an HFile, or truncated)"
+            )));
+        }
+        let at = len - TRAILER_SIZE;
+        let t = &file[at..len - VERSION_SIZE];
+        if &t[..8] != TRAILER_MAGIC {
+            return Err(FormatError::NotAnHFile(format!(
+                "no trailer magic TRABLK\"$ at offset {at} ({TRAILER_SIZE} bytes before the end of \
+                 {len}): not an HFile, or truncated"
+            )));
         }
         let v = &file[len - VERSION_SIZE..];
         let version = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
         let major = version & 0x00ff_ffff;
         let minor = version >> 24;
-        if major != 3 {
+        if major != MAJOR_VERSION {
             return Err(FormatError::Unsupported(format!(
                 "HFile major version {major} (minor {minor}); hfkit reads version 3"
             )));
         }
-        if len < TRAILER_SIZE {
-            return Err(FormatError::Truncated {
-                what: "trailer",
-                offset: 0,
-                needed: TRAILER_SIZE as u64,
-                available: len as u64,
-            });
-        }
-        let at = len - TRAILER_SIZE;
-        let t = &file[at..len - VERSION_SIZE];
-        if &t[..8] != TRAILER_MAGIC {
-            return Err(FormatError::corrupt(
-                "trailer",
-                at as u64,
-                "missing TRABLK\"$ magic",
-            ));
+        if !(MIN_MINOR_VERSION..=MINOR_VERSION).contains(&minor) {
+            return Err(FormatError::Unsupported(format!(
+                "HFile version 3.{minor}; hfkit reads 3.{MIN_MINOR_VERSION} to 3.{MINOR_VERSION}"
+            )));
         }
         let p = FileTrailerProto::decode_length_delimited(&t[8..]).map_err(|e| {
             FormatError::corrupt("trailer", at as u64 + 8, format!("protobuf: {e}"))
         })?;
-        Ok(Trailer {
-            file_info_offset: p.file_info_offset.unwrap_or(0),
-            load_on_open_data_offset: p.load_on_open_data_offset.unwrap_or(0),
-            uncompressed_data_index_size: p.uncompressed_data_index_size.unwrap_or(0),
-            total_uncompressed_bytes: p.total_uncompressed_bytes.unwrap_or(0),
-            data_index_count: p.data_index_count.unwrap_or(0),
-            meta_index_count: p.meta_index_count.unwrap_or(0),
-            entry_count: p.entry_count.unwrap_or(0),
-            num_data_index_levels: p.num_data_index_levels.unwrap_or(1),
-            first_data_block_offset: p.first_data_block_offset.map(|x| x as i64).unwrap_or(-1),
-            last_data_block_offset: p.last_data_block_offset.map(|x| x as i64).unwrap_or(-1),
-            comparator_class_name: p.comparator_class_name.unwrap_or_default(),
-            compression_codec: p.compression_codec.unwrap_or(Compression::None.id()),
-            encryption_key: p.encryption_key,
+        let missing = |field: &'static str| {
+            FormatError::corrupt(
+                "trailer",
+                at as u64 + 8,
+                format!("field {field} is missing (a v3 writer always writes fields 1-12)"),
+            )
+        };
+        if p.encryption_key.is_some() {
+            return Err(FormatError::Unsupported(
+                "encrypted HFile (trailer has an encryption key)".into(),
+            ));
+        }
+        // Each of fields 1-12, or the error naming the one that is missing.
+        macro_rules! required {
+            ($field:ident) => {
+                p.$field.ok_or_else(|| missing(stringify!($field)))?
+            };
+        }
+        let trailer = Trailer {
+            file_info_offset: required!(file_info_offset),
+            load_on_open_data_offset: required!(load_on_open_data_offset),
+            uncompressed_data_index_size: required!(uncompressed_data_index_size),
+            total_uncompressed_bytes: required!(total_uncompressed_bytes),
+            data_index_count: required!(data_index_count),
+            meta_index_count: required!(meta_index_count),
+            entry_count: required!(entry_count),
+            num_data_index_levels: required!(num_data_index_levels),
+            first_data_block_offset: required!(first_data_block_offset) as i64,
+            last_data_block_offset: required!(last_data_block_offset) as i64,
+            comparator_class_name: required!(comparator_class_name),
+            compression_codec: required!(compression_codec),
+            encryption_key: None,
             major_version: major,
             minor_version: minor,
-        })
+        };
+        Ok(trailer)
+    }
+
+    /// Checks the fields against each other and against the file length:
+    ///
+    /// - a file with cells has data index entries, its first data block at offset 0 (nothing
+    ///   precedes it in v3) and its last one before the load-on-open section; a file without
+    ///   cells has neither, and both data block offsets are -1;
+    /// - load-on-open section < FileInfo < trailer (the two root index blocks precede FileInfo);
+    /// - 1 to [`MAX_INDEX_LEVELS`] index levels; the comparator is one HBase maps to the
+    ///   user-table order (hfkit reads no other).
+    ///
+    /// What only the rest of the file can prove (the index's entries, the cells) the reader
+    /// checks when it opens and scans the file.
+    pub fn check(&self, file_len: u64) -> Result<()> {
+        let mismatch = |field: &'static str, stated: i128, found: String| {
+            Err(FormatError::trailer_mismatch(field, stated, found))
+        };
+        let trailer_at = Trailer::offset_in(file_len);
+        if self.load_on_open_data_offset >= trailer_at {
+            return mismatch(
+                "load_on_open_data_offset",
+                self.load_on_open_data_offset.into(),
+                format!("the trailer starts at {trailer_at}"),
+            );
+        }
+        if self.file_info_offset <= self.load_on_open_data_offset
+            || self.file_info_offset >= trailer_at
+        {
+            return mismatch(
+                "file_info_offset",
+                self.file_info_offset.into(),
+                format!(
+                    "FileInfo follows the two root index blocks at {} and precedes the trailer at \
+                     {trailer_at}",
+                    self.load_on_open_data_offset
+                ),
+            );
+        }
+        if self.num_data_index_levels == 0 || self.num_data_index_levels > MAX_INDEX_LEVELS {
+            return mismatch(
+                "num_data_index_levels",
+                self.num_data_index_levels.into(),
+                format!("an index has 1 to {MAX_INDEX_LEVELS} levels"),
+            );
+        }
+        let has_cells = self.entry_count > 0;
+        if has_cells != (self.data_index_count > 0) {
+            return mismatch(
+                "entry_count",
+                self.entry_count.into(),
+                format!("data_index_count is {}", self.data_index_count),
+            );
+        }
+        let (first, last) = (self.first_data_block_offset, self.last_data_block_offset);
+        if has_cells {
+            if first != 0 {
+                return mismatch(
+                    "first_data_block_offset",
+                    first.into(),
+                    "the first data block of a v3 file with cells is at offset 0".into(),
+                );
+            }
+            if last < 0 || last as u64 >= self.load_on_open_data_offset {
+                return mismatch(
+                    "last_data_block_offset",
+                    last.into(),
+                    format!(
+                        "data blocks lie before the load-on-open section at {}",
+                        self.load_on_open_data_offset
+                    ),
+                );
+            }
+        } else if first != -1 || last != -1 {
+            let (field, value) = if first != -1 {
+                ("first_data_block_offset", first)
+            } else {
+                ("last_data_block_offset", last)
+            };
+            return mismatch(
+                field,
+                value.into(),
+                "a file without cells has no data block (-1)".into(),
+            );
+        }
+        if !USER_TABLE_COMPARATORS.contains(&self.comparator_class_name.as_str()) {
+            return Err(FormatError::Unsupported(format!(
+                "comparator {:?}; hfkit reads user-table files ({})",
+                self.comparator_class_name,
+                USER_TABLE_COMPARATORS.join(", ")
+            )));
+        }
+        Ok(())
     }
 
     /// Offset where the trailer starts in a file of `file_len` bytes.
@@ -204,7 +330,7 @@ mod tests {
         want.extend_from_slice(&[0x60, 0x02]);
         assert_eq!(&out[..want.len()], &want[..]);
         assert_eq!(&out[4092..], &[3, 0, 0, 3]);
-        assert_eq!(Trailer::read(&out).unwrap(), t);
+        assert_eq!(Trailer::decode(&out).unwrap(), t);
     }
 
     #[test]
@@ -228,7 +354,124 @@ mod tests {
         };
         let mut out = Vec::new();
         t.write(&mut out).unwrap();
-        assert_eq!(Trailer::read(&out).unwrap(), t);
+        assert_eq!(Trailer::decode(&out).unwrap(), t);
+    }
+
+    /// A file of `len` bytes ending with `t`.
+    fn file_with(t: &Trailer, len: usize) -> Vec<u8> {
+        let mut f = vec![0u8; len - TRAILER_SIZE];
+        t.write(&mut f).unwrap();
+        f
+    }
+
+    fn one_block_file() -> Trailer {
+        Trailer {
+            file_info_offset: 167,
+            load_on_open_data_offset: 64,
+            uncompressed_data_index_size: 29,
+            total_uncompressed_bytes: 4499,
+            data_index_count: 1,
+            meta_index_count: 0,
+            entry_count: 1,
+            num_data_index_levels: 1,
+            first_data_block_offset: 0,
+            last_data_block_offset: 0,
+            comparator_class_name: COMPARATOR_KV.into(),
+            compression_codec: 2,
+            encryption_key: None,
+            major_version: 3,
+            minor_version: 3,
+        }
+    }
+
+    #[test]
+    fn fields_must_agree_with_each_other_and_the_file_length() {
+        let good = one_block_file();
+        assert_eq!(Trailer::read(&file_with(&good, 4577)).unwrap(), good);
+        let field = |t: Trailer, len: usize| match Trailer::read(&file_with(&t, len)) {
+            Err(FormatError::TrailerMismatch(m)) => m.field,
+            other => panic!("{t:?}: {other:?}"),
+        };
+        let t = |f: &dyn Fn(&mut Trailer)| {
+            let mut t = one_block_file();
+            f(&mut t);
+            t
+        };
+        assert_eq!(field(t(&|t| t.entry_count = 0), 4577), "entry_count");
+        assert_eq!(field(t(&|t| t.data_index_count = 0), 4577), "entry_count");
+        assert_eq!(
+            field(t(&|t| t.first_data_block_offset = 32), 4577),
+            "first_data_block_offset"
+        );
+        assert_eq!(
+            field(t(&|t| t.last_data_block_offset = 64), 4577),
+            "last_data_block_offset"
+        );
+        assert_eq!(
+            field(t(&|t| t.last_data_block_offset = -1), 4577),
+            "last_data_block_offset"
+        );
+        assert_eq!(
+            field(t(&|t| t.num_data_index_levels = 0), 4577),
+            "num_data_index_levels"
+        );
+        assert_eq!(
+            field(t(&|t| t.file_info_offset = 64), 4577),
+            "file_info_offset"
+        );
+        assert_eq!(field(good.clone(), 4200), "file_info_offset");
+        assert_eq!(field(good.clone(), 4100), "load_on_open_data_offset");
+        let empty = t(&|t| {
+            t.entry_count = 0;
+            t.data_index_count = 0;
+            t.first_data_block_offset = -1;
+            t.last_data_block_offset = -1;
+        });
+        assert!(Trailer::read(&file_with(&empty, 4577)).is_ok());
+        let mut e2 = empty.clone();
+        e2.last_data_block_offset = 0;
+        assert_eq!(field(e2, 4577), "last_data_block_offset");
+        let mut other = good.clone();
+        other.comparator_class_name = "org.apache.hadoop.hbase.KeyValue$MetaComparator".into();
+        assert!(matches!(
+            Trailer::read(&file_with(&other, 4577)),
+            Err(FormatError::Unsupported(_))
+        ));
+        let mut minor = good;
+        minor.minor_version = 7;
+        assert!(matches!(
+            Trailer::read(&file_with(&minor, 4577)),
+            Err(FormatError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn a_missing_field_is_named() {
+        let mut out = TRAILER_MAGIC.to_vec();
+        let proto = FileTrailerProto {
+            file_info_offset: Some(167),
+            ..Default::default()
+        };
+        proto.encode_length_delimited(&mut out).unwrap();
+        out.resize(TRAILER_SIZE - 4, 0);
+        out.extend_from_slice(&[3, 0, 0, 3]);
+        let e = Trailer::read(&out).unwrap_err().to_string();
+        assert!(e.contains("load_on_open_data_offset is missing"), "{e}");
+    }
+
+    #[test]
+    fn what_is_not_an_hfile_is_called_so() {
+        let short = Trailer::read(b"hello, world\n").unwrap_err().to_string();
+        assert!(
+            short.starts_with("not an HFile: 13 bytes, shorter than the 4096-byte trailer"),
+            "{short}"
+        );
+        let text = vec![b'x'; 10_000];
+        let e = Trailer::read(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("no trailer magic") && e.contains("not an HFile, or truncated"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -16,14 +16,14 @@
 
 use std::cmp::Ordering;
 
-use super::block::{BlockDecoder, BlockType};
+use super::block::{BlockDecoder, BlockType, HEADER_LEN};
 use super::bloom::{BloomKind, BloomQuery, BloomType};
 use super::cell::{compare_flat_keys, compare_keys, CellType, KeyView};
 use super::encoding::new_decoder;
 use super::fileinfo::keys;
 use super::index::{parse_non_root, IndexEntry};
 use super::reader::HFileReader;
-use super::trailer::Trailer;
+use super::trailer::{Trailer, TRAILER_SIZE};
 
 /// One thing wrong with a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +96,9 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
     let (mut key_total, mut value_total) = (0u64, 0u64);
     let mut at = 0u64;
     let mut unreadable_cells = false;
+    // The trailer's two size sums (formats/hfile.md §"Trailer"): every index block's payload;
+    // 33 + payload of every block but the data index root and intermediate blocks, + 4096.
+    let (mut index_bytes, mut counted_bytes) = (0u64, TRAILER_SIZE as u64);
 
     while at < end {
         let header = match BlockDecoder::header_at(&bytes[..end as usize], at) {
@@ -123,6 +126,21 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
             );
         }
         prev_by_chain[chain] = at as i64;
+        let payload_len = u64::from(header.uncompressed_size_without_header);
+        let data_index_block = match header.block_type {
+            BlockType::LeafIndex => {
+                index_bytes += payload_len;
+                false
+            }
+            BlockType::IntermediateIndex => true,
+            BlockType::RootIndex => at == trailer.load_on_open_data_offset,
+            _ => false,
+        };
+        if data_index_block {
+            index_bytes += payload_len;
+        } else {
+            counted_bytes += HEADER_LEN as u64 + payload_len;
+        }
         match dec.read(&bytes[..end as usize], at, &mut payload) {
             Err(e) => {
                 report.problem(Some(at), e.to_string());
@@ -200,6 +218,28 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
             Ok(_) => {}
         }
         at += size;
+    }
+
+    // Trailer against the blocks' sizes (fields no read uses, so only checked here).
+    if report.is_ok() {
+        if index_bytes != trailer.uncompressed_data_index_size {
+            report.problem(
+                None,
+                format!(
+                    "trailer uncompressed_data_index_size is {}, the index blocks hold {index_bytes} bytes",
+                    trailer.uncompressed_data_index_size
+                ),
+            );
+        }
+        if counted_bytes != trailer.total_uncompressed_bytes {
+            report.problem(
+                None,
+                format!(
+                    "trailer total_uncompressed_bytes is {}, the blocks add up to {counted_bytes}",
+                    trailer.total_uncompressed_bytes
+                ),
+            );
+        }
     }
 
     // Trailer against the data blocks.

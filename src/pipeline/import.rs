@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::error::quote;
 use super::output::{BulkOutput, OutputError, OutputFamily, OutputFile};
 use super::parquet_source::{self, ParquetSource};
 use super::route::{run_lane_writer, LaneSink, Outputs, Router, ThreadSink};
@@ -36,7 +37,9 @@ use super::timestamp::TimestampFormat;
 use super::value::encode_value;
 use super::RowkeyError;
 use crate::format::bytes::{equal_bytes, extend_pieces, extend_short};
-use crate::format::cell::{CellRef, CellType, MAX_ROW_LEN};
+use crate::format::cell::{
+    check_mutation, CellLimit, CellRef, CellType, LATEST_TIMESTAMP, MAX_ROW_LEN,
+};
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
 use crate::table::staging::{self, OwnedDir};
@@ -126,12 +129,16 @@ pub struct ImportOptions {
     pub import_time: i64,
     /// Rejected records go here (with their reason) instead of failing the import.
     pub bad_rows: Option<PathBuf>,
-    pub max_bad_rows: u64,
+    /// Most records rejected into `bad_rows` before the import fails (`None`: no limit).
+    pub max_bad_rows: Option<u64>,
     pub batch_rows: usize,
     pub sample_rows: usize,
     /// Write a store's cells straight to its file while they arrive in order (see
     /// [`super::route`]); off, every cell goes through the sorter.
     pub streaming: bool,
+    /// The regions to write: the target tables' own, when they exist. `None`: the schema's
+    /// splits ([`import_regions`]), sampling the input for `sample = N`.
+    pub regions: Option<ImportRegions>,
     pub progress: Option<ProgressFn>,
 }
 
@@ -150,10 +157,11 @@ impl ImportOptions {
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0),
             bad_rows: None,
-            max_bad_rows: 0,
+            max_bad_rows: None,
             batch_rows: DEFAULT_BATCH_ROWS,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             streaming: true,
+            regions: None,
             progress: None,
         }
     }
@@ -225,6 +233,7 @@ pub struct IndexReport {
 struct BoundColumn {
     column: usize,
     family: u8,
+    family_len: usize,
     qualifier: Vec<u8>,
     value_type: ValueType,
     timestamp: BoundTimestamp,
@@ -234,8 +243,8 @@ struct BoundColumn {
 #[derive(Clone)]
 enum BoundTimestamp {
     Fixed(i64),
-    /// Input column, field name, format.
-    Field(usize, String, TimestampFormat),
+    /// Input column, field name, format, and the import time (see [`put_timestamp`]).
+    Field(usize, String, TimestampFormat, i64),
 }
 
 impl BoundTimestamp {
@@ -244,7 +253,7 @@ impl BoundTimestamp {
     fn of(&self, rec: &csv::ByteRecord) -> Result<i64, String> {
         match self {
             BoundTimestamp::Fixed(t) => Ok(*t),
-            BoundTimestamp::Field(i, name, format) => Self::parse(rec, *i, name, format),
+            BoundTimestamp::Field(i, name, format, now) => Self::parse(rec, *i, name, format, *now),
         }
     }
 
@@ -254,10 +263,47 @@ impl BoundTimestamp {
         i: usize,
         name: &str,
         format: &TimestampFormat,
+        now: i64,
     ) -> Result<i64, String> {
         format
             .to_millis(rec.get(i).unwrap_or_default())
+            .map(|t| put_timestamp(t, now))
             .map_err(|e| format!("timestamp field '{name}': {e}"))
+    }
+}
+
+/// The timestamp a cell given `ts` gets, `now` being the import time: HBase's
+/// `LATEST_TIMESTAMP` (i64::MAX) is not a time but "now", which a region server replaces with
+/// its clock in a Put and `HFileOutputFormat2`'s writer with its own start time
+/// (`updateLatestStamp`); every other value is kept.
+fn put_timestamp(ts: i64, now: i64) -> i64 {
+    if ts == LATEST_TIMESTAMP {
+        now
+    } else {
+        ts
+    }
+}
+
+/// Why a record is rejected for a cell HBase would refuse (`check_mutation`): the limit, named
+/// by the field that broke it. `row` names where the cell's row came from, `value` its value.
+#[cold]
+fn refused_cell(
+    limit: CellLimit,
+    rec: &csv::ByteRecord,
+    timestamp: &BoundTimestamp,
+    row: &str,
+    value: &str,
+) -> String {
+    match (limit, timestamp) {
+        (CellLimit::NegativeTimestamp(_), BoundTimestamp::Field(i, name, ..)) => format!(
+            "timestamp field '{name}': '{}': {limit}",
+            quote(rec.get(*i).unwrap_or_default())
+        ),
+        (CellLimit::NegativeTimestamp(_), BoundTimestamp::Fixed(_)) => {
+            format!("timestamp: {limit}")
+        }
+        (CellLimit::EmptyRow | CellLimit::RowTooLong(_), _) => format!("{row}: {limit}"),
+        _ => format!("{value}: {limit}"),
     }
 }
 
@@ -269,6 +315,7 @@ struct BoundIndex {
     fields: Vec<usize>,
     /// Sorter family number: after the main table's families.
     family: u8,
+    family_len: usize,
     qualifier: Vec<u8>,
     timestamp: BoundTimestamp,
 }
@@ -362,7 +409,10 @@ impl Compiled {
             .as_deref()
             .ok_or_else(|| ImportError::Invalid("the schema has no [rowkey] spec".into()))?;
         let spec = RowkeySpec::parse(spec_text).map_err(|source| ImportError::Rowkey {
-            context: "[rowkey] spec".into(),
+            context: format!(
+                "{}[rowkey] spec",
+                at_prefix(mapping.rowkey_location.as_ref())
+            ),
             source,
         })?;
         let rowkey_ts = match &mapping.rowkey_timestamp_format {
@@ -456,6 +506,11 @@ impl Compiled {
     }
 }
 
+/// `"s.toml:12:8: "` for a schema location, `""` without one.
+fn at_prefix(at: Option<&crate::table::Location>) -> String {
+    at.map(|l| format!("{l}: ")).unwrap_or_default()
+}
+
 /// A compiled `timestamp_format` (epoch ms when none is given); a bad format is an error
 /// naming `what` and where the schema wrote it.
 fn timestamp_format(
@@ -465,11 +520,89 @@ fn timestamp_format(
 ) -> Result<TimestampFormat, ImportError> {
     match text {
         None => Ok(TimestampFormat::EpochMillis),
-        Some(text) => TimestampFormat::parse(text).map_err(|e| {
-            let at = at.map(|l| format!("{l}: ")).unwrap_or_default();
-            ImportError::Invalid(format!("{at}{}: {e}", what()))
-        }),
+        Some(text) => TimestampFormat::parse(text)
+            .map_err(|e| ImportError::Invalid(format!("{}{}: {e}", at_prefix(at), what()))),
     }
+}
+
+/// Whether a schema carries an import mapping (`[rowkey]`, `[[column]]` or `[[index]]`).
+pub fn has_mapping(mapping: &ImportMapping) -> bool {
+    mapping.rowkey.is_some() || !mapping.columns.is_empty() || !mapping.indexes.is_empty()
+}
+
+/// The checks an import makes of a schema before it reads anything: the rowkey specs (main
+/// and index) parse, every timestamp format compiles, the mapping fits the table. Errors name
+/// the schema file, line and column. `table create` runs them too.
+pub fn check_mapping(schema: &TableSchema, mapping: &ImportMapping) -> Result<(), ImportError> {
+    Compiled::new(schema, mapping).map(|_| ())
+}
+
+/// [`check_mapping`], then the checks an import makes of each input when it opens it: every
+/// field the rowkey specs, columns and timestamps read is one of the input's. Reads only each
+/// input's header (CSV) or schema (Parquet).
+pub fn check_inputs(
+    schema: &TableSchema,
+    mapping: &ImportMapping,
+    inputs: &[PathBuf],
+    format: &InputFormat,
+) -> Result<(), ImportError> {
+    let compiled = Compiled::new(schema, mapping)?;
+    let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
+    let wanted = compiled.wanted_fields(mapping);
+    for path in inputs {
+        let Some((_, columns)) = open_input(path, format, &wanted, 1)? else {
+            continue;
+        };
+        bind(&compiled, mapping, &families, &columns, path, 0)?;
+    }
+    Ok(())
+}
+
+/// The regions of an import's tables: the main table's and each index table's (schema order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportRegions {
+    pub main: Regions,
+    pub indexes: Vec<Regions>,
+}
+
+/// The regions the schema's `[splits]` (and each `[index.splits]`) give. When one says
+/// `sample = N`, the row keys of the first `sample_rows` records of `inputs` are sampled, as
+/// the import samples them (`formats/schema.md` §"Splits").
+pub fn import_regions(
+    schema: &TableSchema,
+    mapping: &ImportMapping,
+    inputs: &[PathBuf],
+    format: &InputFormat,
+    sample_rows: usize,
+) -> Result<ImportRegions, ImportError> {
+    let compiled = Compiled::new(schema, mapping)?;
+    let sampled = |s: &SplitSpec| matches!(s, SplitSpec::Sampled { .. });
+    let sample =
+        if sampled(&schema.splits) || mapping.indexes.iter().any(|ix| sampled(&ix.table.splits)) {
+            Some(sample_keys(&compiled, inputs, format, sample_rows)?)
+        } else {
+            None
+        };
+    let main = schema
+        .splits
+        .regions(sample.as_ref().map(|s| s.main.as_slice()))?;
+    let indexes = mapping
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(i, ix)| {
+            ix.table
+                .splits
+                .regions(
+                    sample
+                        .as_ref()
+                        .and_then(|s| s.indexes.get(i))
+                        .map(Vec::as_slice),
+                )
+                .map_err(|e| ImportError::Invalid(format!("index {}: {e}", ix.full_name())))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ImportRegions { main, indexes })
 }
 
 /// Bulk-load directories of the index tables when none are given: next to `out_dir` (in its
@@ -573,38 +706,28 @@ pub fn run_import(
         .map(|m| m.len())
         .sum();
 
-    // Regions (a sample of row keys first, when some table's splits are sampled).
-    let sampled = |s: &SplitSpec| matches!(s, SplitSpec::Sampled { .. });
-    let sample =
-        if sampled(&schema.splits) || mapping.indexes.iter().any(|ix| sampled(&ix.table.splits)) {
-            Some(sample_keys(
-                &compiled,
-                &opts.inputs,
-                &opts.format,
-                opts.sample_rows,
-            )?)
-        } else {
-            None
-        };
-    let regions = schema
-        .splits
-        .regions(sample.as_ref().map(|s| s.main.as_slice()))?;
-    let index_regions: Vec<Regions> = mapping
-        .indexes
-        .iter()
-        .enumerate()
-        .map(|(i, ix)| {
-            ix.table
-                .splits
-                .regions(
-                    sample
-                        .as_ref()
-                        .and_then(|s| s.indexes.get(i))
-                        .map(Vec::as_slice),
-                )
-                .map_err(|e| ImportError::Invalid(format!("index {}: {e}", ix.full_name())))
-        })
-        .collect::<Result<_, _>>()?;
+    // Regions: the tables' own, or from the splits (a sample of row keys first, when some
+    // table's splits are sampled).
+    let ImportRegions {
+        main: regions,
+        indexes: index_regions,
+    } = match opts.regions.take() {
+        Some(r) if r.indexes.len() == mapping.indexes.len() => r,
+        Some(r) => {
+            return Err(ImportError::Invalid(format!(
+                "regions of {} index tables for {} index tables",
+                r.indexes.len(),
+                mapping.indexes.len()
+            )))
+        }
+        None => import_regions(
+            schema,
+            mapping,
+            &opts.inputs,
+            &opts.format,
+            opts.sample_rows,
+        )?,
+    };
 
     // Outputs and sorter. Index tables first: on a failure, guards are dropped in reverse.
     let mut index_guards = Vec::new();
@@ -707,7 +830,10 @@ pub fn run_import(
     // Reads every input; lanes' cells go to `sink`, the rest to the sorter.
     let mut read_all = |sink: &mut dyn LaneSink| -> Result<(), ImportError> {
         for path in &inputs {
-            let (units, columns) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
+            let Some((units, columns)) = open_input(path, &opts.format, &wanted, opts.batch_rows)?
+            else {
+                continue;
+            };
             let bound = bind(
                 &compiled,
                 mapping,
@@ -758,10 +884,12 @@ pub fn run_import(
                                         source,
                                     }
                                 })?;
-                                if report.rows_rejected > opts.max_bad_rows {
+                                if let Some(max) =
+                                    opts.max_bad_rows.filter(|m| report.rows_rejected > *m)
+                                {
                                     return Err(ImportError::TooManyBadRows {
                                         count: report.rows_rejected,
-                                        max: opts.max_bad_rows,
+                                        max,
                                         last: format!("{}: {reason}", batch.position(*i)),
                                     });
                                 }
@@ -1003,6 +1131,12 @@ pub fn run_import(
         report.rowkey_len_mean = key_len_sum as f64 / keys as f64;
     }
     report.warnings = design_warnings(&report, keys, ascending);
+    if let (Some(p), n @ 1..) = (&opts.bad_rows, report.rows_rejected) {
+        report.warnings.push(format!(
+            "{n} rejected records were skipped; they are in {}",
+            p.display()
+        ));
+    }
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();
     dir_guard.armed = false;
@@ -1196,21 +1330,29 @@ fn write_batch(
     Ok(())
 }
 
+/// An opened input: its batch readers and its column names.
+pub(crate) type OpenInput = (Vec<BatchReader>, Vec<String>);
+
 /// Opens one input: its readers (one per Parquet row group, in order; one for a CSV file) and
-/// its column names. Parquet files are read projected to `wanted`.
+/// its column names. Parquet files are read projected to `wanted`; one without row groups has
+/// no reader, and the columns of its schema. `None` for a CSV file without a single line: no
+/// record, and no header to check the mapping against.
 pub(crate) fn open_input(
     path: &Path,
     format: &InputFormat,
     wanted: &[String],
     batch_rows: usize,
-) -> Result<(Vec<BatchReader>, Vec<String>), ImportError> {
+) -> Result<Option<OpenInput>, ImportError> {
     let mut units: Vec<BatchReader> = Vec::new();
     match format {
         InputFormat::Csv(csv_opts) => {
             let mut src = CsvSource::open(path, csv_opts)?;
+            if src.is_empty() {
+                return Ok(None);
+            }
             let columns = src.columns().to_vec();
             units.push(Box::new(move |b| src.next_batch(b, batch_rows)));
-            Ok((units, columns))
+            Ok(Some((units, columns)))
         }
         InputFormat::Parquet => {
             let groups = parquet_source::row_group_count(path)?;
@@ -1220,7 +1362,11 @@ pub(crate) fn open_input(
                 cols.get_or_insert_with(|| src.columns().to_vec());
                 units.push(Box::new(move |b| src.next_batch(b)));
             }
-            Ok((units, cols.unwrap_or_default()))
+            let columns = match cols {
+                Some(c) => c,
+                None => parquet_source::column_names(path)?,
+            };
+            Ok(Some((units, columns)))
         }
     }
 }
@@ -1333,25 +1479,38 @@ pub(crate) fn bind(
         .spec
         .compile(&names)
         .map_err(|source| ImportError::Rowkey {
-            context: path.display().to_string(),
+            context: format!(
+                "{}: {}[rowkey] spec",
+                path.display(),
+                at_prefix(mapping.rowkey_location.as_ref())
+            ),
             source,
         })?;
-    let find = |name: &str| -> Result<usize, ImportError> {
+    // `reader`: what in the schema reads the field, and where.
+    let find = |name: &str, reader: &dyn Fn() -> String| -> Result<usize, ImportError> {
         names.iter().position(|n| *n == name).ok_or_else(|| {
             ImportError::Invalid(format!(
-                "{}: missing column '{name}' (the file has: {})",
+                "{}: missing column '{name}' (the file has: {}); {} reads it",
                 path.display(),
-                names.join(", ")
+                names.join(", "),
+                reader()
             ))
         })
     };
-    let timestamp = |source: &TimestampSource, format: &TimestampFormat| {
-        Ok::<_, ImportError>(match source {
-            TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
-            TimestampSource::Fixed(t) => BoundTimestamp::Fixed(*t),
-            TimestampSource::Field(f) => BoundTimestamp::Field(find(f)?, f.clone(), format.clone()),
-        })
-    };
+    if import_time < 0 {
+        let limit = CellLimit::NegativeTimestamp(import_time);
+        return Err(ImportError::Invalid(format!("import time: {limit}")));
+    }
+    let timestamp =
+        |source: &TimestampSource, format: &TimestampFormat, reader: &dyn Fn() -> String| {
+            Ok::<_, ImportError>(match source {
+                TimestampSource::ImportTime => BoundTimestamp::Fixed(import_time),
+                TimestampSource::Fixed(t) => BoundTimestamp::Fixed(put_timestamp(*t, import_time)),
+                TimestampSource::Field(f) => {
+                    BoundTimestamp::Field(find(f, reader)?, f.clone(), format.clone(), import_time)
+                }
+            })
+        };
     let mut bound = Vec::new();
     for (c, ts_format) in mapping.columns.iter().zip(&compiled.ts_formats) {
         let family = families
@@ -1359,12 +1518,14 @@ pub(crate) fn bind(
             .position(|f| *f == c.family)
             .ok_or_else(|| ImportError::Invalid(format!("unknown family '{}'", c.family)))?
             as u8;
+        let reader = || format!("{}column '{}'", at_prefix(c.location.as_ref()), c.source);
         bound.push(BoundColumn {
-            column: find(&c.source)?,
+            column: find(&c.source, &reader)?,
             family,
+            family_len: c.family.len(),
             qualifier: c.qualifier.clone(),
             value_type: c.value_type,
-            timestamp: timestamp(&c.timestamp, ts_format)?,
+            timestamp: timestamp(&c.timestamp, ts_format, &reader)?,
             source: c.source.clone(),
         });
     }
@@ -1373,24 +1534,30 @@ pub(crate) fn bind(
     let mut indexes = Vec::new();
     for (i, ix) in compiled.indexes.iter().enumerate() {
         let name = ix.schema.full_name();
+        let reader = || format!("{}index {name}", at_prefix(ix.schema.location.as_ref()));
         indexes.push(BoundIndex {
             encoder: ix
                 .spec
                 .compile(&names)
                 .map_err(|source| ImportError::Rowkey {
-                    context: format!("{}: index {name}", path.display()),
+                    context: format!(
+                        "{}: {}index {name}: rowkey",
+                        path.display(),
+                        at_prefix(ix.schema.rowkey_location.as_ref())
+                    ),
                     source,
                 })?,
             fields: ix
                 .spec
                 .fields()
                 .iter()
-                .map(|f| find(f))
+                .map(|f| find(f, &reader))
                 .collect::<Result<_, _>>()?,
             family: u8::try_from(families.len() + i)
                 .map_err(|_| ImportError::Invalid("too many families and index tables".into()))?,
+            family_len: ix.schema.family().name.len(),
             qualifier: ix.schema.qualifier.clone(),
-            timestamp: timestamp(&ix.schema.timestamp, &ix.ts_format)?,
+            timestamp: timestamp(&ix.schema.timestamp, &ix.ts_format, &reader)?,
             name,
         });
     }
@@ -1477,6 +1644,15 @@ fn encode_record(
             return;
         }
         let v_len = out.arena.len() - v_at;
+        let q_len = c.qualifier.len();
+        if let Err(limit) = check_mutation(key_len, c.family_len, q_len, v_len, 0, ts) {
+            let value = format!("column '{}'", c.source);
+            reject(
+                out,
+                refused_cell(limit, rec, &c.timestamp, "row key", &value),
+            );
+            return;
+        }
         out.cells.push(EncodedCell {
             family: c.family,
             row,
@@ -1509,6 +1685,12 @@ fn encode_record(
                     return;
                 }
             };
+            let q_len = ix.qualifier.len();
+            if let Err(limit) = check_mutation(k_len, ix.family_len, q_len, key_len, 0, ts) {
+                let reason = refused_cell(limit, rec, &ix.timestamp, "row key", "value");
+                reject(out, format!("index {}: {reason}", ix.name));
+                return;
+            }
             let q_at = out.arena.len();
             out.arena.extend_from_slice(&ix.qualifier);
             out.cells.push(EncodedCell {
@@ -1563,7 +1745,9 @@ pub(crate) fn sample_keys(
     wanted.dedup();
     let mut records = 0usize;
     'inputs: for path in inputs {
-        let (units, columns) = open_input(path, format, &wanted, 8192)?;
+        let Some((units, columns)) = open_input(path, format, &wanted, 8192)? else {
+            continue;
+        };
         let names: Vec<&str> = columns.iter().map(String::as_str).collect();
         let compile = |spec: &RowkeySpec| {
             spec.compile(&names).map_err(|source| ImportError::Rowkey {

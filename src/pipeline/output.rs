@@ -211,6 +211,8 @@ pub struct BulkOutput {
     /// Every file opened (entries are never removed: open files refer to them by index).
     files: Vec<FileEntry>,
     stores: Vec<Vec<StoreStats>>,
+    /// The family directories this output created: removed again if they get no file.
+    created_dirs: Vec<PathBuf>,
     finished: bool,
 }
 
@@ -228,8 +230,12 @@ impl BulkOutput {
                 "split keys must be non-empty, sorted and unique".into(),
             ));
         }
+        let mut created_dirs = Vec::new();
         for f in &families {
             let fd = dir.join(&f.name);
+            if !fd.exists() {
+                created_dirs.push(fd.clone());
+            }
             std::fs::create_dir_all(&fd).map_err(|source| OutputError::Io {
                 path: fd.clone(),
                 source,
@@ -249,12 +255,10 @@ impl BulkOutput {
                 )));
             }
         }
-        Ok(BulkOutput::empty(
-            dir.to_path_buf(),
-            families,
-            splits,
-            max_file_size.max(1),
-        ))
+        let mut output =
+            BulkOutput::empty(dir.to_path_buf(), families, splits, max_file_size.max(1));
+        output.created_dirs = created_dirs;
+        Ok(output)
     }
 
     /// An output with no file yet (the directory checks done by the caller).
@@ -274,6 +278,7 @@ impl BulkOutput {
             max_file_size,
             current: None,
             files: Vec::new(),
+            created_dirs: Vec::new(),
             finished: false,
         }
     }
@@ -593,7 +598,11 @@ impl BulkOutput {
         }
         for f in &self.families {
             let fd = self.dir.join(&f.name);
-            if let Ok(d) = File::open(&fd) {
+            // No empty family directory: HBase's bulk-load output has none (its writers
+            // create a family's directory with its first file).
+            if !files.iter().any(|o| o.family == f.name) && self.created_dirs.contains(&fd) {
+                let _ = std::fs::remove_dir(&fd);
+            } else if let Ok(d) = File::open(&fd) {
                 let _ = d.sync_all();
             }
         }
@@ -708,5 +717,30 @@ mod tests {
                 .is_err(),
             "family mismatch"
         );
+    }
+
+    #[test]
+    fn a_family_without_files_gets_no_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        // "b" existed before (the user's): it stays; "a" and "c" are the output's own.
+        std::fs::create_dir(dir.path().join("b")).unwrap();
+        let mut fams = families();
+        fams.push(OutputFamily {
+            name: "c".into(),
+            options: fams[0].options.clone(),
+        });
+        let mut out = BulkOutput::new(dir.path(), fams.clone(), vec![], 1 << 30).unwrap();
+        out.append(0, &Cell::put(b"r", b"a", b"q", 1, b"v").as_ref())
+            .unwrap();
+        let report = out.finish().unwrap();
+        assert_eq!(report.files.len(), 1);
+        assert!(dir.path().join("a").is_dir());
+        assert!(dir.path().join("b").is_dir());
+        assert!(!dir.path().join("c").exists());
+        // Nothing at all: no family directory of its own.
+        let empty = tempfile::tempdir().unwrap();
+        let out = BulkOutput::new(empty.path(), fams, vec![], 1 << 30).unwrap();
+        assert!(out.finish().unwrap().files.is_empty());
+        assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
     }
 }

@@ -24,7 +24,7 @@ use arrow_schema::{DataType, TimeUnit};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 
-use super::source::{Batch, SourceError};
+use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
 
 /// Number of row groups in a Parquet file.
 pub fn row_group_count(path: &Path) -> Result<usize, SourceError> {
@@ -53,11 +53,14 @@ pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
         source,
     })?;
     let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
-    Ok(b.schema()
+    let names: Vec<String> = b
+        .schema()
         .fields()
         .iter()
         .map(|f| f.name().clone())
-        .collect())
+        .collect();
+    check_unique_columns(path, ColumnNames::ParquetSchema, &names)?;
+    Ok(names)
 }
 
 fn perr(path: &Path, e: impl std::fmt::Display) -> SourceError {
@@ -97,6 +100,7 @@ impl ParquetSource {
             .iter()
             .map(|f| f.name().clone())
             .collect();
+        check_unique_columns(path, ColumnNames::ParquetSchema, &names)?;
         let (mask, columns) = match columns {
             None => (ProjectionMask::all(), names.clone()),
             Some(wanted) => {
@@ -480,5 +484,40 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("no column 'nope'"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_column_names_are_refused_with_both_positions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("id", DataType::Int64, false),
+        ]));
+        let rb = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1])),
+                Arc::new(StringArray::from(vec![Some("a")])),
+                Arc::new(Int64Array::from(vec![2])),
+            ],
+        )
+        .unwrap();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(File::create(&path).unwrap(), schema, None)
+                .unwrap();
+        w.write(&rb).unwrap();
+        w.close().unwrap();
+        for wanted in [None, Some(&["name".to_string()][..])] {
+            let err = ParquetSource::open(&path, wanted, 0, 10)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                err.ends_with("d.parquet: schema: column 'id' appears twice, as columns 1 and 3"),
+                "{err}"
+            );
+        }
     }
 }

@@ -413,7 +413,8 @@ fn draw_sample(
                 (Vec::new(), cols, Some(src))
             }
             InputFormat::Parquet => {
-                let (u, c) = open_input(path, &opts.format, &wanted, opts.batch_rows)?;
+                let (u, c) =
+                    open_input(path, &opts.format, &wanted, opts.batch_rows)?.unwrap_or_default();
                 (u, c, None)
             }
         };

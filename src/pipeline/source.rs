@@ -7,8 +7,9 @@
 //! gives the same cells from either format.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Errors of the sources.
@@ -28,8 +29,75 @@ pub enum SourceError {
     },
     #[error("{}: {detail}", path.display())]
     Parquet { path: PathBuf, detail: String },
+    /// Two columns with one name: which of them a mapping means is unknowable.
+    #[error(
+        "{}: {names}: column '{name}' appears twice, as columns {first} and {second}{}",
+        path.display(),
+        .names.hint()
+    )]
+    DuplicateColumn {
+        path: PathBuf,
+        names: ColumnNames,
+        name: String,
+        /// 1-based column numbers.
+        first: usize,
+        second: usize,
+    },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Where an input's column names come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnNames {
+    /// A CSV file's header line.
+    Header,
+    /// `--columns` ([`CsvOptions::columns`]).
+    Given,
+    /// A Parquet file's schema.
+    ParquetSchema,
+}
+
+impl ColumnNames {
+    /// How to fix a name given twice, for a message.
+    fn hint(&self) -> &'static str {
+        match self {
+            ColumnNames::Header => " (name the columns with --columns instead)",
+            _ => "",
+        }
+    }
+}
+
+impl std::fmt::Display for ColumnNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ColumnNames::Header => "header",
+            ColumnNames::Given => "--columns",
+            ColumnNames::ParquetSchema => "schema",
+        })
+    }
+}
+
+/// Refuses column names that are not unique, naming the first name given twice and both of
+/// its (1-based) positions.
+pub fn check_unique_columns(
+    path: &Path,
+    names_from: ColumnNames,
+    names: &[String],
+) -> Result<(), SourceError> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, n) in names.iter().enumerate() {
+        if let Some(first) = seen.insert(n.as_str(), i) {
+            return Err(SourceError::DuplicateColumn {
+                path: path.to_path_buf(),
+                names: names_from,
+                name: n.clone(),
+                first: first + 1,
+                second: i + 1,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// CSV dialect.
@@ -106,11 +174,17 @@ pub fn expand_paths(patterns: &[String]) -> Result<Vec<PathBuf>, SourceError> {
             out.extend(matched);
         } else {
             let path = PathBuf::from(p);
-            if !path.is_file() {
-                return Err(SourceError::Io {
-                    path,
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                });
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => {
+                    return Err(SourceError::Invalid(format!(
+                        "{}: is a directory, not an input file; to read the files in it, \
+                         give a glob such as '{}'",
+                        path.display(),
+                        path.join("*").display()
+                    )))
+                }
+                Ok(_) => {}
+                Err(source) => return Err(SourceError::Io { path, source }),
             }
             out.push(path);
         }
@@ -120,23 +194,96 @@ pub fn expand_paths(patterns: &[String]) -> Result<Vec<PathBuf>, SourceError> {
     Ok(out)
 }
 
+/// A compressed input's stream: what a message needs to say where it breaks.
+struct CompressedStream {
+    /// "gzip" or "zstd".
+    kind: &'static str,
+    /// Compressed bytes the decompressor has taken so far.
+    consumed: Arc<AtomicU64>,
+    /// The file's size.
+    len: u64,
+}
+
+impl CompressedStream {
+    /// What is wrong with a stream whose decompressor failed with `err`: truncated when the
+    /// whole file was taken, else damaged where the decompressor stopped.
+    fn describe(&self, err: &std::io::Error) -> String {
+        let at = self.consumed.load(Ordering::Relaxed);
+        if at >= self.len {
+            format!(
+                "the {} stream is truncated: the file ends at byte {} before the stream does \
+                 ({err})",
+                self.kind, self.len
+            )
+        } else {
+            format!(
+                "the {} stream is damaged at byte {at} of {} ({err})",
+                self.kind, self.len
+            )
+        }
+    }
+}
+
+/// A buffered file that counts the bytes taken from it (by a decompressor reading it as a
+/// [`BufRead`]).
+struct Counted<R> {
+    inner: R,
+    consumed: Arc<AtomicU64>,
+}
+
+impl<R: BufRead> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
 /// Opens a file, decompressing `.gz` and `.zst` by extension.
-fn open_maybe_compressed(path: &Path) -> Result<Box<dyn Read + Send>, SourceError> {
-    let f = File::open(path).map_err(|source| SourceError::Io {
+fn open_maybe_compressed(
+    path: &Path,
+) -> Result<(Box<dyn Read + Send>, Option<CompressedStream>), SourceError> {
+    let io = |source| SourceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let f = File::open(path).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
     let r = BufReader::with_capacity(1 << 20, f);
-    Ok(match path.extension().and_then(|e| e.to_str()) {
-        Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(r)),
-        Some("zst") => Box::new(
-            zstd::stream::read::Decoder::with_buffer(r).map_err(|source| SourceError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?,
-        ),
-        _ => Box::new(r),
-    })
+    let kind = match path.extension().and_then(|e| e.to_str()) {
+        Some("gz") => "gzip",
+        Some("zst") => "zstd",
+        _ => return Ok((Box::new(r), None)),
+    };
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = Counted {
+        inner: r,
+        consumed: consumed.clone(),
+    };
+    let decoder: Box<dyn Read + Send> = if kind == "gzip" {
+        Box::new(flate2::bufread::MultiGzDecoder::new(counted))
+    } else {
+        Box::new(zstd::stream::read::Decoder::with_buffer(counted).map_err(io)?)
+    };
+    Ok((
+        decoder,
+        Some(CompressedStream {
+            kind,
+            consumed,
+            len,
+        }),
+    ))
 }
 
 /// Reads one CSV file in batches.
@@ -146,11 +293,14 @@ pub struct CsvSource {
     columns: Vec<String>,
     expected_fields: usize,
     comment: Option<u8>,
+    compressed: Option<CompressedStream>,
+    /// A header was expected and the file has not a single line (so no record either).
+    empty: bool,
 }
 
 impl CsvSource {
     pub fn open(path: &Path, opts: &CsvOptions) -> Result<CsvSource, SourceError> {
-        let input = open_maybe_compressed(path)?;
+        let (input, compressed) = open_maybe_compressed(path)?;
         let mut b = csv::ReaderBuilder::new();
         b.delimiter(opts.delimiter)
             .quote(opts.quote)
@@ -163,7 +313,7 @@ impl CsvSource {
         let header: Vec<String> = if opts.has_header {
             reader
                 .byte_headers()
-                .map_err(|e| csv_error(path, &e))?
+                .map_err(|e| csv_error(path, &e, 1, compressed.as_ref()))?
                 .iter()
                 .map(|h| String::from_utf8_lossy(h).trim().to_string())
                 .collect()
@@ -171,8 +321,14 @@ impl CsvSource {
             Vec::new()
         };
         let columns = match &opts.columns {
-            Some(c) => c.clone(),
-            None if opts.has_header => header.clone(),
+            Some(c) => {
+                check_unique_columns(path, ColumnNames::Given, c)?;
+                c.clone()
+            }
+            None if opts.has_header => {
+                check_unique_columns(path, ColumnNames::Header, &header)?;
+                header.clone()
+            }
             None => {
                 return Err(SourceError::Invalid(format!(
                     "{}: the file has no header; name its columns",
@@ -191,12 +347,20 @@ impl CsvSource {
             columns,
             expected_fields,
             comment: opts.comment,
+            compressed,
+            empty: opts.has_header && header.is_empty(),
         })
     }
 
     /// Column names, in field order.
     pub fn columns(&self) -> &[String] {
         &self.columns
+    }
+
+    /// Whether the file has no line at all (nor a header, though one was expected): it holds
+    /// no record, and no column names to check a mapping against.
+    pub fn is_empty(&self) -> bool {
+        self.empty
     }
 
     /// Bytes of the (decompressed) input consumed so far: for a plain file, the offset just
@@ -229,7 +393,12 @@ impl CsvSource {
             match self.reader.read_byte_record(rec) {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(e) => return Err(csv_error(&self.path, &e)),
+                Err(e) => {
+                    // An I/O error has no position of its own: the line being read is the
+                    // one after the last record.
+                    let line = self.reader.position().line();
+                    return Err(csv_error(&self.path, &e, line, self.compressed.as_ref()));
+                }
             }
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
             // Comments are skipped here rather than by the csv crate, whose line numbers do
@@ -258,15 +427,25 @@ impl CsvSource {
     }
 }
 
-fn csv_error(path: &Path, e: &csv::Error) -> SourceError {
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
+/// A CSV error as a [`SourceError`] naming the file and line (`line` when the error has no
+/// position of its own, as an I/O error has not).
+fn csv_error(
+    path: &Path,
+    e: &csv::Error,
+    line: u64,
+    compressed: Option<&CompressedStream>,
+) -> SourceError {
+    let line = e.position().map_or(line, |p| p.line());
     let detail = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
         } => {
             format!("expected {expected_len} fields, found {len}")
         }
-        csv::ErrorKind::Io(err) => format!("read error: {err}"),
+        csv::ErrorKind::Io(err) => match compressed {
+            Some(c) => c.describe(err),
+            None => format!("read error: {err}"),
+        },
         _ => e.to_string(),
     };
     SourceError::Csv {
@@ -330,6 +509,40 @@ mod tests {
             .to_string();
         assert!(
             err.contains("bad.tsv: line 3: expected 2 fields, found 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn duplicate_column_names_are_refused_with_both_positions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.tsv");
+        std::fs::write(&p, "a\tb\t a\n1\t2\t3\n").unwrap();
+        let tsv = CsvOptions {
+            delimiter: b'\t',
+            ..CsvOptions::default()
+        };
+        let err = CsvSource::open(&p, &tsv).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: header: column 'a' appears twice, as columns 1 and 3 \
+                 (name the columns with --columns instead)",
+                p.display()
+            )
+        );
+        // Renaming them is the way out; names given twice there are refused as well.
+        let renamed = |names: &[&str]| CsvOptions {
+            columns: Some(names.iter().map(|s| s.to_string()).collect()),
+            ..tsv.clone()
+        };
+        assert!(CsvSource::open(&p, &renamed(&["a", "b", "c"])).is_ok());
+        let err = CsvSource::open(&p, &renamed(&["x", "y", "y"]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.ends_with("d.tsv: --columns: column 'y' appears twice, as columns 2 and 3"),
             "{err}"
         );
     }

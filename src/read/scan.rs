@@ -125,7 +125,7 @@ fn should_skip(
             return Ok(Some(Skip::Ttl));
         }
     }
-    if reader.entry_count() == 0 {
+    if reader.is_empty() {
         return Ok(Some(Skip::KeyRange));
     }
     let (first, last) = file_rows(reader);

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::directory::{unique_hex, Table, DATA_DIR, STAGING_DIR};
+use super::directory::{unique_hex, verify_store_file, Table, DATA_DIR, STAGING_DIR};
 use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry};
 use super::read::family_read_settings;
 use super::TableError;
@@ -134,7 +134,7 @@ pub fn open_region_stores(t: &Table, m: &Manifest, region: &str) -> Result<Vec<S
             .iter()
             .filter(|e| e.region == region && e.family == f.name)
         {
-            let r = HFileReader::open(t.file_path(e))?;
+            let r = t.open_store_file(e)?;
             files.push((Arc::new(r), e.seq_id));
         }
         stores.push(Store {
@@ -517,7 +517,7 @@ impl Table {
                     let mut cands = Vec::with_capacity(idx.len());
                     for &i in &idx {
                         let e = &m.files[i];
-                        let r = HFileReader::open(self.file_path(e))?;
+                        let r = self.open_store_file(e)?;
                         cands.push(Candidate {
                             size: e.size,
                             exclude_from_minor: r
@@ -567,7 +567,7 @@ impl Table {
             let mut earliest_put_ts = i64::MAX;
             for &i in &plan.inputs {
                 let e = &m.files[i];
-                let r = HFileReader::open(self.file_path(e))?;
+                let r = self.open_store_file(e)?;
                 let fi = r.file_info();
                 include_tags |= fi
                     .get_i32(keys::MAX_TAGS_LEN)
@@ -619,6 +619,12 @@ impl Table {
                 self.fs()
                     .sync_file(&path)
                     .map_err(|e| TableError::io(&path, e))?;
+                verify_store_file(&path, summary.entry_count).map_err(|detail| {
+                    TableError::Corrupt {
+                        path: path.clone(),
+                        detail: format!("compaction output failed verification: {detail}"),
+                    }
+                })?;
                 let row_of = |k: &Option<Vec<u8>>| {
                     k.as_deref()
                         .and_then(KeyView::parse)
@@ -740,6 +746,12 @@ impl Table {
         }
         if let Some(v) = &changes.bloom_filter {
             f.bloom_filter = v.to_ascii_uppercase();
+            // HBase keeps the ROWPREFIX_FIXED_LENGTH prefix length in the family configuration.
+            if let Some(n) = f.bloom_filter.strip_prefix("ROWPREFIX_FIXED_LENGTH:") {
+                f.other
+                    .configuration
+                    .insert(crate::table::schema::ROW_PREFIX_LENGTH_KEY.into(), n.into());
+            }
         }
         if let Some(v) = changes.block_size {
             f.block_size = v;

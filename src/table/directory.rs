@@ -12,7 +12,8 @@
 //!
 //! Attach (`Table::attach`) makes every file of a bulk-load directory visible in one manifest
 //! commit, or none of them: files are verified, split at region boundaries when they straddle
-//! them, linked (or copied) into `data/` and fsynced, and only then is a new manifest
+//! them, linked (or copied; a symbolic link is followed, never stored) into `data/` and
+//! fsynced, and only then is a new manifest
 //! published. A crash at any point leaves the previous manifest live; files it does not name
 //! are invisible and are removed by the next writer.
 
@@ -21,10 +22,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use super::fsops::{Fs, RealFs};
-use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
+use super::fsops::{follow_links, store_file_link, Fs, RealFs};
+use super::manifest::{self, Attributes, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
 use super::TableError;
 use crate::format::cell::KeyView;
+use crate::format::error::FormatError;
 use crate::format::reader::HFileReader;
 use crate::format::verify::verify;
 use crate::format::writer::HFileWriter;
@@ -94,12 +96,48 @@ struct Input {
     last_row: Vec<u8>,
 }
 
+/// Verifies the store file at `path` in full (`format::verify`: every block's checksum, the
+/// index, the Bloom filter, the trailer and FileInfo against the cells) and that it holds
+/// `cells` cells; the problem found, if any. What deletes or replaces data, or hands files out
+/// (compaction outputs, snapshot restore, clone, export), calls this on the files it relies
+/// on: `formats/table.md` §"Checks".
+pub(crate) fn verify_store_file(path: &Path, cells: u64) -> Result<(), String> {
+    let reader = HFileReader::open(path).map_err(|e| e.to_string())?;
+    let v = verify(&reader);
+    match v.problems.first() {
+        Some(p) => Err(p.to_string()),
+        None if v.cells != cells => Err(format!("{} cells, {cells} expected", v.cells)),
+        None => Ok(()),
+    }
+}
+
+/// [`verify_store_file`] of the copy at `copy` of table file `source`, as an error naming the
+/// source.
+pub(crate) fn verify_copy(source: &Path, copy: &Path, cells: u64) -> Result<(), TableError> {
+    verify_store_file(copy, cells).map_err(|detail| TableError::Corrupt {
+        path: source.to_path_buf(),
+        detail: format!("failed verification ({detail})"),
+    })
+}
+
 impl Table {
     /// Creates a table at `dir` (which must not exist or be empty) with the given families and
     /// region split keys (sorted, unique, non-empty).
     pub fn create(
         dir: &Path,
         table: &str,
+        families: Vec<FamilyEntry>,
+        splits: &[Vec<u8>],
+    ) -> Result<Table, TableError> {
+        Table::create_with_attributes(dir, table, Attributes::default(), families, splits)
+    }
+
+    /// [`Table::create`] with table attributes, METADATA and CONFIGURATION, kept in the
+    /// manifest.
+    pub fn create_with_attributes(
+        dir: &Path,
+        table: &str,
+        attributes: Attributes,
         families: Vec<FamilyEntry>,
         splits: &[Vec<u8>],
     ) -> Result<Table, TableError> {
@@ -125,7 +163,8 @@ impl Table {
                 )));
             }
         }
-        let m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
+        let mut m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
+        m.table_attributes = attributes;
         m.check_regions().map_err(TableError::Invalid)?;
         // Built beside `dir` and renamed into place when complete: a process killed half-way
         // leaves no half-made table, and its staging is removed by the next create.
@@ -185,6 +224,39 @@ impl Table {
             .join(&e.region)
             .join(&e.family)
             .join(&e.name)
+    }
+
+    /// Opens store file `e` and checks it against what the manifest recorded when the file was
+    /// attached or written: its length and its trailer's entry count. (A full scan then checks
+    /// the entry count against the cells it decodes, so a compaction, which scans every input
+    /// to its end, never drops cells a damaged trailer hides: `formats/table.md` §"Checks".)
+    /// A file that cannot be opened is [`TableError::Io`] (for a vanished file) or
+    /// [`TableError::Corrupt`], both naming its path.
+    pub fn open_store_file(&self, e: &StoreFileEntry) -> Result<HFileReader, TableError> {
+        let path = self.file_path(e);
+        let reader = match HFileReader::open(&path) {
+            Ok(r) => r,
+            Err(FormatError::Io { source, .. }) => return Err(TableError::Io { path, source }),
+            Err(err) => {
+                return Err(TableError::Corrupt {
+                    path,
+                    detail: err.to_string(),
+                })
+            }
+        };
+        let len = reader.bytes().len() as u64;
+        let detail = if len != e.size {
+            format!("{len} bytes, the manifest says {}", e.size)
+        } else if reader.entry_count() != e.entries {
+            format!(
+                "trailer entry_count is {}, the manifest says {} cells",
+                reader.entry_count(),
+                e.entries
+            )
+        } else {
+            return Ok(reader);
+        };
+        Err(TableError::Corrupt { path, detail })
     }
 
     /// Takes the writers' lock, waiting for another writer to finish.
@@ -301,8 +373,8 @@ impl Table {
         out
     }
 
-    /// Checks that every live file exists, has the recorded size, verifies, and lies within its
-    /// region; reports orphans.
+    /// Checks that every live file exists (a regular file, not a symbolic link), has the recorded
+    /// size, verifies, and lies within its region; reports orphans.
     pub fn check(&self) -> Result<CheckReport, TableError> {
         let m = self.manifest()?;
         let mut r = CheckReport {
@@ -330,6 +402,9 @@ impl Table {
                     e.family
                 ));
             }
+            if let Some(why) = store_file_link(&p) {
+                r.problems.push(format!("{}: {why}", p.display()));
+            }
             match std::fs::metadata(&p) {
                 Err(err) => {
                     r.problems.push(format!("{}: {err}", p.display()));
@@ -350,6 +425,14 @@ impl Table {
                 Ok(reader) => {
                     let v = verify(&reader);
                     r.cells += v.cells;
+                    if v.cells != e.entries {
+                        r.problems.push(format!(
+                            "{}: {} cells, the manifest says {}",
+                            p.display(),
+                            v.cells,
+                            e.entries
+                        ));
+                    }
                     for prob in v.problems {
                         r.problems.push(format!("{}: {prob}", p.display()));
                     }
@@ -462,35 +545,22 @@ impl Table {
     ) -> Result<Vec<Input>, TableError> {
         let mut inputs = Vec::new();
         let mut unknown = Vec::new();
-        let mut fam_dirs: Vec<PathBuf> = std::fs::read_dir(bulk_dir)
-            .map_err(|e| TableError::io(bulk_dir, e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        fam_dirs.sort();
-        for fd in fam_dirs {
+        for (fd, kind) in bulk_entries(bulk_dir)? {
+            if !kind.is_dir() {
+                continue;
+            }
             let family = fd
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            if family.starts_with('.') || family.starts_with('_') {
-                continue;
-            }
             if m.family(&family).is_none() {
                 unknown.push(family);
                 continue;
             }
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&fd)
-                .map_err(|e| TableError::io(&fd, e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .filter(|p| {
-                    !p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with(['_', '.']))
-                })
-                .collect();
-            files.sort();
-            for path in files {
+            for (path, kind) in bulk_entries(&fd)? {
+                if !kind.is_file() {
+                    continue;
+                }
                 let reader = HFileReader::open(&path)
                     .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
                 let v = verify(&reader);
@@ -505,7 +575,7 @@ impl Table {
                         }
                     )));
                 }
-                if reader.entry_count() == 0 {
+                if reader.is_empty() {
                     skipped.push((path, "empty file".into()));
                     continue;
                 }
@@ -716,6 +786,27 @@ fn remove_empty_dirs(dir: &Path) {
             let _ = std::fs::remove_dir(&p);
         }
     }
+}
+
+/// The entries of a bulk-load directory or of one of its family directories that attach reads,
+/// sorted, each with its type (of the target, for a link): names starting with `.` or `_` are left out,
+/// symbolic links are followed, and one that leads nowhere is an error naming it (a family or a
+/// file silently left out would be data missing from the table).
+fn bulk_entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, TableError> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| TableError::io(dir, e))? {
+        let p = e.map_err(|e| TableError::io(dir, e))?.path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(['_', '.']))
+        {
+            continue;
+        }
+        let target = follow_links(&p).map_err(|e| TableError::Invalid(e.to_string()))?;
+        let md = std::fs::metadata(&target).map_err(|e| TableError::io(&p, e))?;
+        out.push((p, md.file_type()));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
 }
 
 /// 32 hex characters unique within this machine (time, process id, counter).

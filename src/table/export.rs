@@ -32,12 +32,11 @@ use parquet::file::properties::WriterProperties;
 use serde::Serialize;
 
 use super::compact::open_region_stores;
-use super::directory::{unique_hex, Table};
+use super::directory::{unique_hex, verify_copy, verify_store_file, Table};
 use super::manifest::Manifest;
 use super::split::to_string_binary;
 use super::TableError;
 use crate::format::cell::{Cell, CellRef};
-use crate::format::reader::HFileReader;
 use crate::format::writer::HFileWriter;
 use crate::read::{self, MergeScanner, ReadOptions};
 
@@ -212,15 +211,17 @@ impl Table {
                 match store.as_slice() {
                     [] => continue,
                     [(_, e)] => {
+                        self.open_store_file(e)?;
                         fs.link_or_copy(&self.file_path(e), &to)
                             .map_err(io_err(&to))?;
+                        verify_copy(&self.file_path(e), &to, e.entries)?;
                         cells += e.entries;
                         bytes += e.size;
                     }
                     several => {
                         let mut readers = Vec::new();
                         for (_, e) in several {
-                            readers.push((HFileReader::open(self.file_path(e))?, e.seq_id));
+                            readers.push((self.open_store_file(e)?, e.seq_id));
                         }
                         let mut opts = fam.writer_options(now)?;
                         opts.include_tags = true;
@@ -249,6 +250,12 @@ impl Table {
                             .into_inner()
                             .map_err(|e| TableError::io(&to, e.into_error()))?;
                         f.sync_all().map_err(io_err(&to))?;
+                        verify_store_file(&to, summary.entry_count).map_err(|detail| {
+                            TableError::Corrupt {
+                                path: to.clone(),
+                                detail: format!("merged store file failed verification: {detail}"),
+                            }
+                        })?;
                         bytes += summary.file_size;
                     }
                 }

@@ -12,6 +12,7 @@
 //! rename over `CURRENT`, fsync the table directory. A reader reads `CURRENT` once and then
 //! only that manifest version, so it sees one whole version for the whole of a read.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -69,7 +70,9 @@ pub struct StoreFileEntry {
 }
 
 /// A column family and the settings its store files are written and read with, named as
-/// HBase's family attributes are.
+/// HBase's family attributes are, and every other attribute its schema gave (kept, shown by
+/// `table describe`). Fields added after the first manifests have serde defaults (HBase's),
+/// so older manifests load unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FamilyEntry {
     pub name: String,
@@ -89,6 +92,35 @@ pub struct FamilyEntry {
     pub bloom_filter: String,
     /// BLOCKSIZE in bytes.
     pub block_size: u32,
+    /// IN_MEMORY (default false).
+    #[serde(default)]
+    pub in_memory: bool,
+    /// COMPRESS_TAGS (default true).
+    #[serde(default = "default_true")]
+    pub compress_tags: bool,
+    /// The family's other attributes (`BLOCKCACHE`, `REPLICATION_SCOPE`, `IS_MOB`, ...),
+    /// METADATA and CONFIGURATION (e.g. the ROWPREFIX Bloom length); keys of the entry itself
+    /// in the JSON.
+    #[serde(flatten)]
+    pub other: Attributes,
+}
+
+/// Attributes kept as HBase's descriptors keep them, beyond those hfkit interprets: known
+/// attributes by upper-case name in HBase's string form (a table's `MAX_FILESIZE`, a family's
+/// `BLOCKCACHE`, ...), `METADATA` (user key/values) and `CONFIGURATION` (configuration
+/// overrides). Each map is left out of the JSON when empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attributes {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub configuration: BTreeMap<String, String>,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl FamilyEntry {
@@ -104,23 +136,21 @@ impl FamilyEntry {
             data_block_encoding: "NONE".into(),
             bloom_filter: "ROW".into(),
             block_size: 65536,
+            in_memory: false,
+            compress_tags: true,
+            other: Attributes::default(),
         }
     }
 
-    /// The entry for a family of a parsed schema.
+    /// The entry for a family of a parsed schema: every attribute it has.
     pub fn from_schema(f: &crate::table::FamilySchema) -> FamilyEntry {
-        use crate::table::{BloomFilterKind, KeepDeletedCells};
+        use crate::table::BloomFilterKind;
         FamilyEntry {
             name: f.name.clone(),
             versions: f.versions,
             min_versions: f.min_versions,
             ttl_seconds: f.ttl_seconds,
-            keep_deleted_cells: match f.keep_deleted_cells {
-                KeepDeletedCells::False => "FALSE",
-                KeepDeletedCells::True => "TRUE",
-                KeepDeletedCells::Ttl => "TTL",
-            }
-            .into(),
+            keep_deleted_cells: f.keep_deleted_cells.name().into(),
             compression: f.compression.name().into(),
             data_block_encoding: f.data_block_encoding.name().into(),
             bloom_filter: match f.bloom {
@@ -128,22 +158,77 @@ impl FamilyEntry {
                 other => other.name().into(),
             },
             block_size: f.block_size,
+            in_memory: f.in_memory,
+            compress_tags: f.compress_tags,
+            other: Attributes {
+                attributes: f.attributes.clone(),
+                metadata: f.metadata.clone(),
+                configuration: f.configuration.clone(),
+            },
         }
     }
 
-    /// One line in the HBase shell's attribute style, for `table describe` and `alter`.
+    /// The family as the HBase shell's `describe` prints it: `{NAME => 'd', BLOOMFILTER =>
+    /// 'ROW', IN_MEMORY => 'false', VERSIONS => '1', ..., METADATA => {...}, CONFIGURATION =>
+    /// {...}}` (`table describe`, `alter`). The attributes HBase always shows come first, in
+    /// its order; then any other attribute set, `METADATA` and `CONFIGURATION`.
     pub fn describe(&self) -> String {
+        let (bloom, prefix) = match self.bloom_filter.split_once(':') {
+            Some((kind, n)) => (kind, Some(n)),
+            None => (self.bloom_filter.as_str(), None),
+        };
+        let ttl = match self.ttl_seconds {
+            Some(t) => crate::table::schema::format_interval_seconds(t),
+            None => "FOREVER".into(),
+        };
+        let attr = |key: &str, default: &str| {
+            self.other
+                .attributes
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| default.to_string())
+        };
+        let mut shown: Vec<(&str, String)> = vec![
+            ("BLOOMFILTER", bloom.to_string()),
+            ("IN_MEMORY", self.in_memory.to_string()),
+            ("VERSIONS", self.versions.to_string()),
+            ("KEEP_DELETED_CELLS", self.keep_deleted_cells.clone()),
+            ("DATA_BLOCK_ENCODING", self.data_block_encoding.clone()),
+            ("COMPRESSION", self.compression.clone()),
+            ("TTL", ttl),
+            ("MIN_VERSIONS", self.min_versions.to_string()),
+            ("BLOCKCACHE", attr("BLOCKCACHE", "true")),
+            ("BLOCKSIZE", self.block_size.to_string()),
+            ("REPLICATION_SCOPE", attr("REPLICATION_SCOPE", "0")),
+        ];
+        if !self.compress_tags {
+            shown.push(("COMPRESS_TAGS", "false".into()));
+        }
+        for (k, v) in &self.other.attributes {
+            if k != "BLOCKCACHE" && k != "REPLICATION_SCOPE" {
+                shown.push((k, v.clone()));
+            }
+        }
+        let mut parts: Vec<String> = shown
+            .into_iter()
+            .map(|(k, v)| format!("{k} => {}", shell_quote(&v)))
+            .collect();
+        // A manifest written before the configuration was kept has the prefix length only in
+        // BLOOMFILTER: show it where HBase keeps it.
+        let mut configuration = self.other.configuration.clone();
+        if let Some(n) = prefix {
+            let key = crate::table::schema::ROW_PREFIX_LENGTH_KEY;
+            if !self.other.metadata.contains_key(key) {
+                configuration
+                    .entry(key.to_string())
+                    .or_insert_with(|| n.to_string());
+            }
+        }
+        parts.extend(shell_maps(&self.other.metadata, &configuration));
         format!(
-            "family {}: VERSIONS {}, MIN_VERSIONS {}, TTL {}, KEEP_DELETED_CELLS {}, COMPRESSION {}, DATA_BLOCK_ENCODING {}, BLOOMFILTER {}, BLOCKSIZE {}",
-            self.name,
-            self.versions,
-            self.min_versions,
-            self.ttl_seconds.map(|t| t.to_string()).unwrap_or_else(|| "FOREVER".into()),
-            self.keep_deleted_cells,
-            self.compression,
-            self.data_block_encoding,
-            self.bloom_filter,
-            self.block_size
+            "{{NAME => {}, {}}}",
+            shell_quote(&self.name),
+            parts.join(", ")
         )
     }
 
@@ -175,6 +260,60 @@ impl FamilyEntry {
     }
 }
 
+impl Attributes {
+    /// A table's attributes, METADATA and CONFIGURATION, as its schema gave them.
+    pub fn of_table(t: &crate::table::TableSchema) -> Attributes {
+        Attributes {
+            attributes: t.attributes.clone(),
+            metadata: t.metadata.clone(),
+            configuration: t.configuration.clone(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.attributes.is_empty() && self.metadata.is_empty() && self.configuration.is_empty()
+    }
+
+    /// A table's, as the HBase shell's `describe` prints them after the table name:
+    /// `{TABLE_ATTRIBUTES => {MAX_FILESIZE => '10737418240', METADATA => {'owner' => 'x'},
+    /// CONFIGURATION => {...}}}`; `None` when there are none (HBase then prints nothing).
+    pub fn describe_table(&self) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<String> = self
+            .attributes
+            .iter()
+            .map(|(k, v)| format!("{k} => {}", shell_quote(v)))
+            .collect();
+        parts.extend(shell_maps(&self.metadata, &self.configuration));
+        Some(format!("{{TABLE_ATTRIBUTES => {{{}}}}}", parts.join(", ")))
+    }
+}
+
+/// A string as a single-quoted Ruby literal (`\` and `'` escaped), as the shell reads it back.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// `METADATA => {'k' => 'v', ...}` and `CONFIGURATION => {...}`, for the non-empty maps.
+fn shell_maps(
+    metadata: &BTreeMap<String, String>,
+    configuration: &BTreeMap<String, String>,
+) -> Vec<String> {
+    [("METADATA", metadata), ("CONFIGURATION", configuration)]
+        .into_iter()
+        .filter(|(_, map)| !map.is_empty())
+        .map(|(name, map)| {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{} => {}", shell_quote(k), shell_quote(v)))
+                .collect();
+            format!("{name} => {{{}}}", entries.join(", "))
+        })
+        .collect()
+}
+
 /// One manifest version.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -182,6 +321,9 @@ pub struct Manifest {
     pub version: u64,
     /// Table name, `namespace:qualifier`.
     pub table: String,
+    /// Table attributes, METADATA and CONFIGURATION (absent when there are none).
+    #[serde(default, skip_serializing_if = "Attributes::is_empty")]
+    pub table_attributes: Attributes,
     pub families: Vec<FamilyEntry>,
     /// Next sequence id to hand out.
     pub next_seq_id: u64,
@@ -190,12 +332,13 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// An empty manifest (version 0) over `regions`.
+    /// An empty manifest (version 0) over `regions`, without table attributes.
     pub fn new(table: &str, families: Vec<FamilyEntry>, regions: Vec<RegionEntry>) -> Manifest {
         Manifest {
             format_version: FORMAT_VERSION,
             version: 0,
             table: table.to_string(),
+            table_attributes: Attributes::default(),
             families,
             next_seq_id: 1,
             regions,
@@ -221,6 +364,16 @@ impl Manifest {
                 start_key: w[0].clone(),
                 end_key: w[1].clone(),
             })
+            .collect()
+    }
+
+    /// The split keys of the regions: each region's start key but the first's (the inverse of
+    /// [`Manifest::regions_from_splits`]).
+    pub fn split_keys(&self) -> Vec<Vec<u8>> {
+        self.regions
+            .iter()
+            .skip(1)
+            .map(|r| r.start_key.clone())
             .collect()
     }
 
@@ -405,6 +558,117 @@ mod tests {
                 assert_eq!(live, v1);
             }
         }
+    }
+
+    /// A manifest as hfkit wrote them before family and table attributes were kept.
+    const OLD_MANIFEST: &str = r#"{
+  "format_version": 1,
+  "version": 3,
+  "table": "ns:t",
+  "families": [
+    {
+      "name": "d",
+      "versions": 2,
+      "min_versions": 0,
+      "ttl_seconds": 86400,
+      "keep_deleted_cells": "FALSE",
+      "compression": "GZ",
+      "data_block_encoding": "NONE",
+      "bloom_filter": "ROWPREFIX_FIXED_LENGTH:4",
+      "block_size": 65536
+    }
+  ],
+  "next_seq_id": 4,
+  "regions": [{"id": "r00000", "start_key": "", "end_key": ""}],
+  "files": []
+}"#;
+
+    #[test]
+    fn old_manifests_load_with_hbase_defaults() {
+        let m: Manifest = serde_json::from_str(OLD_MANIFEST).unwrap();
+        assert!(m.table_attributes.is_empty());
+        let d = &m.families[0];
+        assert!(!d.in_memory && d.compress_tags);
+        assert!(d.other.is_empty());
+        let back: Manifest = serde_json::from_slice(&serde_json::to_vec(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        // The prefix length, kept only in BLOOMFILTER then, is shown where HBase keeps it.
+        assert_eq!(
+            d.describe(),
+            "{NAME => 'd', BLOOMFILTER => 'ROWPREFIX_FIXED_LENGTH', IN_MEMORY => 'false', \
+             VERSIONS => '2', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', \
+             COMPRESSION => 'GZ', TTL => '86400 SECONDS (1 DAY)', MIN_VERSIONS => '0', \
+             BLOCKCACHE => 'true', BLOCKSIZE => '65536', REPLICATION_SCOPE => '0', \
+             CONFIGURATION => {'RowPrefixBloomFilter.prefix_length' => '4'}}"
+        );
+        assert_eq!(m.table_attributes.describe_table(), None);
+    }
+
+    #[test]
+    fn every_schema_attribute_is_kept_exactly_and_described() {
+        let parsed = crate::table::TableSchema::from_toml_str(
+            r#"
+[table]
+name = "ns:t"
+MAX_FILESIZE = "1GB"
+READONLY = true
+[table.METADATA]
+owner = "it's me"
+[table.CONFIGURATION]
+"hbase.hstore.blockingStoreFiles" = 20
+[[family]]
+name = "d"
+IN_MEMORY = true
+COMPRESS_TAGS = false
+BLOCKCACHE = false
+REPLICATION_SCOPE = 1
+IS_MOB = true
+STORAGE_POLICY = "ALL_SSD"
+[family.METADATA]
+k = 'a\b'
+[family.CONFIGURATION]
+"hbase.hstore.compaction.min" = 5
+"#,
+            "s.toml",
+            None,
+        )
+        .unwrap();
+        let t = &parsed.table;
+        let mut m = Manifest::new(
+            &t.full_name(),
+            t.families.iter().map(FamilyEntry::from_schema).collect(),
+            regions(),
+        );
+        m.table_attributes = Attributes::of_table(t);
+        let json = serde_json::to_vec_pretty(&m).unwrap();
+        let back: Manifest = serde_json::from_slice(&json).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(serde_json::to_vec_pretty(&back).unwrap(), json);
+        let d = &back.families[0];
+        let f = &t.families[0];
+        assert_eq!(
+            (d.in_memory, d.compress_tags, &d.other.attributes),
+            (true, false, &f.attributes)
+        );
+        assert_eq!(
+            (&d.other.metadata, &d.other.configuration),
+            (&f.metadata, &f.configuration)
+        );
+        assert_eq!(
+            d.describe(),
+            "{NAME => 'd', BLOOMFILTER => 'ROW', IN_MEMORY => 'true', VERSIONS => '1', \
+             KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', COMPRESSION => 'NONE', \
+             TTL => 'FOREVER', MIN_VERSIONS => '0', BLOCKCACHE => 'false', BLOCKSIZE => '65536', \
+             REPLICATION_SCOPE => '1', COMPRESS_TAGS => 'false', IS_MOB => 'true', \
+             STORAGE_POLICY => 'ALL_SSD', METADATA => {'k' => 'a\\\\b'}, \
+             CONFIGURATION => {'hbase.hstore.compaction.min' => '5'}}"
+        );
+        assert_eq!(
+            back.table_attributes.describe_table().unwrap(),
+            "{TABLE_ATTRIBUTES => {MAX_FILESIZE => '1073741824', READONLY => 'true', \
+             METADATA => {'owner' => 'it\\'s me'}, \
+             CONFIGURATION => {'hbase.hstore.blockingStoreFiles' => '20'}}}"
+        );
     }
 
     #[test]

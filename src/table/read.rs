@@ -27,8 +27,6 @@ use super::manifest::{FamilyEntry, Manifest, RegionEntry};
 use super::split::to_string_binary;
 use super::TableError;
 use crate::format::cell::Cell;
-use crate::format::reader::HFileReader;
-use crate::format::FormatError;
 use crate::read::scan::row_range;
 use crate::read::{
     self, FamilyReadSettings, KeepDeleted, ReadError, ReadOptions, ReadStats, Row, RowScanner,
@@ -91,10 +89,6 @@ pub fn add_stats(a: &mut ReadStats, b: ReadStats) {
 }
 
 /// True for an error that means "the file is not there".
-fn is_not_found(e: &FormatError) -> bool {
-    matches!(e, FormatError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-}
-
 impl TableReader {
     /// Reads the live manifest of `table` once and opens every file it names. Retries with a
     /// newer manifest when a file has vanished (see the module documentation).
@@ -160,15 +154,14 @@ impl TableReader {
                     ),
                 });
             };
-            let reader = match HFileReader::open(&path) {
+            let reader = match table.open_store_file(e) {
                 Ok(r) => r,
-                Err(err) if is_not_found(&err) => return Ok(Err(path)),
-                Err(err) => {
-                    return Err(TableError::Corrupt {
-                        path,
-                        detail: err.to_string(),
-                    })
+                Err(TableError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    return Ok(Err(path))
                 }
+                Err(err) => return Err(err),
             };
             let stores = &mut regions[ri].stores;
             let store = match stores.iter().position(|s| s.family == e.family.as_bytes()) {

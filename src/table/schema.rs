@@ -410,6 +410,29 @@ pub fn parse_interval_seconds(s: &str) -> Result<i64, String> {
     .ok_or_else(err)
 }
 
+/// `PrettyPrinter.format(s, TIME_INTERVAL)`, the inverse of [`parse_interval_seconds`]:
+/// `FOREVER`, `30 SECONDS`, `1 SECOND`, `90061 SECONDS (1 DAY 1 HOUR 1 MINUTE 1 SECOND)`.
+pub fn format_interval_seconds(secs: u64) -> String {
+    let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "S" });
+    if secs >= TTL_FOREVER as u64 {
+        return "FOREVER".into();
+    }
+    if secs < 60 {
+        return plural(secs, "SECOND");
+    }
+    let parts: Vec<String> = [
+        (secs / 86_400, "DAY"),
+        (secs % 86_400 / 3_600, "HOUR"),
+        (secs % 3_600 / 60, "MINUTE"),
+        (secs % 60, "SECOND"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, unit)| plural(n, unit))
+    .collect();
+    format!("{secs} SECONDS ({})", parts.join(" "))
+}
+
 /// `PrettyPrinter.valueOf(s, BYTE)`: a number of bytes, or `[N B (] [t TB] [g GB] [m MB] [k KB]
 /// [b B] [)]` (case-insensitive; `T`, `G`, `M`, `K` without the `B` too).
 pub fn parse_size_bytes(s: &str) -> Result<i64, String> {
@@ -1897,6 +1920,22 @@ mod tests {
         assert_eq!(parse_size_bytes("1 KB 10"), Ok(1034));
         assert_eq!(parse_size_bytes("1034 B (1KB 10B)"), Ok(1034));
         assert!(parse_size_bytes("64 XB").is_err());
+    }
+
+    #[test]
+    fn intervals_print_as_hbase_prints_them_and_parse_back() {
+        assert_eq!(format_interval_seconds(1), "1 SECOND");
+        assert_eq!(format_interval_seconds(59), "59 SECONDS");
+        assert_eq!(format_interval_seconds(604_800), "604800 SECONDS (7 DAYS)");
+        assert_eq!(
+            format_interval_seconds(90_061),
+            "90061 SECONDS (1 DAY 1 HOUR 1 MINUTE 1 SECOND)"
+        );
+        assert_eq!(format_interval_seconds(TTL_FOREVER as u64), "FOREVER");
+        for secs in [1u64, 60, 61, 3_600, 86_399, 86_400, 2_592_000, 123_456_789] {
+            let text = format_interval_seconds(secs);
+            assert_eq!(parse_interval_seconds(&text), Ok(secs as i64), "{text}");
+        }
     }
 
     const FULL: &str = r#"

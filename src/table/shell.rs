@@ -322,6 +322,9 @@ fn tokenize(text: &str, source: &str) -> Result<Vec<Tok>, SchemaError> {
                 }
                 Kind::Str(s)
             }
+            other if RUBY_OPERATORS.contains(other) => {
+                return Err(ruby_expression(source, text, &toks, off(i), other));
+            }
             other => {
                 return Err(err(
                     i,
@@ -342,6 +345,82 @@ fn tokenize(text: &str, source: &str) -> Result<Vec<Tok>, SchemaError> {
         offset: text.len(),
     });
     Ok(toks)
+}
+
+/// Characters that only appear in Ruby expressions (method calls, ranges, blocks, arithmetic),
+/// never in the literals `create` is read as.
+const RUBY_OPERATORS: &str = ".|%*+-/&!?<>^~=";
+
+/// An example of the literal split points to write instead of an expression.
+const LITERAL_SPLITS: &str = "SPLITS => ['10', '20', '30']";
+
+/// The error for a Ruby expression, found at `offset` (the character or token `found`) after
+/// the tokens `before`: the shell form is read, not run. The message quotes the expression
+/// from its start and, for `SPLITS`, shows the literal form to use instead.
+fn ruby_expression(
+    source: &str,
+    text: &str,
+    before: &[Tok],
+    offset: usize,
+    found: char,
+) -> SchemaError {
+    // The expression starts after the `=>`, ',' or open '[' / '{' that precedes it (a '('
+    // other than the statement's own is part of the expression).
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, t) in before.iter().enumerate().rev() {
+        match t.kind {
+            Kind::RParen | Kind::RBracket | Kind::RBrace => depth += 1,
+            Kind::LParen if depth == 0 && i != 1 => {}
+            Kind::LParen | Kind::LBracket | Kind::LBrace if depth > 0 => depth -= 1,
+            Kind::LParen | Kind::LBracket | Kind::LBrace | Kind::Arrow | Kind::Comma
+                if depth == 0 =>
+            {
+                start = i + 1;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let from = before.get(start).map_or(offset, |t| t.offset).min(offset);
+    let line = text[from..].lines().next().unwrap_or_default().trim_end();
+    let excerpt = match line.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line.to_string(),
+    };
+    // The key whose value it is (in an array of values: the array's key).
+    let mut k = start;
+    while k > 0 && before[k - 1].kind == Kind::LBracket {
+        k -= 1;
+    }
+    let key = match k
+        .checked_sub(2)
+        .map(|n| (&before[n].kind, &before[n + 1].kind))
+    {
+        Some((Kind::Ident(name) | Kind::Str(name), Kind::Arrow)) => Some(name.as_str()),
+        _ => None,
+    };
+    let instead = match key {
+        Some("SPLITS") => format!(
+            "write the split points as a literal array, e.g. {LITERAL_SPLITS}, or compute \
+             them with `hfkit plan --regions N`, or use NUMREGIONS => N with SPLITALGO, or a \
+             TOML schema's [splits] section"
+        ),
+        Some(k) => format!(
+            "write the value of {k} as a literal (a string, an integer, true/false, [...] or \
+             {{...}})"
+        ),
+        None => "write literals only (strings, integers, true/false, [...] and {...})".into(),
+    };
+    syntax(
+        source,
+        text,
+        offset,
+        format!(
+            "found '{found}' in `{excerpt}`: Ruby expressions are not evaluated (the shell \
+             form is read, not run); {instead}"
+        ),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -569,6 +648,15 @@ impl Parser<'_> {
                 self.next();
                 self.depth -= 1;
                 Val::Array(items)
+            }
+            Kind::LParen => {
+                return Err(ruby_expression(
+                    self.source,
+                    self.text,
+                    &self.toks[..=self.pos],
+                    t.offset,
+                    '(',
+                ))
             }
             _ => return Err(self.expected("a value (string, number, true/false, {...} or [...])")),
         };
@@ -1110,6 +1198,42 @@ mod tests {
             "]".repeat(20)
         ))
         .contains("nesting"));
+    }
+
+    #[test]
+    fn ruby_expressions_are_named_with_the_literal_form_to_use() {
+        let splits = "Ruby expressions are not evaluated (the shell form is read, not run); \
+             write the split points as a literal array, e.g. SPLITS => ['10', '20', '30'], or \
+             compute them with `hfkit plan --regions N`, or use NUMREGIONS => N with SPLITALGO, \
+             or a TOML schema's [splits] section";
+        // The seed articles' idiom: a range mapped through a block.
+        assert_eq!(
+            err("create 'ns:t', 'f', SPLITS => (0..99).map{|i| '%02d' % i}"),
+            format!("<shell>:1:33: found '.' in `(0..99).map{{|i| '%02d' % i}}`: {splits}")
+        );
+        assert_eq!(
+            err("create 't', 'f', {SPLITS => (1..9).map { |i| \"#{i}\" }}"),
+            format!("<shell>:1:31: found '.' in `(1..9).map {{ |i| \"#{{i}}\" }}}}`: {splits}")
+        );
+        assert_eq!(
+            err("create('t', 'f', SPLITS => ['a', 'b'].map(&:upcase))"),
+            format!("<shell>:1:38: found '.' in `['a', 'b'].map(&:upcase))`: {splits}")
+        );
+        assert_eq!(
+            err("create 't', 'f', SPLITS => ('a')"),
+            format!("<shell>:1:28: found '(' in `('a')`: {splits}")
+        );
+        // Other values: arithmetic, a block's bar, with the key named.
+        assert_eq!(
+            err("create 't', {NAME => 'f', TTL => 7 * 86400}"),
+            "<shell>:1:36: found '*' in `7 * 86400}`: Ruby expressions are not evaluated (the \
+             shell form is read, not run); write the value of TTL as a literal (a string, an \
+             integer, true/false, [...] or {...})"
+        );
+        assert_eq!(
+            err("create 't', 'f', SPLITS => [*'a'..'c']"),
+            format!("<shell>:1:29: found '*' in `*'a'..'c']`: {splits}")
+        );
     }
 
     #[test]

@@ -9,15 +9,16 @@
 //! keeps every file that the live manifest or any snapshot names. Creating one writes a small
 //! JSON file (temporary name, fsync, rename, fsync `snapshots/`), so its cost does not depend on
 //! the table's size. Restore publishes the snapshot's manifest as the next live version (one
-//! commit); clone builds a new table directory whose files are hard links (or copies) of the
-//! snapshot's files, staged next to the destination and renamed into place when complete.
+//! commit; a store file that is a symbolic link is refused); clone builds a new table directory
+//! whose files are hard links (or copies) of the snapshot's files, never symbolic links, staged
+//! next to the destination and renamed into place when complete.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::directory::{Table, DATA_DIR, STAGING_DIR};
-use super::fsops::Fs;
+use super::directory::{verify_copy, Table, DATA_DIR, STAGING_DIR};
+use super::fsops::{store_file_link, Fs};
 use super::manifest::{self, Manifest, MANIFEST_DIR};
 use super::TableError;
 
@@ -235,21 +236,25 @@ impl Table {
     }
 
     /// Makes snapshot `name`'s manifest (families, regions, files) live again, in one commit.
-    /// Sequence ids keep increasing: the next attach still gets a fresh, higher one.
+    /// Sequence ids keep increasing: the next attach still gets a fresh, higher one. A store
+    /// file that is missing, has another size, or is a symbolic link is refused.
     pub fn snapshot_restore(&self, name: &str) -> Result<RestoreReport, TableError> {
         let lock = self.lock()?;
         self.collect_garbage(&lock)?;
         let snap = self.snapshot(name)?;
         let live = self.manifest()?;
+        // The restore makes these files the table and lets garbage collection delete the
+        // live files no snapshot names: every one is verified in full first.
         for e in &snap.manifest.files {
+            self.open_store_file(e)?;
             let p = self.file_path(e);
-            let md = std::fs::metadata(&p).map_err(|err| TableError::io(&p, err))?;
-            if md.len() != e.size {
+            if let Some(why) = store_file_link(&p) {
                 return Err(TableError::Corrupt {
                     path: p,
-                    detail: format!("{} bytes, snapshot says {}", md.len(), e.size),
+                    detail: why,
                 });
             }
+            verify_copy(&p, &p, e.entries)?;
         }
         let mut next = snap.manifest.clone();
         next.version = live.version + 1;
@@ -291,8 +296,7 @@ impl Table {
 
 /// Builds a table at `dest` (absent or empty) whose live manifest is `m` (version reset to 0)
 /// and whose files are links or copies of `src`'s files. The table is staged in a sibling
-/// directory ([`super::staging::beside`]) and renamed to `dest` once complete and fsynced,
-/// then checked.
+/// directory ([`super::staging::beside`]) and renamed to `dest` once complete and fsynced.
 pub(crate) fn materialize(src: &Table, m: &Manifest, dest: &Path) -> Result<Table, TableError> {
     if dest.exists() {
         let mut it = std::fs::read_dir(dest).map_err(|e| TableError::io(dest, e))?;
@@ -313,16 +317,7 @@ pub(crate) fn materialize(src: &Table, m: &Manifest, dest: &Path) -> Result<Tabl
     let staging = super::staging::beside(dest).map_err(|e| TableError::io(dest, e))?;
     build_copy(src, m, staging.path(), dest, &parent)?;
     drop(staging);
-    let t = Table::open(dest)?;
-    let check = t.check()?;
-    if !check.is_ok() {
-        return Err(TableError::Invalid(format!(
-            "{}: the copy failed its check: {}",
-            dest.display(),
-            check.problems.join("; ")
-        )));
-    }
-    Ok(t)
+    Table::open(dest)
 }
 
 fn build_copy(
@@ -349,8 +344,12 @@ fn build_copy(
                 .map_err(|err| TableError::io(&fam_dir, err))?;
         }
         let to = fam_dir.join(&e.name);
+        // Checked before it is handed out: the copy is verified in full, so a damaged source
+        // file fails the clone or export and nothing appears at the destination.
+        src.open_store_file(e)?;
         fs.link_or_copy(&src.file_path(e), &to)
             .map_err(|err| TableError::io(&to, err))?;
+        verify_copy(&src.file_path(e), &to, e.entries)?;
     }
     // Family directories, then region directories, then data/.
     let mut region_dirs = std::collections::BTreeSet::new();

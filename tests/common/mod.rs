@@ -261,3 +261,16 @@ pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Runs the `hfkit` binary with `args`.
+pub fn hfkit(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Command output as text (lossy UTF-8).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
