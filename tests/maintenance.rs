@@ -17,32 +17,7 @@ use hfkit::table::directory::Table;
 use hfkit::table::fsops::FaultFs;
 use hfkit::table::manifest::{FamilyEntry, Manifest};
 
-/// A scratch directory, on tmpfs when there is one: these tests fsync hundreds of times and
-/// measure semantics, not the disk.
-fn tmpdir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::tempdir_in(shm) {
-            return d;
-        }
-    }
-    tempfile::tempdir().unwrap()
-}
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::{tmpdir, Rng};
 
 /// What a user sees: every region scanned with the read path, all versions the families
 /// allow, at `now_ms`. `raw` returns markers and masked cells too.
@@ -403,19 +378,6 @@ fn keep_deleted_cells_true_counts_deleted_versions_as_hbase_does() {
     assert_eq!(raw.len(), 2, "the marker and the deleted Put stay: {raw:?}");
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
     let tmp = tmpdir();
@@ -425,7 +387,7 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
     let before = common::live_file_cells(&t);
     let after = {
         let d = tmp.path().join("clean");
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let c = Table::open(&d).unwrap();
         c.compact(CompactOptions {
             major: true,
@@ -439,7 +401,7 @@ fn a_crash_at_every_step_of_a_compaction_leaves_before_or_after() {
     let mut points = 0;
     for fail_at in 0.. {
         let d = tmp.path().join(format!("crash{fail_at}"));
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let fs = Arc::new(FaultFs::new(fail_at));
         let result = Table::open(&d)
             .unwrap()
@@ -679,7 +641,7 @@ fn a_crash_at_every_step_of_a_restore_leaves_before_or_after() {
     let before = common::live_file_cells(&t);
     let after = {
         let d = tmp.path().join("clean");
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let c = Table::open(&d).unwrap();
         c.snapshot_restore("s").unwrap();
         common::live_file_cells(&c)
@@ -688,7 +650,7 @@ fn a_crash_at_every_step_of_a_restore_leaves_before_or_after() {
     let mut points = 0;
     for fail_at in 0.. {
         let d = tmp.path().join(format!("crash{fail_at}"));
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let fs = Arc::new(FaultFs::new(fail_at));
         let result = Table::open(&d).unwrap().with_fs(fs).snapshot_restore("s");
         let t = Table::open(&d).unwrap();
@@ -721,7 +683,7 @@ fn a_crash_while_creating_a_snapshot_leaves_none_or_all_of_it() {
     let base = t.dir().to_path_buf();
     for fail_at in 0.. {
         let d = tmp.path().join(format!("crash{fail_at}"));
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let fs = Arc::new(FaultFs::new(fail_at));
         let result = Table::open(&d).unwrap().with_fs(fs).snapshot_create("s");
         let t = Table::open(&d).unwrap();

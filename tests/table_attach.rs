@@ -46,19 +46,6 @@ fn bulk_dir(root: &Path, tag: &str) -> PathBuf {
     d
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 fn new_table(dir: &Path) -> Table {
     Table::create(
         dir,
@@ -119,7 +106,7 @@ fn a_crash_at_every_commit_step_leaves_before_or_after_never_a_mix() {
     let before = common::live_file_cells(&t);
     let after = {
         let d = tmp.path().join("clean");
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let c = Table::open(&d).unwrap();
         c.attach(&input).unwrap();
         common::live_file_cells(&c)
@@ -128,7 +115,7 @@ fn a_crash_at_every_commit_step_leaves_before_or_after_never_a_mix() {
     let mut points = 0;
     for fail_at in 0.. {
         let d = tmp.path().join(format!("crash{fail_at}"));
-        copy_dir(&base, &d);
+        common::copy_dir(&base, &d);
         let fs = Arc::new(FaultFs::new(fail_at));
         let result = Table::open(&d).unwrap().with_fs(fs.clone()).attach(&input);
         let t = Table::open(&d).unwrap();

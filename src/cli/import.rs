@@ -14,9 +14,13 @@ use crate::pipeline::import::{
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::{Table, INDEX_DIR};
+use crate::table::directory::{Table, INDEX_DIR, STAGING_DIR};
 use crate::table::manifest::{Attributes, FamilyEntry, CURRENT};
+use crate::table::staging::OwnedDir;
 use crate::table::{ImportMapping, ParsedSchema, Regions, SplitSpec, TableSchema};
+
+/// Name prefix of an import's staging directory in a table's `.tmp/` (with `--table`).
+const IMPORT_STAGING_PREFIX: &str = "import-";
 
 const IMPORT_HELP: &str = concat!(
     "\
@@ -80,7 +84,9 @@ pub struct ImportArgs {
     /// order; by default such a store is written straight to its files, without sorting.
     #[arg(long)]
     no_lanes: bool,
-    /// Directory for spill files (default: inside the output directory).
+    /// Directory for spill files (default: inside the output directory). The run spills into
+    /// a directory of its own there (.hfkit-spill-<id>), removed when it ends; those of killed
+    /// runs are removed by the next import.
     #[arg(long)]
     temp_dir: Option<PathBuf>,
     /// Roll to a new HFile (at a row boundary) past this size (default 10GB).
@@ -335,14 +341,10 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     }
     let inputs = expand_paths(&a.inputs).map_err(|e| CliError::failure(e.to_string()))?;
     let format = a.input.format(&inputs)?;
-    let staging;
     let out_dir = match (&a.out, &a.table) {
         (Some(o), _) => o.clone(),
-        (None, Some(t)) => {
-            // Not under the table's .tmp/: the attach's garbage collection empties that first.
-            staging = t.join(format!(".import-{}", std::process::id()));
-            staging.clone()
-        }
+        // Staged inside the table (below, once it exists).
+        (None, Some(_)) => PathBuf::new(),
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
     };
     let indexes = &parsed.mapping.indexes;
@@ -361,13 +363,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     };
     let mut opts = ImportOptions::new(inputs, format, out_dir.clone());
     opts.sample_rows = a.sample_rows;
-    opts.index_out = Some(match &a.table {
-        None => index_dirs.clone(),
-        Some(_) => index_dirs
-            .iter()
-            .map(|d| d.join(format!(".import-{}", std::process::id())))
-            .collect(),
-    });
+    opts.index_out = Some(index_dirs.clone());
     opts.memory_budget = match &a.memory {
         Some(m) => parse_size("memory", m)? as usize,
         None => (total_memory() / 4) as usize,
@@ -406,22 +402,26 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         None => (None, Vec::new()),
     };
-    let stagings: Vec<PathBuf> = opts.index_out.clone().unwrap_or_default();
-    let remove_stagings = || {
-        if a.table.is_some() {
-            let _ = std::fs::remove_dir_all(&out_dir);
-            for s in &stagings {
-                let _ = std::fs::remove_dir_all(s);
-            }
+    // With --table, each table's output is staged in a directory of this run's own under the
+    // table's .tmp/, held while the run lasts (garbage collection, the attaches' included,
+    // leaves it alone) and removed when the run ends, whatever the outcome.
+    let mut stagings = Vec::new();
+    if let Some(t) = &table {
+        for it in index_tables.iter().chain([t]) {
+            let tmp = it.dir().join(STAGING_DIR);
+            let staged = OwnedDir::create(&tmp, IMPORT_STAGING_PREFIX)
+                .map_err(|e| CliError::failure(format!("{}: {e}", tmp.display())))?;
+            stagings.push(staged);
         }
-    };
-    let report = match run_import(&parsed.table, &parsed.mapping, opts) {
-        Ok(r) => r,
-        Err(e) => {
-            remove_stagings();
-            return Err(CliError::failure(e.to_string()));
+        let paths: Vec<PathBuf> = stagings.iter().map(|s| s.path().to_path_buf()).collect();
+        if let Some((main, ixs)) = paths.split_last() {
+            opts.out_dir = main.clone();
+            opts.index_out = Some(ixs.to_vec());
         }
-    };
+    }
+    let out_dir = opts.out_dir.clone();
+    let report = run_import(&parsed.table, &parsed.mapping, opts)
+        .map_err(|e| CliError::failure(e.to_string()))?;
     // Index tables first: an index entry whose row is not yet visible is harmless to a reader
     // that follows it to the main table; a row missing from its index is not. A table that
     // got no file (the input held no cells for it) is left as it is.
@@ -430,7 +430,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         let attached = || -> Result<_, CliError> {
             for ((it, staging), ix) in index_tables.iter().zip(&stagings).zip(&report.indexes) {
                 if ix.files > 0 {
-                    it.attach(staging).map_err(|e| {
+                    it.attach(staging.path()).map_err(|e| {
                         CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
                     })?;
                 }
@@ -443,7 +443,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             })
         };
         let r = attached();
-        remove_stagings();
+        drop(stagings);
         attach = r?;
     }
     created.keep();

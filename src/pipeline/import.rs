@@ -44,6 +44,7 @@ use crate::format::cell::{
 use crate::format::writer::BulkLoadInfo;
 use crate::table::manifest::FamilyEntry;
 use crate::table::read::family_read_settings;
+use crate::table::staging::{self, OwnedDir};
 use crate::table::{
     ImportMapping, IndexSchema, Regions, SchemaError, SplitSpec, TableSchema, TimestampSource,
     ValueType,
@@ -53,6 +54,8 @@ use crate::table::{
 pub const DEFAULT_BATCH_ROWS: usize = 16 * 1024;
 /// Records sampled (from the start of the input) for `sample = N` splits.
 pub const DEFAULT_SAMPLE_ROWS: usize = 100_000;
+/// Name prefix of a run's spill directory (in `--temp-dir`, else in the output directory).
+pub const SPILL_DIR_PREFIX: &str = ".hfkit-spill-";
 
 /// Errors of an import; each names where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -119,7 +122,9 @@ pub struct ImportOptions {
     pub index_out: Option<Vec<PathBuf>>,
     /// Bytes of cells kept in memory before a sorted run is spilled.
     pub memory_budget: usize,
-    /// Where runs are spilled (default: a hidden directory inside `out_dir`).
+    /// Where runs are spilled (default: `out_dir`). Each run spills into a directory of its
+    /// own there, `.hfkit-spill-<32 hex>` ([`SPILL_DIR_PREFIX`]), held while it runs and
+    /// removed when it ends; a run removes those that killed runs left.
     pub temp_dir: Option<PathBuf>,
     pub max_file_size: u64,
     /// Epoch ms: the timestamp of cells without one, the files' create and bulk-load time.
@@ -813,17 +818,16 @@ pub fn run_import(
         regions.split_keys().to_vec(),
         opts.max_file_size,
     )?;
-    let temp_dir = match &opts.temp_dir {
-        Some(t) => t.clone(),
-        None => opts
-            .out_dir
-            .join(format!(".hfkit-spill-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&temp_dir).map_err(|source| ImportError::Io {
-        path: temp_dir.clone(),
-        source,
-    })?;
-    let _cleanup = RemoveDirOnDrop(temp_dir.clone(), opts.temp_dir.is_none());
+    // Runs are spilled into a directory of this run's own, removed on every exit path; the
+    // ones killed imports left in the same place go first.
+    let spill_parent = opts.temp_dir.as_ref().unwrap_or(&opts.out_dir);
+    staging::sweep(spill_parent, SPILL_DIR_PREFIX);
+    let spill_dir =
+        OwnedDir::create(spill_parent, SPILL_DIR_PREFIX).map_err(|source| ImportError::Io {
+            path: spill_parent.clone(),
+            source,
+        })?;
+    let temp_dir = spill_dir.path().to_path_buf();
     // Lanes take their memory out of the budget; the sorter gets the rest.
     let fam_names: Vec<Vec<u8>> = families
         .iter()
@@ -1909,16 +1913,6 @@ pub fn peak_rss_bytes() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
-}
-
-struct RemoveDirOnDrop(PathBuf, bool);
-
-impl Drop for RemoveDirOnDrop {
-    fn drop(&mut self) {
-        if self.1 {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 #[cfg(test)]

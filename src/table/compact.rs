@@ -676,10 +676,22 @@ impl Table {
         Ok((staged, reports))
     }
 
-    /// Renames staged outputs into `data/<region>/<family>/` and fsyncs the directories.
+    /// Renames staged outputs into `data/<region>/<family>/` and fsyncs the directories. On
+    /// failure the outputs already placed are removed.
     fn place(&self, staged: &[Staged]) -> Result<Vec<PathBuf>, TableError> {
-        let fs = self.fs();
         let mut placed = Vec::new();
+        let result = self.place_into(staged, &mut placed);
+        if result.is_err() {
+            for p in &placed {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        result.map(|()| placed)
+    }
+
+    /// [`Table::place`]; paths are pushed to `placed` as they are made.
+    fn place_into(&self, staged: &[Staged], placed: &mut Vec<PathBuf>) -> Result<(), TableError> {
+        let fs = self.fs();
         let mut synced = std::collections::BTreeSet::new();
         for s in staged {
             let fam_dir = self
@@ -709,7 +721,7 @@ impl Table {
         if !staged.is_empty() {
             fs.sync_dir(&data).map_err(|e| TableError::io(&data, e))?;
         }
-        Ok(placed)
+        Ok(())
     }
 
     /// Changes family `family`'s settings in a new manifest version. Files already written

@@ -82,7 +82,8 @@ pub struct CheckReport {
     pub files: usize,
     pub cells: u64,
     pub problems: Vec<String>,
-    /// Files under `data/` or `.tmp/` that no manifest names.
+    /// Files under `data/` that neither the manifest nor a snapshot names, and entries of
+    /// `.tmp/` that no live writer holds.
     pub orphans: Vec<PathBuf>,
 }
 
@@ -168,26 +169,28 @@ impl Table {
                 )));
             }
         }
-        let t = Table {
-            dir: dir.to_path_buf(),
-            fs: Arc::new(RealFs),
-        };
-        for d in [
-            dir.to_path_buf(),
-            dir.join(MANIFEST_DIR),
-            dir.join(DATA_DIR),
-            dir.join(STAGING_DIR),
-        ] {
-            t.fs.create_dir_all(&d).map_err(|e| TableError::io(&d, e))?;
-        }
         let mut m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
         m.table_attributes = attributes;
         m.check_regions().map_err(TableError::Invalid)?;
-        manifest::publish(t.fs.as_ref(), dir, &m)?;
-        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = t.fs.sync_dir(parent);
+        // Built beside `dir` and renamed into place when complete: a process killed half-way
+        // leaves no half-made table, and its staging is removed by the next create.
+        let staged = super::staging::beside(dir).map_err(|e| TableError::io(dir, e))?;
+        let s = staged.path();
+        for d in [s.join(MANIFEST_DIR), s.join(DATA_DIR), s.join(STAGING_DIR)] {
+            RealFs
+                .create_dir_all(&d)
+                .map_err(|e| TableError::io(&d, e))?;
         }
-        Ok(t)
+        manifest::publish(&RealFs, s, &m)?;
+        RealFs.rename(s, dir).map_err(|e| TableError::io(dir, e))?;
+        drop(staged);
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let _ = RealFs.sync_dir(parent);
+        }
+        Ok(Table {
+            dir: dir.to_path_buf(),
+            fs: Arc::new(RealFs),
+        })
     }
 
     /// Opens the table at `dir`.
@@ -287,16 +290,31 @@ impl Table {
         Ok(WriterLock { _file: file })
     }
 
-    /// Removes files that neither the live manifest nor any snapshot names: leftovers of
-    /// writers that died, inputs of finished compactions, files of deleted snapshots.
-    /// Requires the writers' lock (so no writer is in flight). A snapshot that cannot be read
-    /// stops the collection with an error before anything is removed.
+    /// Removes what neither the live manifest nor any snapshot names: leftovers of writers
+    /// that died, inputs of finished compactions, files of deleted snapshots. That is every
+    /// such file under `data/` (then the directories there left empty), every entry of `.tmp/`
+    /// but the directories a live process holds (an import staging its output, see
+    /// [`super::staging`]), unpublished manifests, `CURRENT.tmp` and `snapshots/*.tmp`.
+    /// Returns how many files and staging entries it removed. Requires the writers' lock (so
+    /// no writer is in flight). A snapshot that cannot be read stops the collection with an
+    /// error before anything is removed.
     pub fn collect_garbage(&self, _lock: &WriterLock) -> Result<usize, TableError> {
         let m = self.manifest()?;
         let live = self.referenced_files(&m)?;
         let mut removed = super::snapshot::remove_snapshot_leftovers(self);
         for p in self.orphans(&live)? {
             if std::fs::remove_file(&p).is_ok() {
+                removed += 1;
+            }
+        }
+        remove_empty_dirs(&self.dir.join(DATA_DIR));
+        for p in self.staging_leftovers() {
+            let gone = if p.is_symlink() || !p.is_dir() {
+                std::fs::remove_file(&p).is_ok()
+            } else {
+                super::staging::remove_if_unowned(&p).unwrap_or(false)
+            };
+            if gone {
                 removed += 1;
             }
         }
@@ -334,13 +352,13 @@ impl Table {
         Ok(live)
     }
 
-    /// Files under `data/` and `.tmp/` not in `live`.
+    /// Files under `data/` not in `live`.
     fn orphans(
         &self,
         live: &std::collections::HashSet<PathBuf>,
     ) -> Result<Vec<PathBuf>, TableError> {
         let mut out = Vec::new();
-        let mut stack = vec![self.dir.join(DATA_DIR), self.dir.join(STAGING_DIR)];
+        let mut stack = vec![self.dir.join(DATA_DIR)];
         while let Some(d) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else {
                 continue;
@@ -356,6 +374,21 @@ impl Table {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// Entries of `.tmp/` that no live process holds: what writers that died left there.
+    fn staging_leftovers(&self) -> Vec<PathBuf> {
+        let staging = self.dir.join(STAGING_DIR);
+        let Ok(rd) = std::fs::read_dir(&staging) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_symlink() || !p.is_dir() || !super::staging::is_owned(p))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Checks that every live file exists (a regular file, not a symbolic link), has the recorded
@@ -452,6 +485,7 @@ impl Table {
             .referenced_files(&m)
             .unwrap_or_else(|_| m.files.iter().map(|e| self.file_path(e)).collect());
         r.orphans = self.orphans(&live)?;
+        r.orphans.extend(self.staging_leftovers());
         Ok(r)
     }
 
@@ -754,6 +788,21 @@ impl Table {
             .sync_dir(staging)
             .map_err(|e| TableError::io(staging, e))?;
         Ok(out)
+    }
+}
+
+/// Removes the directories under `dir` (not `dir` itself) that hold no file, deepest first.
+fn remove_empty_dirs(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let p = e.path();
+            remove_empty_dirs(&p);
+            // Fails, as it should, when the directory is not empty.
+            let _ = std::fs::remove_dir(&p);
+        }
     }
 }
 

@@ -449,7 +449,9 @@ pub fn read_current(dir: &Path) -> Result<Manifest, TableError> {
 }
 
 /// Publishes `manifest` as the live version (see the module documentation for the steps).
-/// Returns the manifest file's path.
+/// Returns the manifest file's path. On failure the temporary files are removed, and the
+/// manifest file too unless `CURRENT` names it (then the commit happened, and only its
+/// durability is in doubt).
 pub fn publish(fs: &dyn Fs, dir: &Path, manifest: &Manifest) -> Result<PathBuf, TableError> {
     let bytes = serde_json::to_vec_pretty(manifest)
         .map_err(|e| TableError::Invalid(format!("manifest: {e}")))?;
@@ -457,19 +459,29 @@ pub fn publish(fs: &dyn Fs, dir: &Path, manifest: &Manifest) -> Result<PathBuf, 
     let name = manifest_file_name(manifest.version);
     let final_path = mdir.join(&name);
     let tmp = mdir.join(format!("{name}.tmp"));
-    fs.write_file(&tmp, &bytes)
-        .map_err(|e| TableError::io(&tmp, e))?;
-    fs.rename(&tmp, &final_path)
-        .map_err(|e| TableError::io(&final_path, e))?;
-    fs.sync_dir(&mdir).map_err(|e| TableError::io(&mdir, e))?;
-    let pointer = format!("{name} {:08x}\n", crc32c::crc32c(&bytes));
     let ptmp = dir.join(format!("{CURRENT}.tmp"));
-    fs.write_file(&ptmp, pointer.as_bytes())
-        .map_err(|e| TableError::io(&ptmp, e))?;
-    let cur = dir.join(CURRENT);
-    fs.rename(&ptmp, &cur)
-        .map_err(|e| TableError::io(&cur, e))?;
-    fs.sync_dir(dir).map_err(|e| TableError::io(dir, e))?;
+    let published = (|| {
+        fs.write_file(&tmp, &bytes)
+            .map_err(|e| TableError::io(&tmp, e))?;
+        fs.rename(&tmp, &final_path)
+            .map_err(|e| TableError::io(&final_path, e))?;
+        fs.sync_dir(&mdir).map_err(|e| TableError::io(&mdir, e))?;
+        let pointer = format!("{name} {:08x}\n", crc32c::crc32c(&bytes));
+        fs.write_file(&ptmp, pointer.as_bytes())
+            .map_err(|e| TableError::io(&ptmp, e))?;
+        let cur = dir.join(CURRENT);
+        fs.rename(&ptmp, &cur)
+            .map_err(|e| TableError::io(&cur, e))?;
+        fs.sync_dir(dir).map_err(|e| TableError::io(dir, e))
+    })();
+    if let Err(e) = published {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&ptmp);
+        if !read_current(dir).is_ok_and(|live| live.version == manifest.version) {
+            let _ = std::fs::remove_file(&final_path);
+        }
+        return Err(e);
+    }
     Ok(final_path)
 }
 

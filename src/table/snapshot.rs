@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::directory::{unique_hex, verify_copy, Table, DATA_DIR, STAGING_DIR};
+use super::directory::{verify_copy, Table, DATA_DIR, STAGING_DIR};
 use super::fsops::{store_file_link, Fs};
 use super::manifest::{self, Manifest, MANIFEST_DIR};
 use super::TableError;
@@ -186,10 +186,14 @@ impl Table {
         fs.create_dir_all(&dir)
             .map_err(|e| TableError::io(&dir, e))?;
         let tmp = dir.join(format!("{name}.json.tmp"));
-        fs.write_file(&tmp, &bytes)
-            .map_err(|e| TableError::io(&tmp, e))?;
-        fs.rename(&tmp, &path)
-            .map_err(|e| TableError::io(&path, e))?;
+        let written = fs
+            .write_file(&tmp, &bytes)
+            .map_err(|e| TableError::io(&tmp, e))
+            .and_then(|()| fs.rename(&tmp, &path).map_err(|e| TableError::io(&path, e)));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         fs.sync_dir(&dir).map_err(|e| TableError::io(&dir, e))?;
         // The first snapshot also creates `snapshots/` itself.
         fs.sync_dir(self.dir())
@@ -292,7 +296,7 @@ impl Table {
 
 /// Builds a table at `dest` (absent or empty) whose live manifest is `m` (version reset to 0)
 /// and whose files are links or copies of `src`'s files. The table is staged in a sibling
-/// directory and renamed to `dest` once complete and fsynced, then checked.
+/// directory ([`super::staging::beside`]) and renamed to `dest` once complete and fsynced.
 pub(crate) fn materialize(src: &Table, m: &Manifest, dest: &Path) -> Result<Table, TableError> {
     if dest.exists() {
         let mut it = std::fs::read_dir(dest).map_err(|e| TableError::io(dest, e))?;
@@ -308,16 +312,11 @@ pub(crate) fn materialize(src: &Table, m: &Manifest, dest: &Path) -> Result<Tabl
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let base = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .ok_or_else(|| TableError::Invalid(format!("{}: not a directory name", dest.display())))?;
-    let staging = parent.join(format!(".{base}.hfkit-{}", unique_hex()));
-    let result = build_copy(src, m, &staging, dest, &parent);
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-    }
-    result?;
+    // Held while it is built, removed if that fails; the next copy to `dest` removes one a
+    // killed process left.
+    let staging = super::staging::beside(dest).map_err(|e| TableError::io(dest, e))?;
+    build_copy(src, m, staging.path(), dest, &parent)?;
+    drop(staging);
     Table::open(dest)
 }
 

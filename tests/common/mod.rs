@@ -154,6 +154,113 @@ pub fn live_file_cells(t: &hfkit::table::directory::Table) -> Vec<String> {
     out
 }
 
+/// A scratch directory, on tmpfs when there is one: table tests fsync hundreds of times and
+/// measure semantics, not the disk.
+pub fn tmpdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::tempdir_in(shm) {
+            return d;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}
+
+/// A small deterministic generator (xorshift64*).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Copies the directory tree `from` to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// What in the table directory `dir` is not part of the table: anything but `CURRENT`, `.lock`,
+/// `manifests/manifest-<v>.json` up to the live version, `data/` with the files the live
+/// manifest or a snapshot names (and their region and family directories), an empty `.tmp/`,
+/// and `snapshots/` with `<name>.json` per snapshot. What a writer that died may leave, and
+/// the next writer has to remove. Written from the layout of `formats/table.md`, not from the
+/// garbage collector. A leftover directory is listed, not what it holds.
+pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    use hfkit::table::manifest::manifest_file_name;
+    let t = hfkit::table::directory::Table::open(dir).unwrap();
+    let m = t.manifest().unwrap();
+    let mut keep: std::collections::BTreeSet<PathBuf> = ["CURRENT", ".lock"]
+        .iter()
+        .map(|n| dir.join(n))
+        .chain((0..=m.version).map(|v| dir.join("manifests").join(manifest_file_name(v))))
+        .collect();
+    let mut keep_dirs: std::collections::BTreeSet<PathBuf> = ["data", "manifests", ".tmp"]
+        .iter()
+        .map(|n| dir.join(n))
+        .collect();
+    let mut files: Vec<_> = m.files.clone();
+    for s in t.snapshots().unwrap() {
+        keep_dirs.insert(dir.join("snapshots"));
+        keep.insert(dir.join("snapshots").join(format!("{}.json", s.name)));
+        files.extend(t.snapshot(&s.name).unwrap().manifest.files);
+    }
+    if dir.join("snapshots").is_dir() {
+        keep_dirs.insert(dir.join("snapshots"));
+    }
+    for e in &files {
+        let p = t.file_path(e);
+        keep_dirs.extend(p.parent().map(Path::to_path_buf));
+        keep_dirs.extend(p.parent().and_then(Path::parent).map(Path::to_path_buf));
+        keep.insert(p);
+    }
+    // Index tables imported with the table live in `indexes/<qualifier>`: tables of their own,
+    // checked on their own.
+    let indexes = dir.join("indexes");
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                if p == indexes || (d == indexes && p.join("CURRENT").is_file()) {
+                    if p == indexes {
+                        stack.push(p);
+                    }
+                } else if keep_dirs.contains(&p) {
+                    stack.push(p);
+                } else {
+                    out.push(p);
+                }
+            } else if !keep.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Runs the `hfkit` binary with `args`.
 pub fn hfkit(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
