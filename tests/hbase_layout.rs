@@ -688,3 +688,164 @@ fn v1_and_in_progress_snapshots_read_like_consolidated_ones() {
         }
     }
 }
+
+fn hfkit(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn cli_lists_describes_and_verifies() {
+    let Some(dir) = layout("cli_lists_describes_and_verifies") else {
+        return;
+    };
+    let root = dir.join("root1");
+    let r = root.to_str().unwrap();
+
+    let o = hfkit(&["hbase", "ls", r]);
+    assert!(o.status.success(), "{o:?}");
+    let s = stdout(&o);
+    assert!(
+        s.contains("TABLE     ns1:t2  2 region(s) (+1 split/merge parent(s))  families f"),
+        "{s}"
+    );
+    assert!(
+        s.contains("SNAPSHOT  snap_t1  table t1  FLUSH v2  created 1700000300000"),
+        "{s}"
+    );
+    assert!(s.ends_with("3 table(s), 2 snapshot(s)\n"), "{s}");
+
+    let o = hfkit(&["hbase", "describe", r, "ns1:t2"]);
+    assert!(o.status.success(), "{o:?}");
+    let s = stdout(&o);
+    let schema = std::fs::read_to_string(dir.join("expected/ns1_t2/schema.txt")).unwrap();
+    let to_string = schema
+        .lines()
+        .nth(1)
+        .unwrap()
+        .strip_prefix("toString: ")
+        .unwrap();
+    assert_eq!(s.lines().nth(1), Some(to_string));
+    assert!(s.contains("REGION 65374ed9eca7cccfe7a1fb7c3de41505  [, )  id 1700000000000  split/merge parent (not read)"), "{s}");
+    assert!(s.contains("  f  cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505  reference top at 'r10'  5838 bytes  "), "{s}");
+    let o = hfkit(&["hbase", "describe", r, "--snapshot", "snap_t1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files = v["regions"][1]["files"].as_array().unwrap();
+    let archived = files
+        .iter()
+        .find(|f| f["name"] == "1c7152a2e13060a3cca94724b74a5911")
+        .unwrap();
+    assert_eq!(archived["kind"], "link");
+    assert_eq!(archived["size"], 5071);
+    assert!(archived["path"]
+        .as_str()
+        .unwrap()
+        .contains("/archive/data/default/t1/"));
+
+    let o = hfkit(&["hbase", "verify", r, "--snapshot", "snap_t1"]);
+    assert!(o.status.success(), "{o:?}");
+    let want = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
+    let s = stdout(&o);
+    for l in want.lines().filter(|l| {
+        l.trim_start().starts_with("store ")
+            || l.starts_with("total_cells")
+            || l.starts_with("snapshot:")
+    }) {
+        assert!(
+            s.contains(&format!("{}\n", l.trim_start())),
+            "{l} not in {s}"
+        );
+    }
+    let bad = dir.join("corrupt/missing_archived_file");
+    let o = hfkit(&[
+        "hbase",
+        "verify",
+        bad.to_str().unwrap(),
+        "--snapshot",
+        "snap_t1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 problem(s)")
+            && err.contains("can't find hfile 1c7152a2e13060a3cca94724b74a5911"),
+        "{err}"
+    );
+    let o = hfkit(&["hbase", "describe", r]);
+    assert_eq!(o.status.code(), Some(2), "TABLE or --snapshot is required");
+    for cmd in ["ls", "describe", "verify", "get", "scan"] {
+        let o = hfkit(&["hbase", cmd, "--help"]);
+        assert!(stdout(&o).contains("Example"), "hbase {cmd} --help");
+    }
+}
+
+#[test]
+fn cli_get_and_scan_read_tables_and_snapshots() {
+    let Some(dir) = layout("cli_get_and_scan_read_tables_and_snapshots") else {
+        return;
+    };
+    let root = dir.join("root1");
+    let r = root.to_str().unwrap();
+    // A raw scan of every version prints the union of the live store files' cells.
+    for (exp, target) in [
+        ("ns1_t2", vec!["ns1:t2"]),
+        ("snap_t1", vec!["--snapshot", "snap_t1"]),
+    ] {
+        let mut args = vec!["hbase", "scan", r];
+        args.extend(target.iter());
+        args.extend(["--raw", "--versions", "1000", "--format", "cells"]);
+        let o = hfkit(&args);
+        assert!(o.status.success(), "{o:?}");
+        let skip = exp
+            .contains("t2")
+            .then_some("65374ed9eca7cccfe7a1fb7c3de41505");
+        let want: Vec<String> = expected_union(&dir, exp, skip)
+            .iter()
+            .map(|l| l.rsplit_once(' ').unwrap().0.to_string())
+            .collect();
+        assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), want, "{exp}");
+    }
+    // Gets: the top daughter of the split holds r15; the snapshot reads the same.
+    for target in [vec!["ns1:t2"], vec!["--snapshot", "snap_t2"]] {
+        let mut args = vec!["hbase", "get", r];
+        args.extend(target.iter());
+        args.extend(["r15", "--format", "tsv", "--now", "1700000400000"]);
+        let o = hfkit(&args);
+        assert!(o.status.success(), "{o:?}");
+        assert_eq!(stdout(&o), "r15\tf:c\t1700000000015\tPut\tvalue-15\n");
+    }
+    let o = hfkit(&[
+        "hbase",
+        "scan",
+        r,
+        "t3",
+        "--start",
+        "g",
+        "--stop",
+        "p",
+        "--column",
+        "cf1:q1",
+        "--versions",
+        "2",
+        "--format",
+        "tsv",
+        "--now",
+        "1700000400000",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let s = stdout(&o);
+    assert!(
+        s.lines().all(|l| l.split('\t').nth(1) == Some("cf1:q1")),
+        "{s}"
+    );
+    assert_eq!(s.lines().filter(|l| l.starts_with("k\t")).count(), 2, "{s}");
+    let o = hfkit(&["hbase", "get", r, "nosuch", "r1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no table nosuch"));
+}

@@ -4,6 +4,7 @@
 //! (the message names the file and the line, or the block offset); 2 the command line itself
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
+mod hbase;
 mod hfile;
 mod import;
 mod maint;
@@ -66,6 +67,10 @@ pub enum Command {
     Get(read::GetArgs),
     /// Scan rows of a table directory across regions, in row order (or reversed).
     Scan(read::ScanArgs),
+    /// HBase's own root directories (hbase.rootdir), offline: list, describe, verify, get,
+    /// scan tables and snapshots.
+    #[command(subcommand)]
+    Hbase(hbase::HbaseCommand),
     /// Offline maintenance: compact, alter, snapshot, export.
     #[command(flatten)]
     Maint(maint::MaintCommand),
@@ -123,6 +128,7 @@ where
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
         Command::Get(args) => read::get(args, &mut out),
         Command::Scan(args) => read::scan(args, &mut out),
+        Command::Hbase(cmd) => hbase::run(cmd, &mut out),
         Command::Maint(cmd) => maint::run(cmd, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
