@@ -849,3 +849,163 @@ fn cli_get_and_scan_read_tables_and_snapshots() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no table nosuch"));
 }
+
+/// Every row of a read through `reader`, as cell lines without sequence ids.
+fn read_all(reader: &hfkit::table::read::TableReader, raw: bool, now_ms: i64) -> Vec<String> {
+    let opts = ReadOptions {
+        raw,
+        max_versions: if raw { u32::MAX } else { 100 },
+        now_ms,
+        ..ReadOptions::default()
+    };
+    let mut out = Vec::new();
+    for row in reader.scan(&opts).unwrap() {
+        for c in row.unwrap().cells {
+            out.push(hfkit::format::text::cell_line(&c.as_ref(), false));
+        }
+    }
+    out
+}
+
+fn table_reader(dir: &Path) -> hfkit::table::read::TableReader {
+    let t = hfkit::table::directory::Table::open(dir).unwrap();
+    hfkit::table::read::TableReader::open(&t).unwrap()
+}
+
+#[test]
+fn clone_compact_and_export_preserve_the_cells() {
+    use hfkit::hbase::clone::clone_to_table;
+    use hfkit::table::compact::CompactOptions;
+    use hfkit::table::directory::Table;
+    let Some(dir) = layout("clone_compact_and_export_preserve_the_cells") else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let hb = HBaseRoot::open(&dir.join("root1")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+
+    let snap = hb.snapshot("snap_t1").unwrap();
+    let source = snap.reader().unwrap();
+    let (raw, user) = (read_all(&source, true, now), read_all(&source, false, now));
+    assert_eq!(raw.len(), 150);
+    let cloned = tmp.path().join("c1");
+    let report = clone_to_table(&snap, &cloned, Some("ns:c1"), now).unwrap();
+    assert_eq!((report.regions, report.files_linked), (3, 12));
+    let t = Table::open(&cloned).unwrap();
+    assert_eq!(t.manifest().unwrap().table, "ns:c1");
+    assert!(t.check().unwrap().is_ok());
+    assert_eq!(
+        read_all(&table_reader(&cloned), true, now),
+        raw,
+        "clone: raw"
+    );
+    assert_eq!(read_all(&table_reader(&cloned), false, now), user, "clone");
+
+    t.compact(CompactOptions {
+        major: true,
+        now_ms: now,
+        ..CompactOptions::default()
+    })
+    .unwrap();
+    let m = t.manifest().unwrap();
+    assert_eq!(m.files.len(), 6, "one file per store");
+    let compacted_raw = read_all(&table_reader(&cloned), true, now);
+    assert!(
+        compacted_raw.len() < raw.len(),
+        "markers and masked cells dropped"
+    );
+    assert_eq!(
+        read_all(&table_reader(&cloned), false, now),
+        user,
+        "major compaction"
+    );
+
+    let exported = tmp.path().join("export");
+    t.export_table(None, &exported).unwrap();
+    assert_eq!(read_all(&table_reader(&exported), true, now), compacted_raw);
+    assert_eq!(
+        read_all(&table_reader(&exported), false, now),
+        user,
+        "export"
+    );
+
+    // A table with split references: the halves are rewritten, the parent is not read.
+    let t2 = hb.table("ns1:t2").unwrap();
+    let cloned2 = tmp.path().join("c2");
+    let report = clone_to_table(&t2, &cloned2, None, now).unwrap();
+    assert_eq!(
+        (report.regions, report.files_linked, report.halves_written),
+        (2, 0, 2)
+    );
+    let source = t2.reader().unwrap();
+    assert_eq!(
+        read_all(&table_reader(&cloned2), true, now),
+        read_all(&source, true, now)
+    );
+    let m = Table::open(&cloned2).unwrap().manifest().unwrap();
+    assert_eq!(
+        m.regions
+            .iter()
+            .map(|r| r.end_key.clone())
+            .collect::<Vec<_>>(),
+        [b"r10".to_vec(), vec![]]
+    );
+
+    // Nothing is created when the clone fails (a file missing from the archive).
+    let bad = HBaseRoot::open(&dir.join("corrupt/missing_archived_file"))
+        .unwrap()
+        .snapshot("snap_t1")
+        .unwrap();
+    let dest = tmp.path().join("c3");
+    let err = clone_to_table(&bad, &dest, None, now)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("1c7152a2e13060a3cca94724b74a5911"), "{err}");
+    assert!(!dest.exists());
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "no staging left: {left:?}");
+}
+
+#[test]
+fn cli_clone_hbase() {
+    let Some(dir) = layout("cli_clone_hbase") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = dir.join("root1");
+    let dest = tmp.path().join("t");
+    let o = hfkit(&[
+        "table",
+        "clone-hbase",
+        root.to_str().unwrap(),
+        dest.to_str().unwrap(),
+        "--snapshot",
+        "snap_t2",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("cloned ns1:t2 into"), "{}", stdout(&o));
+    let o = hfkit(&[
+        "get",
+        dest.to_str().unwrap(),
+        "r15",
+        "--format",
+        "tsv",
+        "--now",
+        "1700000400000",
+    ]);
+    assert_eq!(stdout(&o), "r15\tf:c\t1700000000015\tPut\tvalue-15\n");
+    let o = hfkit(&[
+        "table",
+        "clone-hbase",
+        root.to_str().unwrap(),
+        "t1",
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "DEST exists");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exists and is not empty"));
+    let o = hfkit(&["table", "clone-hbase", "--help"]);
+    assert!(stdout(&o).contains("Examples:"));
+}

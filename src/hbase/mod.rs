@@ -15,9 +15,11 @@
 //! | [`root`] | the root directory: version, tables, snapshots | §"Root directory" |
 //! | [`snapshot`] | `.snapshotinfo`, `data.manifest` (v2), v1 and `region-manifest.*` snapshots | §"Snapshots" |
 //! | [`verify`] | snapshot verification and per-store cell digests | §"Verification" |
+//! | [`clone`] | an hfkit table from an HBase table or snapshot | §"Clone into an hfkit table" |
 //!
 //! This layer uses [`crate::format`], [`crate::read`] and [`crate::table`] only.
 
+pub mod clone;
 pub mod descriptor;
 pub mod manifest;
 pub mod names;
