@@ -929,6 +929,30 @@ fn clone_compact_and_export_preserve_the_cells() {
         "export"
     );
 
+    // ... and as an HBase snapshot, read back as HBase-written snapshots are.
+    let hroot = tmp.path().join("hbase");
+    let opts = hfkit::hbase::export::ExportOptions {
+        name: "c1_snap".into(),
+        from_snapshot: None,
+        table: None,
+        creation_time: now,
+    };
+    let exported_table = Table::open(&exported).unwrap();
+    let r = hfkit::hbase::export::export_snapshot(&exported_table, &hroot, &opts).unwrap();
+    assert_eq!((r.regions, r.files), (3, 6));
+    let back = HBaseRoot::open(&hroot)
+        .unwrap()
+        .snapshot("c1_snap")
+        .unwrap();
+    assert!(verify::verify(&back).is_ok());
+    let back = back.reader().unwrap();
+    assert_eq!(
+        read_all(&back, true, now),
+        compacted_raw,
+        "HBase snapshot: raw"
+    );
+    assert_eq!(read_all(&back, false, now), user, "HBase snapshot");
+
     // A table with split references: the halves are rewritten, the parent is not read.
     let t2 = hb.table("ns1:t2").unwrap();
     let cloned2 = tmp.path().join("c2");
@@ -966,7 +990,7 @@ fn clone_compact_and_export_preserve_the_cells() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(left.len(), 3, "no staging left: {left:?}");
+    assert_eq!(left.len(), 4, "no staging left: {left:?}");
 }
 
 #[test]
@@ -1008,4 +1032,272 @@ fn cli_clone_hbase() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("exists and is not empty"));
     let o = hfkit(&["table", "clone-hbase", "--help"]);
     assert!(stdout(&o).contains("Examples:"));
+
+    let hroot = tmp.path().join("hbase");
+    let h = hroot.to_str().unwrap();
+    let o = hfkit(&[
+        "hbase",
+        "export-snapshot",
+        dest.to_str().unwrap(),
+        h,
+        "--name",
+        "s1",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        stdout(&o).contains("of table ns1:t2: 2 region(s), 2 file(s)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = hfkit(&["hbase", "verify", h, "--snapshot", "s1"]);
+    assert!(o.status.success() && stdout(&o).ends_with("OK\n"), "{o:?}");
+    let o = hfkit(&[
+        "hbase",
+        "get",
+        h,
+        "--snapshot",
+        "s1",
+        "r15",
+        "--format",
+        "tsv",
+        "--now",
+        "1700000400000",
+    ]);
+    assert_eq!(stdout(&o), "r15\tf:c\t1700000000015\tPut\tvalue-15\n");
+    let o = hfkit(&[
+        "hbase",
+        "export-snapshot",
+        dest.to_str().unwrap(),
+        h,
+        "--name",
+        "s1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "the name is taken");
+    let o = hfkit(&["hbase", "export-snapshot", "--help"]);
+    assert!(stdout(&o).contains("Examples:"));
+}
+
+#[test]
+fn snapshot_export_writes_what_hbase_reads() {
+    use hfkit::hbase::export::{export_snapshot, ExportOptions};
+    use hfkit::hbase::proto;
+    use hfkit::table::directory::Table;
+    use md5::{Digest, Md5};
+    use prost::Message;
+    let Some(dir) = layout("snapshot_export_writes_what_hbase_reads") else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = HBaseRoot::open(&dir.join("root1"))
+        .unwrap()
+        .table("t1")
+        .unwrap();
+    let table_dir = tmp.path().join("t1");
+    hfkit::hbase::clone::clone_to_table(&src, &table_dir, Some("ns9:tx"), now).unwrap();
+    let t = Table::open(&table_dir).unwrap();
+    t.snapshot_create("before").unwrap();
+    t.compact(hfkit::table::compact::CompactOptions {
+        major: true,
+        now_ms: now,
+        ..Default::default()
+    })
+    .unwrap();
+    let root = tmp.path().join("hbase");
+    for (name, from) in [("live", None), ("old", Some("before"))] {
+        let opts = ExportOptions {
+            name: name.into(),
+            from_snapshot: from.map(str::to_string),
+            table: None,
+            creation_time: now + 7,
+        };
+        export_snapshot(&t, &root, &opts).unwrap();
+        let m = match from {
+            Some(s) => t.snapshot(s).unwrap().manifest,
+            None => t.manifest().unwrap(),
+        };
+
+        // The bytes decode to exactly the fields written.
+        let sdir = root.join(".hbase-snapshot").join(name);
+        let info = proto::SnapshotDescription::decode(
+            std::fs::read(sdir.join(".snapshotinfo"))
+                .unwrap()
+                .as_slice(),
+        )
+        .unwrap();
+        assert_eq!(
+            info,
+            proto::SnapshotDescription {
+                name: name.into(),
+                table: Some("ns9:tx".into()),
+                creation_time: Some(now + 7),
+                r#type: Some(1),
+                version: Some(2),
+                owner: None,
+                ttl: None,
+                max_file_size: None,
+            }
+        );
+        let data = proto::SnapshotDataManifest::decode(
+            std::fs::read(sdir.join("data.manifest"))
+                .unwrap()
+                .as_slice(),
+        )
+        .unwrap();
+        let attrs = |pairs: &[(&str, &str)]| -> Vec<proto::BytesBytesPair> {
+            pairs
+                .iter()
+                .map(|(a, b)| proto::BytesBytesPair {
+                    first: a.as_bytes().to_vec(),
+                    second: b.as_bytes().to_vec(),
+                })
+                .collect()
+        };
+        let schema = &data.table_schema;
+        assert_eq!(
+            schema.table_name,
+            Some(proto::TableName {
+                namespace: b"ns9".to_vec(),
+                qualifier: b"tx".to_vec()
+            })
+        );
+        assert_eq!(schema.attributes, attrs(&[("IS_META", "false")]));
+        assert!(schema.configuration.is_empty());
+        let cf2 = &schema.column_families[1];
+        assert_eq!(cf2.name, b"cf2");
+        assert_eq!(
+            cf2.attributes,
+            attrs(&[
+                ("INDEX_BLOCK_ENCODING", "NONE"),
+                ("VERSIONS", "5"),
+                ("KEEP_DELETED_CELLS", "TRUE"),
+                ("DATA_BLOCK_ENCODING", "FAST_DIFF"),
+                ("TTL", "315360000"),
+                ("MIN_VERSIONS", "1"),
+                ("REPLICATION_SCOPE", "0"),
+                ("BLOOMFILTER", "ROWCOL"),
+                ("IN_MEMORY", "false"),
+                ("COMPRESSION", "GZ"),
+                ("BLOCKCACHE", "true"),
+                ("BLOCKSIZE", "8192"),
+            ])
+        );
+        assert_eq!(data.region_manifests.len(), m.regions.len());
+        for (rm, r) in data.region_manifests.iter().zip(&m.regions) {
+            let ri = &rm.region_info;
+            assert_eq!(rm.version, None);
+            assert_eq!(
+                (ri.region_id, ri.start_key.as_deref(), ri.end_key.as_deref()),
+                (
+                    (now + 7) as u64,
+                    Some(&r.start_key[..]),
+                    Some(&r.end_key[..])
+                )
+            );
+            assert_eq!(
+                (ri.offline, ri.split, ri.replica_id),
+                (Some(false), Some(false), Some(0))
+            );
+            let mut input = b"ns9:tx,".to_vec();
+            input.extend_from_slice(&r.start_key);
+            input.extend_from_slice(format!(",{}", now + 7).as_bytes());
+            let encoded = hex(&Md5::digest(&input));
+            let mut files = 0;
+            for ff in &rm.family_files {
+                let family = String::from_utf8(ff.family_name.clone()).unwrap();
+                for sf in &ff.store_files {
+                    let e = m
+                        .files
+                        .iter()
+                        .find(|e| {
+                            e.region == r.id
+                                && e.family == family
+                                && sf.name.starts_with(&e.name[..32])
+                        })
+                        .unwrap();
+                    assert_eq!(sf.name, format!("{}_SeqId_{}_", &e.name[..32], e.seq_id));
+                    assert_eq!((sf.file_size, &sf.reference), (Some(e.size), &None));
+                    let archived = root
+                        .join("archive/data/ns9/tx")
+                        .join(&encoded)
+                        .join(&family)
+                        .join(&sf.name);
+                    assert_eq!(std::fs::metadata(&archived).unwrap().len(), e.size);
+                    files += 1;
+                }
+            }
+            assert_eq!(files, m.files.iter().filter(|e| e.region == r.id).count());
+        }
+
+        // Read back through the code that reads HBase-written snapshots: identical cells.
+        let back = HBaseRoot::open(&root).unwrap().snapshot(name).unwrap();
+        let report = verify::verify(&back);
+        assert!(report.is_ok(), "{:?}", report.problems);
+        let reader = back.reader().unwrap();
+        let hfkit_reader = match from {
+            Some(s) => {
+                let snap_dir = tmp.path().join(format!("restored-{s}"));
+                t.snapshot_clone(s, &snap_dir, None).unwrap();
+                table_reader(&snap_dir)
+            }
+            None => table_reader(&table_dir),
+        };
+        let with_seq = |r: &hfkit::table::read::TableReader| -> Vec<String> {
+            let opts = ReadOptions {
+                raw: true,
+                max_versions: u32::MAX,
+                ..Default::default()
+            };
+            r.scan(&opts)
+                .unwrap()
+                .flat_map(|row| row.unwrap().cells)
+                .map(|c| hfkit::format::text::cell_line(&c.as_ref(), true))
+                .collect()
+        };
+        assert_eq!(with_seq(&reader), with_seq(&hfkit_reader), "{name}: raw");
+        assert_eq!(
+            read_all(&reader, false, now),
+            read_all(&hfkit_reader, false, now),
+            "{name}"
+        );
+    }
+    // The pre-compaction snapshot still holds the markers the compaction dropped.
+    let hb = HBaseRoot::open(&root).unwrap();
+    let live = hb.snapshot("live").unwrap().reader().unwrap();
+    let old = hb.snapshot("old").unwrap().reader().unwrap();
+    assert!(read_all(&old, true, now).len() > read_all(&live, true, now).len());
+
+    // A name in use or not valid: refused, nothing written.
+    let before = walk(&root);
+    let opts = ExportOptions {
+        name: "live".into(),
+        from_snapshot: None,
+        table: Some("other".into()),
+        creation_time: now,
+    };
+    let err = export_snapshot(&t, &root, &opts).unwrap_err().to_string();
+    assert!(err.contains("already exists"), "{err}");
+    let opts = ExportOptions {
+        name: ".bad".into(),
+        ..opts
+    };
+    assert!(export_snapshot(&t, &root, &opts).is_err());
+    assert_eq!(walk(&root), before);
+}
+
+/// Every path under `dir`, sorted.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }

@@ -26,6 +26,19 @@ Examples:
   hfkit table clone-hbase /backup/hbase t1 /data/t1
   hfkit table clone-hbase /backup/hbase DEST --snapshot snap_t1 --name ns:t1_copy";
 
+const EXPORT_AFTER_HELP: &str = "\
+Writes an hfkit table (or one of its snapshots) into an HBase root directory as an HBase
+snapshot, laid out as HBase's ExportSnapshot leaves one: the store files (hard-linked, or copied
+across filesystems, and verified) under archive/data/<ns>/<table>/<encoded region>/<family>/,
+then .hbase-snapshot/<name>/ with .snapshotinfo (format v2, FLUSH) and data.manifest (the
+families' attributes under HBase's names, one region per hfkit region, exact file sizes). In
+HBase: clone_snapshot '<name>', '<table>'. Files keep their _SeqId_<n>_ names, so HBase gives
+their cells the sequence ids hfkit reads them with.
+
+Examples:
+  hfkit hbase export-snapshot /data/t1 /backup/hbase --name t1_20240101
+  hfkit hbase export-snapshot /data/t1 /backup/hbase --name t1_v3 --snapshot v3 --hbase-table ns:t1";
+
 const LS_AFTER_HELP: &str = "\
 Lists the namespaces' tables (with their regions; split and merge parents, whose directories
 HBase keeps until its CatalogJanitor runs, are counted apart) and the snapshots of an HBase root
@@ -118,6 +131,30 @@ pub enum HbaseCommand {
     /// Scan rows of a table or snapshot.
     #[command(after_help = SCAN_AFTER_HELP)]
     Scan(ScanArgs),
+    /// Export an hfkit table (or one of its snapshots) as an HBase snapshot.
+    #[command(after_help = EXPORT_AFTER_HELP)]
+    ExportSnapshot(ExportArgs),
+}
+
+/// `hfkit hbase export-snapshot TABLE ROOT --name S`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The hfkit table directory.
+    table: PathBuf,
+    /// The HBase root directory to write into (created when absent).
+    root: PathBuf,
+    /// Name of the HBase snapshot.
+    #[arg(long, value_name = "NAME")]
+    name: String,
+    /// Export this hfkit snapshot instead of the live table.
+    #[arg(long, value_name = "NAME")]
+    snapshot: Option<String>,
+    /// HBase table name (default: the hfkit table's).
+    #[arg(long = "hbase-table", value_name = "NS:TABLE")]
+    hbase_table: Option<String>,
+    /// Machine-readable report.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `hfkit hbase get ROOT [TABLE] ROW [--snapshot S]`.
@@ -177,11 +214,7 @@ pub struct CloneArgs {
 /// `hfkit table clone-hbase`.
 pub fn clone(a: CloneArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let m = load(&a.root, a.table.as_deref(), a.snapshot.as_deref())?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    let r = crate::hbase::clone::clone_to_table(&m, &a.dest, a.name.as_deref(), now)
+    let r = crate::hbase::clone::clone_to_table(&m, &a.dest, a.name.as_deref(), now_ms())
         .map_err(failure)?;
     if a.json {
         writeln!(out, "{}", json!(r))?;
@@ -239,7 +272,43 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             let reader = a.target.load()?.reader().map_err(failure)?;
             scan_from(&reader, &a.range, &a.common, a.format, out)
         }
+        HbaseCommand::ExportSnapshot(a) => export_snapshot(a, out),
     }
+}
+
+fn export_snapshot(a: ExportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let t = crate::table::directory::Table::open(&a.table)
+        .map_err(|e| CliError::failure(format!("{}: {e}", a.table.display())))?;
+    let opts = crate::hbase::export::ExportOptions {
+        name: a.name,
+        from_snapshot: a.snapshot,
+        table: a.hbase_table,
+        creation_time: now_ms(),
+    };
+    let r = crate::hbase::export::export_snapshot(&t, &a.root, &opts).map_err(failure)?;
+    if a.json {
+        writeln!(out, "{}", json!(r))?;
+    } else {
+        writeln!(
+            out,
+            "exported {} as HBase snapshot {} of table {}: {} region(s), {} file(s) ({} already archived), {} bytes",
+            a.table.display(),
+            r.snapshot_dir.display(),
+            r.table,
+            r.regions,
+            r.files,
+            r.files_present,
+            r.bytes
+        )?;
+    }
+    Ok(EXIT_OK)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn ls(root: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {

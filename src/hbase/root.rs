@@ -41,12 +41,12 @@ fn sorted_dir_names(dir: &Path) -> Result<Vec<String>> {
 }
 
 impl HBaseRoot {
-    /// Opens the root directory at `dir`: it must hold `data/` (and `hbase.version`, if
-    /// present, must be readable).
+    /// Opens the root directory at `dir`: it must hold `data/`, or `.hbase-snapshot/` (the
+    /// target of a snapshot export); `hbase.version`, if present, must be readable.
     pub fn open(dir: &Path) -> Result<HBaseRoot> {
-        if !dir.join(DATA_DIR).is_dir() {
+        if !dir.join(DATA_DIR).is_dir() && !dir.join(SNAPSHOT_DIR).is_dir() {
             return Err(HBaseError::Invalid(format!(
-                "{}: not an HBase root directory (no {DATA_DIR}/)",
+                "{}: not an HBase root directory (no {DATA_DIR}/ or {SNAPSHOT_DIR}/)",
                 dir.display()
             )));
         }
