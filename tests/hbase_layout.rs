@@ -1301,3 +1301,214 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+#[test]
+fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
+    use hfkit::format::fileinfo::keys;
+    use hfkit::format::reader::HFileReader;
+    use hfkit::hbase::compact::{compact_in_place, CompactOptions};
+    use hfkit::hbase::proto::CompactionEventTracker;
+    use hfkit::table::directory::Table;
+    use prost::Message;
+    let Some(dir) = layout("offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells")
+    else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    copy_tree(&dir.join("root1"), &root);
+    let hb = HBaseRoot::open(&root).unwrap();
+    let t1 = hb.table("t1").unwrap();
+    let before = t1.reader().unwrap();
+    let (raw_before, user_before) = (raw_scan(&t1), read_all(&before, false, now));
+    let t3_before = raw_scan(&hb.table("t3").unwrap());
+
+    // What hfkit's own major compaction leaves, from a clone of the same table.
+    let cloned = tmp.path().join("clone");
+    hfkit::hbase::clone::clone_to_table(&t1, &cloned, None, now).unwrap();
+    Table::open(&cloned)
+        .unwrap()
+        .compact(hfkit::table::compact::CompactOptions {
+            major: true,
+            now_ms: now,
+            ..Default::default()
+        })
+        .unwrap();
+    let want_raw = read_all(&table_reader(&cloned), true, now);
+
+    // Refused while the layout says HBase may be using the table; nothing changes.
+    let snapshot_of_root = walk(&root);
+    let wal = root.join("WALs/rs1.example.com,16020,1700000000000");
+    std::fs::create_dir_all(&wal).unwrap();
+    std::fs::write(
+        wal.join("rs1.example.com%2C16020%2C1700000000000.1700000000001"),
+        b"x",
+    )
+    .unwrap();
+    let err = compact_in_place(
+        &t1,
+        &CompactOptions {
+            now_ms: now,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("WALs/rs1.example.com") && err.contains("write-ahead log"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(root.join("WALs")).unwrap();
+    let edits = root.join("data/default/t1/669d6d57c514f503ce48c2c8f5fb2b7b/recovered.edits");
+    std::fs::create_dir_all(&edits).unwrap();
+    std::fs::write(edits.join("0000000000000000400"), b"x").unwrap();
+    let err = compact_in_place(
+        &t1,
+        &CompactOptions {
+            now_ms: now,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("recovered.edits/0000000000000000400"), "{err}");
+    std::fs::remove_dir_all(&edits).unwrap();
+    let err = compact_in_place(
+        &hb.table("ns1:t2").unwrap(),
+        &CompactOptions {
+            now_ms: now,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505")
+            && err.contains("a reference"),
+        "{err}"
+    );
+    assert_eq!(walk(&root), snapshot_of_root, "refusals change nothing");
+
+    // Compact.
+    let report = compact_in_place(
+        &t1,
+        &CompactOptions {
+            now_ms: now,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(report.stores.len(), 6);
+    let after = hb.table("t1").unwrap();
+    let raw_after = raw_scan(&after);
+    let strip = |l: &String| l.rsplit_once(' ').unwrap().0.to_string();
+    assert_eq!(
+        raw_after.iter().map(strip).collect::<Vec<_>>(),
+        want_raw,
+        "as a major compaction leaves them"
+    );
+    assert!(
+        raw_after.iter().all(|l| raw_before.contains(l)),
+        "cells keep their sequence ids"
+    );
+    assert!(raw_after.len() < raw_before.len());
+    assert_eq!(
+        read_all(&after.reader().unwrap(), false, now),
+        user_before,
+        "reads unchanged"
+    );
+
+    // One new file per store; the inputs, byte for byte, in the archive.
+    for s in &report.stores {
+        let store = root.join("data/default/t1").join(&s.region).join(&s.family);
+        let names: Vec<String> = std::fs::read_dir(&store)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [s.output.clone().unwrap()]);
+        let r = HFileReader::open(store.join(&names[0])).unwrap();
+        let fi = r.file_info();
+        assert_eq!(fi.get_bool(keys::MAJOR_COMPACTION_KEY), Some(true));
+        let event =
+            CompactionEventTracker::decode(&fi.get(keys::COMPACTION_EVENT_KEY).unwrap()[4..])
+                .unwrap();
+        let mut compacted: Vec<String> = event
+            .compacted_store_file
+            .iter()
+            .map(|n| String::from_utf8(n.clone()).unwrap())
+            .collect();
+        compacted.sort();
+        let mut inputs = s.inputs.clone();
+        inputs.sort();
+        assert_eq!(compacted, inputs);
+        for name in &s.inputs {
+            let archived = root
+                .join("archive/data/default/t1")
+                .join(&s.region)
+                .join(&s.family)
+                .join(name);
+            let original = dir
+                .join("root1/data/default/t1")
+                .join(&s.region)
+                .join(&s.family)
+                .join(name);
+            assert_eq!(
+                std::fs::read(&archived).unwrap(),
+                std::fs::read(&original).unwrap()
+            );
+        }
+        assert!(!root
+            .join("data/default/t1")
+            .join(&s.region)
+            .join(".tmp")
+            .exists());
+    }
+
+    // The snapshot and the clone t3 (links into t1) still read, now from the archive.
+    let snap = hb.snapshot("snap_t1").unwrap();
+    let v = verify::verify(&snap);
+    assert!(v.is_ok(), "{:?}", v.problems);
+    let expected = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
+    assert!(expected.contains(&format!(
+        "total_cells={} sha256={}",
+        v.total_cells, v.total_sha256
+    )));
+    assert_eq!(raw_scan(&hb.table("t3").unwrap()), t3_before);
+
+    // Done: a second run finds every store major-compacted.
+    let again = compact_in_place(
+        &hb.table("t1").unwrap(),
+        &CompactOptions {
+            now_ms: now,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(again.stores.is_empty());
+
+    // The CLI.
+    let o = hfkit(&[
+        "hbase",
+        "compact",
+        root.to_str().unwrap(),
+        "t3",
+        "--now",
+        "1700000400000",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        stdout(&o).ends_with("6 store(s) compacted\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        raw_scan(&hb.table("t3").unwrap())
+            .iter()
+            .map(strip)
+            .collect::<Vec<_>>(),
+        want_raw
+    );
+    let o = hfkit(&["hbase", "compact", "--help"]);
+    assert!(stdout(&o).contains("Examples:"));
+}

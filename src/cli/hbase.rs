@@ -39,6 +39,24 @@ Examples:
   hfkit hbase export-snapshot /data/t1 /backup/hbase --name t1_20240101
   hfkit hbase export-snapshot /data/t1 /backup/hbase --name t1_v3 --snapshot v3 --hbase-table ns:t1";
 
+const COMPACT_AFTER_HELP: &str = "\
+Major-compacts the stores of an HBase table in place, offline, as HBase's CompactionTool does:
+per store (region x family) one new HFile with HBase's major-compaction rules (delete markers,
+masked, expired and excess versions dropped, KEEP_DELETED_CELLS honoured; cells keep their
+sequence ids), written under the region's .tmp/ and verified, then moved into the store; the
+old files are moved to archive/data/<ns>/<table>/<region>/<family>/ as HBase's HFileArchiver
+does, so snapshots naming them still read.
+
+Refused, with nothing changed, when HBase may be using the table: a region server has
+write-ahead logs under WALs/, or a region of the table has files under .tmp/, recovered.edits/,
+.splits/ or .merges/. HBase keeps whether a table is enabled only in hbase:meta: stop HBase (or
+disable the table) first. Also refused when a store holds split references, or uses the FILE
+store-file tracker.
+
+Examples:
+  hfkit hbase compact /backup/hbase t1
+  hfkit hbase compact /backup/hbase ns1:t2 --region 8f23ef59531b58c9b20e08f067da3696 --family f";
+
 const LS_AFTER_HELP: &str = "\
 Lists the namespaces' tables (with their regions; split and merge parents, whose directories
 HBase keeps until its CatalogJanitor runs, are counted apart) and the snapshots of an HBase root
@@ -134,6 +152,26 @@ pub enum HbaseCommand {
     /// Export an hfkit table (or one of its snapshots) as an HBase snapshot.
     #[command(after_help = EXPORT_AFTER_HELP)]
     ExportSnapshot(ExportArgs),
+    /// Major-compact an HBase table's stores in place, offline (HBase's CompactionTool).
+    #[command(after_help = COMPACT_AFTER_HELP)]
+    Compact {
+        /// The HBase root directory (hbase.rootdir).
+        root: PathBuf,
+        /// The table (`name` or `namespace:name`).
+        table: String,
+        /// Only this region (encoded name).
+        #[arg(long, value_name = "ENCODED")]
+        region: Option<String>,
+        /// Only this family.
+        #[arg(long, value_name = "F")]
+        family: Option<String>,
+        /// "Now" for TTL, in epoch ms (default: the current time).
+        #[arg(long, value_name = "MS")]
+        now: Option<i64>,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `hfkit hbase export-snapshot TABLE ROOT --name S`.
@@ -273,6 +311,42 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             scan_from(&reader, &a.range, &a.common, a.format, out)
         }
         HbaseCommand::ExportSnapshot(a) => export_snapshot(a, out),
+        HbaseCommand::Compact {
+            root,
+            table,
+            region,
+            family,
+            now,
+            json,
+        } => {
+            let m = load(&root, Some(&table), None)?;
+            let opts = crate::hbase::compact::CompactOptions {
+                now_ms: now.unwrap_or_else(now_ms),
+                region,
+                family,
+            };
+            let r = crate::hbase::compact::compact_in_place(&m, &opts).map_err(failure)?;
+            if json {
+                writeln!(out, "{}", json!(r))?;
+                return Ok(EXIT_OK);
+            }
+            for s in &r.stores {
+                writeln!(
+                    out,
+                    "{}/{}: {} file(s) -> {} ({} cells, {} delete markers); inputs archived",
+                    s.region,
+                    s.family,
+                    s.inputs.len(),
+                    s.output
+                        .as_deref()
+                        .unwrap_or("no file (every cell dropped)"),
+                    s.output_cells,
+                    s.output_markers
+                )?;
+            }
+            writeln!(out, "{} store(s) compacted", r.stores.len())?;
+            Ok(EXIT_OK)
+        }
     }
 }
 

@@ -16,11 +16,13 @@
 //! | [`snapshot`] | `.snapshotinfo`, `data.manifest` (v2), v1 and `region-manifest.*` snapshots | §"Snapshots" |
 //! | [`verify`] | snapshot verification and per-store cell digests | §"Verification" |
 //! | [`clone`] | an hfkit table from an HBase table or snapshot | §"Clone into an hfkit table" |
+//! | [`compact`] | offline major compaction of a table's stores in place, archiving the inputs | §"Offline compaction" |
 //! | [`export`] | an hfkit table as an HBase snapshot (`ExportSnapshot`'s layout) | §"Export as an HBase snapshot" |
 //!
 //! This layer uses [`crate::format`], [`crate::read`] and [`crate::table`] only.
 
 pub mod clone;
+pub mod compact;
 pub mod descriptor;
 pub mod export;
 pub mod manifest;

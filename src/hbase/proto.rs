@@ -2,8 +2,8 @@
 //! `HBase.proto` (TableName, TableSchema, ColumnFamilySchema, NameStringPair, RegionInfo),
 //! `server/io/FS.proto` (HBaseVersionFileContent, Reference), `server/Snapshot.proto`
 //! (SnapshotDescription, SnapshotRegionManifest, SnapshotDataManifest),
-//! `server/region/StoreFileTracker.proto` (StoreFileEntry, StoreFileList) and
-//! `server/ClusterId.proto`. Spec: `formats/hbase-layout.md` §"Protobuf messages". Field
+//! `server/region/StoreFileTracker.proto` (StoreFileEntry, StoreFileList),
+//! `server/io/HFile.proto` (CompactionEventTracker) and `server/ClusterId.proto`. Spec: `formats/hbase-layout.md` §"Protobuf messages". Field
 //! numbers and types are on disk: DO NOT CHANGE. All are proto2; `required` fields are always
 //! written, `optional` ones only when `Some`.
 
@@ -195,4 +195,12 @@ pub struct StoreFileList {
     pub store_file: Vec<StoreFileEntry>,
     #[prost(uint64, optional, tag = "3")]
     pub version: Option<u64>,
+}
+
+/// `hbase.pb.CompactionEventTracker` (FileInfo `COMPACTION_EVENT_KEY` of a compaction output,
+/// after `PBUF`): the names of the files it replaced.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CompactionEventTracker {
+    #[prost(bytes = "vec", repeated, tag = "1")]
+    pub compacted_store_file: Vec<Vec<u8>>,
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::descriptor::FamilyDescriptor;
-use super::manifest::{Manifest, RegionManifest, Source, StoreFile};
+use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
 use super::names::{HFileLink, StoreFileName};
 use super::reference::Reference;
 use super::{HBaseError, Result};
@@ -173,29 +173,41 @@ impl Manifest {
         })
     }
 
+    /// The files of `region`'s store `ff`, resolved and opened as HBase opens them, in
+    /// HBase's order (`StoreFileComparators.SEQ_ID`).
+    pub fn open_store(
+        &self,
+        region: &RegionManifest,
+        ff: &FamilyFiles,
+    ) -> Result<Vec<(ResolvedFile, OpenedStoreFile)>> {
+        let family = self.family(region, &ff.family)?.name_str();
+        let mut files = Vec::new();
+        for f in &ff.files {
+            let resolved = self.resolve(region, &family, f)?;
+            let opened = open_store_file(&resolved)?;
+            files.push((resolved, opened));
+        }
+        files.sort_by(|a, b| a.1.order.cmp(&b.1.order));
+        Ok(files)
+    }
+
     /// The read stores of a region (one per family with files, family order), files in
     /// HBase's order (`StoreFileComparators.SEQ_ID`), each opened as HBase opens it.
     pub fn stores(&self, region: &RegionManifest) -> Result<Vec<Store>> {
         let mut stores = Vec::new();
         for ff in &region.families {
             let fd = self.family(region, &ff.family)?;
-            let family = fd.name_str();
             let settings = fd.read_settings().map_err(HBaseError::Invalid)?;
-            let mut files = Vec::new();
-            for f in &ff.files {
-                let resolved = self.resolve(region, &family, f)?;
-                files.push(open_store_file(&resolved)?);
-            }
+            let files = self.open_store(region, ff)?;
             if files.is_empty() {
                 continue;
             }
-            files.sort_by(|a, b| a.order.cmp(&b.order));
             stores.push(Store {
                 family: ff.family.clone(),
                 settings,
                 files: files
                     .into_iter()
-                    .map(|f| (f.reader, f.read_seq_id))
+                    .map(|(_, f)| (f.reader, f.read_seq_id))
                     .collect(),
             });
         }
