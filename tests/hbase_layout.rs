@@ -8,12 +8,25 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hfkit::format::cell::{compare_cells, Cell};
+use hfkit::format::fileinfo::keys;
+use hfkit::format::reader::HFileReader;
 use hfkit::format::text::{hex, parse_cell_line};
+use hfkit::hbase::clone::clone_to_table;
+use hfkit::hbase::compact::{compact_in_place, CompactOptions};
+use hfkit::hbase::descriptor::{tableinfo_file_name, TABLEINFO_DIR, TRACKER_IMPL};
+use hfkit::hbase::export::{export_snapshot, ExportOptions};
+use hfkit::hbase::manifest::{filelist_file_bytes, FILELIST_DIR};
 use hfkit::hbase::manifest::{Manifest, Source};
+use hfkit::hbase::proto;
+use hfkit::hbase::proto::{CompactionEventTracker, StoreFileEntry, StoreFileList};
+use hfkit::hbase::snapshot::SnapshotInfo;
 use hfkit::hbase::store::{for_each_cell, open_store_file};
 use hfkit::hbase::{verify, HBaseRoot};
 use hfkit::read::{ReadOptions, Row};
+use hfkit::table::directory::Table;
 use hfkit::table::to_string_binary;
+use md5::{Digest, Md5};
+use prost::Message;
 
 /// The layout fixtures (`hbase-layout/`), or `None` (skip) when absent.
 fn layout(test: &str) -> Option<PathBuf> {
@@ -363,7 +376,6 @@ fn regions_and_schemas_are_hbase_own() {
 
 #[test]
 fn encoded_region_names_are_md5_of_table_start_key_and_id() {
-    use md5::{Digest, Md5};
     let Some(dir) = layout("encoded_region_names_are_md5_of_table_start_key_and_id") else {
         return;
     };
@@ -465,9 +477,17 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// A scratch copy of the fixture root: (fixtures, the temporary directory, the copy).
+fn root_copy(test: &str) -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
+    let dir = layout(test)?;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    copy_tree(&dir.join("root1"), &root);
+    Some((dir, tmp, root))
+}
+
 /// Gives `table` of `root` a newer descriptor with `hbase.store.file-tracker.impl = FILE`.
 fn use_file_tracker(root: &Path, table: &str) {
-    use hfkit::hbase::descriptor::{tableinfo_file_name, TABLEINFO_DIR, TRACKER_IMPL};
     let m = HBaseRoot::open(root).unwrap().table(table).unwrap();
     let mut d = m.descriptor.clone();
     d.attributes
@@ -489,8 +509,6 @@ fn write_filelist(
     timestamp: u64,
     entries: &[(&str, Option<hfkit::hbase::Reference>)],
 ) {
-    use hfkit::hbase::manifest::{filelist_file_bytes, FILELIST_DIR};
-    use hfkit::hbase::proto::{StoreFileEntry, StoreFileList};
     let list = StoreFileList {
         timestamp,
         store_file: entries
@@ -515,12 +533,9 @@ fn write_filelist(
 
 #[test]
 fn file_store_file_tracker_lists_the_stores() {
-    let Some(dir) = layout("file_store_file_tracker_lists_the_stores") else {
+    let Some((dir, _tmp, root)) = root_copy("file_store_file_tracker_lists_the_stores") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    copy_tree(&dir.join("root1"), &root);
     let hb = HBaseRoot::open(&root).unwrap();
 
     // t1: the newest list wins over the directory listing and older lists.
@@ -603,16 +618,11 @@ fn file_store_file_tracker_lists_the_stores() {
 
 #[test]
 fn v1_and_in_progress_snapshots_read_like_consolidated_ones() {
-    use hfkit::hbase::descriptor::{tableinfo_file_name, TABLEINFO_DIR};
-    use hfkit::hbase::proto;
-    use hfkit::hbase::snapshot::SnapshotInfo;
-    use prost::Message;
-    let Some(dir) = layout("v1_and_in_progress_snapshots_read_like_consolidated_ones") else {
+    let Some((_, _tmp, root)) =
+        root_copy("v1_and_in_progress_snapshots_read_like_consolidated_ones")
+    else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    copy_tree(&dir.join("root1"), &root);
     let hb = HBaseRoot::open(&root).unwrap();
     for base in ["snap_t1", "snap_t2"] {
         let m = hb.snapshot(base).unwrap();
@@ -696,6 +706,18 @@ fn hfkit(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The words of a command line (paths here hold no spaces).
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// Runs hfkit, which must succeed.
+fn ok(args: &[&str]) -> std::process::Output {
+    let o = hfkit(args);
+    assert!(o.status.success(), "hfkit {args:?}: {o:?}");
+    o
+}
+
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -708,8 +730,7 @@ fn cli_lists_describes_and_verifies() {
     let root = dir.join("root1");
     let r = root.to_str().unwrap();
 
-    let o = hfkit(&["hbase", "ls", r]);
-    assert!(o.status.success(), "{o:?}");
+    let o = ok(&["hbase", "ls", r]);
     let s = stdout(&o);
     assert!(
         s.contains("TABLE     ns1:t2  2 region(s) (+1 split/merge parent(s))  families f"),
@@ -721,8 +742,7 @@ fn cli_lists_describes_and_verifies() {
     );
     assert!(s.ends_with("3 table(s), 2 snapshot(s)\n"), "{s}");
 
-    let o = hfkit(&["hbase", "describe", r, "ns1:t2"]);
-    assert!(o.status.success(), "{o:?}");
+    let o = ok(&["hbase", "describe", r, "ns1:t2"]);
     let s = stdout(&o);
     let schema = std::fs::read_to_string(dir.join("expected/ns1_t2/schema.txt")).unwrap();
     let to_string = schema
@@ -748,8 +768,7 @@ fn cli_lists_describes_and_verifies() {
         .unwrap()
         .contains("/archive/data/default/t1/"));
 
-    let o = hfkit(&["hbase", "verify", r, "--snapshot", "snap_t1"]);
-    assert!(o.status.success(), "{o:?}");
+    let o = ok(&["hbase", "verify", r, "--snapshot", "snap_t1"]);
     let want = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
     let s = stdout(&o);
     for l in want.lines().filter(|l| {
@@ -763,13 +782,10 @@ fn cli_lists_describes_and_verifies() {
         );
     }
     let bad = dir.join("corrupt/missing_archived_file");
-    let o = hfkit(&[
-        "hbase",
-        "verify",
-        bad.to_str().unwrap(),
-        "--snapshot",
-        "snap_t1",
-    ]);
+    let o = hfkit(&words(&format!(
+        "hbase verify {} --snapshot snap_t1",
+        bad.to_str().unwrap()
+    )));
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -820,25 +836,7 @@ fn cli_get_and_scan_read_tables_and_snapshots() {
         assert!(o.status.success(), "{o:?}");
         assert_eq!(stdout(&o), "r15\tf:c\t1700000000015\tPut\tvalue-15\n");
     }
-    let o = hfkit(&[
-        "hbase",
-        "scan",
-        r,
-        "t3",
-        "--start",
-        "g",
-        "--stop",
-        "p",
-        "--column",
-        "cf1:q1",
-        "--versions",
-        "2",
-        "--format",
-        "tsv",
-        "--now",
-        "1700000400000",
-    ]);
-    assert!(o.status.success(), "{o:?}");
+    let o = ok(&words(&format!("hbase scan {} t3 --start g --stop p --column cf1:q1 --versions 2 --format tsv --now 1700000400000", r)));
     let s = stdout(&o);
     assert!(
         s.lines().all(|l| l.split('\t').nth(1) == Some("cf1:q1")),
@@ -874,9 +872,6 @@ fn table_reader(dir: &Path) -> hfkit::table::read::TableReader {
 
 #[test]
 fn clone_compact_and_export_preserve_the_cells() {
-    use hfkit::hbase::clone::clone_to_table;
-    use hfkit::table::compact::CompactOptions;
-    use hfkit::table::directory::Table;
     let Some(dir) = layout("clone_compact_and_export_preserve_the_cells") else {
         return;
     };
@@ -901,10 +896,10 @@ fn clone_compact_and_export_preserve_the_cells() {
     );
     assert_eq!(read_all(&table_reader(&cloned), false, now), user, "clone");
 
-    t.compact(CompactOptions {
+    t.compact(hfkit::table::compact::CompactOptions {
         major: true,
         now_ms: now,
-        ..CompactOptions::default()
+        ..Default::default()
     })
     .unwrap();
     let m = t.manifest().unwrap();
@@ -1001,33 +996,22 @@ fn cli_clone_hbase() {
     let tmp = tempfile::tempdir().unwrap();
     let root = dir.join("root1");
     let dest = tmp.path().join("t");
-    let o = hfkit(&[
-        "table",
-        "clone-hbase",
+    let o = ok(&words(&format!(
+        "table clone-hbase {} {} --snapshot snap_t2",
         root.to_str().unwrap(),
-        dest.to_str().unwrap(),
-        "--snapshot",
-        "snap_t2",
-    ]);
-    assert!(o.status.success(), "{o:?}");
+        dest.to_str().unwrap()
+    )));
     assert!(stdout(&o).contains("cloned ns1:t2 into"), "{}", stdout(&o));
-    let o = hfkit(&[
-        "get",
-        dest.to_str().unwrap(),
-        "r15",
-        "--format",
-        "tsv",
-        "--now",
-        "1700000400000",
-    ]);
+    let o = hfkit(&words(&format!(
+        "get {} r15 --format tsv --now 1700000400000",
+        dest.to_str().unwrap()
+    )));
     assert_eq!(stdout(&o), "r15\tf:c\t1700000000015\tPut\tvalue-15\n");
-    let o = hfkit(&[
-        "table",
-        "clone-hbase",
+    let o = hfkit(&words(&format!(
+        "table clone-hbase {} t1 {}",
         root.to_str().unwrap(),
-        "t1",
-        dest.to_str().unwrap(),
-    ]);
+        dest.to_str().unwrap()
+    )));
     assert_eq!(o.status.code(), Some(1), "DEST exists");
     assert!(String::from_utf8_lossy(&o.stderr).contains("exists and is not empty"));
     let o = hfkit(&["table", "clone-hbase", "--help"]);
@@ -1035,15 +1019,11 @@ fn cli_clone_hbase() {
 
     let hroot = tmp.path().join("hbase");
     let h = hroot.to_str().unwrap();
-    let o = hfkit(&[
-        "hbase",
-        "export-snapshot",
+    let o = ok(&words(&format!(
+        "hbase export-snapshot {} {} --name s1",
         dest.to_str().unwrap(),
-        h,
-        "--name",
-        "s1",
-    ]);
-    assert!(o.status.success(), "{o:?}");
+        h
+    )));
     assert!(
         stdout(&o).contains("of table ns1:t2: 2 region(s), 2 file(s)"),
         "{}",
@@ -1051,27 +1031,16 @@ fn cli_clone_hbase() {
     );
     let o = hfkit(&["hbase", "verify", h, "--snapshot", "s1"]);
     assert!(o.status.success() && stdout(&o).ends_with("OK\n"), "{o:?}");
-    let o = hfkit(&[
-        "hbase",
-        "get",
-        h,
-        "--snapshot",
-        "s1",
-        "r15",
-        "--format",
-        "tsv",
-        "--now",
-        "1700000400000",
-    ]);
+    let o = hfkit(&words(&format!(
+        "hbase get {} --snapshot s1 r15 --format tsv --now 1700000400000",
+        h
+    )));
     assert_eq!(stdout(&o), "r15\tf:c\t1700000000015\tPut\tvalue-15\n");
-    let o = hfkit(&[
-        "hbase",
-        "export-snapshot",
+    let o = hfkit(&words(&format!(
+        "hbase export-snapshot {} {} --name s1",
         dest.to_str().unwrap(),
-        h,
-        "--name",
-        "s1",
-    ]);
+        h
+    )));
     assert_eq!(o.status.code(), Some(1), "the name is taken");
     let o = hfkit(&["hbase", "export-snapshot", "--help"]);
     assert!(stdout(&o).contains("Examples:"));
@@ -1079,11 +1048,6 @@ fn cli_clone_hbase() {
 
 #[test]
 fn snapshot_export_writes_what_hbase_reads() {
-    use hfkit::hbase::export::{export_snapshot, ExportOptions};
-    use hfkit::hbase::proto;
-    use hfkit::table::directory::Table;
-    use md5::{Digest, Md5};
-    use prost::Message;
     let Some(dir) = layout("snapshot_export_writes_what_hbase_reads") else {
         return;
     };
@@ -1304,20 +1268,17 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
-    use hfkit::format::fileinfo::keys;
-    use hfkit::format::reader::HFileReader;
-    use hfkit::hbase::compact::{compact_in_place, CompactOptions};
-    use hfkit::hbase::proto::CompactionEventTracker;
-    use hfkit::table::directory::Table;
-    use prost::Message;
-    let Some(dir) = layout("offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells")
+    let Some((dir, tmp, root)) =
+        root_copy("offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells")
     else {
         return;
     };
     let now = 1_700_000_400_000;
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    copy_tree(&dir.join("root1"), &root);
+    let opts = CompactOptions {
+        now_ms: now,
+        ..Default::default()
+    };
+    let refused = |m: &Manifest| compact_in_place(m, &opts).unwrap_err().to_string();
     let hb = HBaseRoot::open(&root).unwrap();
     let t1 = hb.table("t1").unwrap();
     let before = t1.reader().unwrap();
@@ -1346,15 +1307,7 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
         b"x",
     )
     .unwrap();
-    let err = compact_in_place(
-        &t1,
-        &CompactOptions {
-            now_ms: now,
-            ..Default::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = refused(&t1);
     assert!(
         err.contains("WALs/rs1.example.com") && err.contains("write-ahead log"),
         "{err}"
@@ -1363,26 +1316,10 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     let edits = root.join("data/default/t1/669d6d57c514f503ce48c2c8f5fb2b7b/recovered.edits");
     std::fs::create_dir_all(&edits).unwrap();
     std::fs::write(edits.join("0000000000000000400"), b"x").unwrap();
-    let err = compact_in_place(
-        &t1,
-        &CompactOptions {
-            now_ms: now,
-            ..Default::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = refused(&t1);
     assert!(err.contains("recovered.edits/0000000000000000400"), "{err}");
     std::fs::remove_dir_all(&edits).unwrap();
-    let err = compact_in_place(
-        &hb.table("ns1:t2").unwrap(),
-        &CompactOptions {
-            now_ms: now,
-            ..Default::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = refused(&hb.table("ns1:t2").unwrap());
     assert!(
         err.contains("cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505")
             && err.contains("a reference"),
@@ -1391,14 +1328,7 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     assert_eq!(walk(&root), snapshot_of_root, "refusals change nothing");
 
     // Compact.
-    let report = compact_in_place(
-        &t1,
-        &CompactOptions {
-            now_ms: now,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let report = compact_in_place(&t1, &opts).unwrap();
     assert_eq!(report.stores.len(), 6);
     let after = hb.table("t1").unwrap();
     let raw_after = raw_scan(&after);
@@ -1477,26 +1407,14 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     assert_eq!(raw_scan(&hb.table("t3").unwrap()), t3_before);
 
     // Done: a second run finds every store major-compacted.
-    let again = compact_in_place(
-        &hb.table("t1").unwrap(),
-        &CompactOptions {
-            now_ms: now,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let again = compact_in_place(&hb.table("t1").unwrap(), &opts).unwrap();
     assert!(again.stores.is_empty());
 
     // The CLI.
-    let o = hfkit(&[
-        "hbase",
-        "compact",
-        root.to_str().unwrap(),
-        "t3",
-        "--now",
-        "1700000400000",
-    ]);
-    assert!(o.status.success(), "{o:?}");
+    let o = ok(&words(&format!(
+        "hbase compact {} t3 --now 1700000400000",
+        root.to_str().unwrap()
+    )));
     assert!(
         stdout(&o).ends_with("6 store(s) compacted\n"),
         "{}",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
-use super::read::{get_from, scan_from, CommonReadArgs, ReadFormat, ScanRangeArgs};
+use super::read::{get_from, scan_from, CommonReadArgs, ReadFormat, ScanQueryArgs};
 use super::{CliError, EXIT_OK};
 use crate::format::text::hex;
 use crate::hbase::manifest::{Manifest, Source};
@@ -220,12 +220,7 @@ pub struct ScanArgs {
     #[command(flatten)]
     target: Target,
     #[command(flatten)]
-    range: ScanRangeArgs,
-    #[command(flatten)]
-    common: CommonReadArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    format: ReadFormat,
+    query: ScanQueryArgs,
 }
 
 /// `hfkit table clone-hbase ROOT [TABLE] DEST [--snapshot S]`.
@@ -308,7 +303,7 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         HbaseCommand::Scan(a) => {
             let reader = a.target.load()?.reader().map_err(failure)?;
-            scan_from(&reader, &a.range, &a.common, a.format, out)
+            scan_from(&reader, &a.query, out)
         }
         HbaseCommand::ExportSnapshot(a) => export_snapshot(a, out),
         HbaseCommand::Compact {

@@ -107,6 +107,13 @@ pub struct ScanArgs {
     /// The table directory.
     table: PathBuf,
     #[command(flatten)]
+    query: ScanQueryArgs,
+}
+
+/// What a scan reads and how it prints it.
+#[derive(Debug, Args)]
+pub struct ScanQueryArgs {
+    #[command(flatten)]
     range: ScanRangeArgs,
     #[command(flatten)]
     common: CommonReadArgs,
@@ -359,17 +366,16 @@ pub(super) fn get_from(
 /// `hfkit scan`.
 pub fn scan(args: ScanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let reader = open(&args.table)?;
-    scan_from(&reader, &args.range, &args.common, args.format, out)
+    scan_from(&reader, &args.query, out)
 }
 
-/// A scan through `reader`, printed in `format` (also `hfkit hbase scan`).
+/// A scan through `reader`, printed as `query` asks (also `hfkit hbase scan`).
 pub(super) fn scan_from(
     reader: &TableReader,
-    range: &ScanRangeArgs,
-    common: &CommonReadArgs,
-    format: ReadFormat,
+    query: &ScanQueryArgs,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
+    let (range, common, format) = (&query.range, &query.common, query.format);
     let mut opts = base_options(common)?;
     if let Some(s) = &range.start {
         opts.start_row = binary_arg("--start", s)?;

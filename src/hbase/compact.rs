@@ -125,9 +125,7 @@ pub fn check_offline(m: &Manifest) -> Result<()> {
 /// verified first; only then are outputs moved in and inputs archived.
 pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactReport> {
     check_offline(m)?;
-    let Source::Table { dir } = &m.source else {
-        unreachable!("check_offline accepts tables only")
-    };
+    let dir = m.dir();
     let mut plans = Vec::new();
     for r in m.live_regions() {
         let enc = r.info.encoded_name();

@@ -79,6 +79,13 @@ impl Manifest {
         &self.descriptor.table
     }
 
+    /// The table or snapshot directory.
+    pub fn dir(&self) -> &Path {
+        match &self.source {
+            Source::Table { dir } | Source::Snapshot { dir, .. } => dir,
+        }
+    }
+
     /// The live regions, in key order.
     pub fn live_regions(&self) -> Vec<&RegionManifest> {
         let mut v: Vec<&RegionManifest> = self.regions.iter().filter(|r| r.live).collect();
@@ -129,16 +136,7 @@ impl Manifest {
                     ),
                 ));
             }
-            let mut families = Vec::new();
-            for f in &descriptor.families {
-                let tracker = descriptor.store_file_tracker(f);
-                let store_dir = dir.join(f.name_str());
-                let files = list_store(&store_dir, &tracker)?;
-                families.push(FamilyFiles {
-                    family: f.name.clone(),
-                    files,
-                });
-            }
+            let families = read_families(&dir, &descriptor, false)?;
             regions.push(RegionManifest {
                 info,
                 families,
@@ -188,6 +186,30 @@ pub(crate) fn region_dirs(table_dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// The store files of each family of `descriptor` in the region directory `dir`: per the
+/// family's tracker for a table; every file (empty markers included) for a v1 snapshot's region
+/// (`v1_snapshot`).
+pub(crate) fn read_families(
+    dir: &Path,
+    descriptor: &TableDescriptor,
+    v1_snapshot: bool,
+) -> Result<Vec<FamilyFiles>> {
+    let mut families = Vec::new();
+    for f in &descriptor.families {
+        let store_dir = dir.join(f.name_str());
+        let files = if v1_snapshot {
+            list_dir(&store_dir, true)?
+        } else {
+            list_store(&store_dir, &descriptor.store_file_tracker(f))?
+        };
+        families.push(FamilyFiles {
+            family: f.name.clone(),
+            files,
+        });
+    }
+    Ok(families)
+}
+
 /// The store files of the store directory `store_dir` per its tracker: the FILE tracker's
 /// `.filelist`, or (DEFAULT and others) the directory listing, as HBase's
 /// `StoreFileInfo.isValid` filters it: files only, empty files skipped unless they are links.
@@ -196,6 +218,12 @@ pub fn list_store(store_dir: &Path, tracker: &str) -> Result<Vec<StoreFile>> {
     if tracker == "FILE" {
         return read_filelist(store_dir);
     }
+    list_dir(store_dir, false)
+}
+
+/// The store files in `store_dir`; `markers`: empty files are store files too (a v1
+/// snapshot's).
+fn list_dir(store_dir: &Path, markers: bool) -> Result<Vec<StoreFile>> {
     let entries = match std::fs::read_dir(store_dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -220,7 +248,7 @@ pub fn list_store(store_dir: &Path, tracker: &str) -> Result<Vec<StoreFile>> {
                 "not a store file name (HFile, HFileLink or reference)",
             )
         })?;
-        if meta.len() == 0 && !matches!(kind, StoreFileName::Link(_)) {
+        if meta.len() == 0 && !markers && !matches!(kind, StoreFileName::Link(_)) {
             // HBase skips these too ("HBASE-646 DATA LOSS?").
             continue;
         }

@@ -68,12 +68,6 @@ pub enum HBaseError {
     Invalid(String),
     #[error(transparent)]
     Table(#[from] crate::table::TableError),
-    #[error("{what}: {source}")]
-    Read {
-        what: String,
-        #[source]
-        source: crate::read::ReadError,
-    },
 }
 
 impl HBaseError {

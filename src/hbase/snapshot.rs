@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use super::descriptor::TableDescriptor;
-use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
+use super::manifest::{read_families, FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
 use super::proto;
 use super::reference::Reference;
 use super::region::{RegionInfo, REGION_INFO_FILE};
@@ -256,41 +256,7 @@ fn read_v1_regions(dir: &Path, descriptor: &TableDescriptor) -> Result<Vec<Regio
             continue;
         }
         let info = RegionInfo::read_file(&info_path)?;
-        let mut families = Vec::new();
-        for f in &descriptor.families {
-            let store = rdir.join(f.name_str());
-            if !store.is_dir() {
-                continue;
-            }
-            // The files of a v1 snapshot are all empty markers except references.
-            let mut files = Vec::new();
-            for e in std::fs::read_dir(&store).map_err(|e| HBaseError::io(&store, e))? {
-                let e = e.map_err(|err| HBaseError::io(&store, err))?;
-                let name = e.file_name().to_string_lossy().into_owned();
-                let reference = match super::names::StoreFileName::parse(&name) {
-                    Some(super::names::StoreFileName::Reference { .. }) => {
-                        Some(Reference::read_file(&e.path())?)
-                    }
-                    Some(_) => None,
-                    None => {
-                        return Err(HBaseError::corrupt(
-                            &e.path(),
-                            "not a store file name (HFile, HFileLink or reference)",
-                        ))
-                    }
-                };
-                files.push(StoreFile {
-                    name,
-                    reference,
-                    file_size: None,
-                });
-            }
-            files.sort_by(|a, b| a.name.cmp(&b.name));
-            families.push(FamilyFiles {
-                family: f.name.clone(),
-                files,
-            });
-        }
+        let families = read_families(&rdir, descriptor, true)?;
         regions.push(RegionManifest {
             info,
             families,

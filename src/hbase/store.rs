@@ -14,7 +14,7 @@ use super::reference::Reference;
 use super::{HBaseError, Result};
 use crate::format::fileinfo::keys;
 use crate::format::reader::HFileReader;
-use crate::read::{self, Store, CELL_SEQ_IDS};
+use crate::read::{Store, CELL_SEQ_IDS};
 use crate::table::manifest::{FamilyEntry, RegionEntry};
 use crate::table::read::TableReader;
 
@@ -68,10 +68,7 @@ impl Manifest {
     /// The store directory of `region`'s `family` for a table, the snapshot directory's
     /// region for a snapshot (where v1 snapshots keep reference files).
     fn store_dir(&self, region: &RegionManifest, family: &str) -> PathBuf {
-        let dir = match &self.source {
-            Source::Table { dir } | Source::Snapshot { dir, .. } => dir,
-        };
-        dir.join(region.info.encoded_name()).join(family)
+        self.dir().join(region.info.encoded_name()).join(family)
     }
 
     /// Resolves `file` of `region`'s `family` to the HFile holding its bytes, as HBase does:
@@ -150,10 +147,9 @@ impl Manifest {
                         true,
                     ),
                     None => {
-                        let Source::Table { dir } = &self.source else {
-                            unreachable!("snapshot references always resolve through links")
-                        };
-                        let p = dir.join(&parent).join(family).join(&referred);
+                        // A table's reference to a plain HFile (a snapshot's always names a
+                        // link, made above).
+                        let p = self.dir().join(&parent).join(family).join(&referred);
                         if !p.is_file() {
                             return Err(HBaseError::corrupt(&p, what));
                         }
@@ -237,12 +233,8 @@ impl Manifest {
             };
             regions.push((entry, self.stores(r)?));
         }
-        let what = match &self.source {
-            Source::Table { dir } => dir.clone(),
-            Source::Snapshot { dir, .. } => dir.clone(),
-        };
         Ok(TableReader::from_stores(
-            what,
+            self.dir().to_path_buf(),
             &self.table().full_name(),
             self.family_entries()?,
             regions,
@@ -333,13 +325,4 @@ pub fn for_each_cell(
         n += 1;
     }
     Ok(n)
-}
-
-impl From<read::ReadError> for HBaseError {
-    fn from(e: read::ReadError) -> Self {
-        HBaseError::Read {
-            what: "read".into(),
-            source: e,
-        }
-    }
 }
