@@ -1430,3 +1430,56 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     let o = hfkit(&["hbase", "compact", "--help"]);
     assert!(stdout(&o).contains("Examples:"));
 }
+
+#[test]
+fn ls_reads_hbase_meta_and_names_unreadable_tables() {
+    use hfkit::hbase::{RegionInfo, TableDescriptor};
+    use hfkit::table::manifest::FamilyEntry;
+    use hfkit::table::TableName;
+    let Some((_, _tmp, root)) = root_copy("ls_reads_hbase_meta_and_names_unreadable_tables") else {
+        return;
+    };
+    // hbase:meta's region directory is named by HBase's old (Jenkins hash) encoding.
+    let meta = TableName::parse("hbase:meta").unwrap();
+    let dir = root.join("data/hbase/meta");
+    let td = TableDescriptor::from_families(meta.clone(), &[FamilyEntry::new("info")]);
+    let bytes = td.to_file_bytes();
+    std::fs::create_dir_all(dir.join(TABLEINFO_DIR)).unwrap();
+    std::fs::write(
+        dir.join(TABLEINFO_DIR).join(tableinfo_file_name(1, &bytes)),
+        &bytes,
+    )
+    .unwrap();
+    let info = RegionInfo {
+        table: meta,
+        start_key: vec![],
+        end_key: vec![],
+        region_id: 1,
+        offline: false,
+        split: false,
+        replica_id: 0,
+    };
+    std::fs::create_dir_all(dir.join("1588230740/info")).unwrap();
+    std::fs::write(dir.join("1588230740/.regioninfo"), info.to_file_bytes()).unwrap();
+    let s = stdout(&ok(&["hbase", "ls", root.to_str().unwrap()]));
+    assert!(
+        s.contains("TABLE     hbase:meta  1 region(s)  families info"),
+        "{s}"
+    );
+
+    // A region directory whose .regioninfo describes another region.
+    let t3 = root.join("data/default/t3");
+    std::fs::copy(
+        t3.join("1462c4a9a00da50d18c920d052ee4d84/.regioninfo"),
+        t3.join("8726e8cb721eb51c501fd56e361070f8/.regioninfo"),
+    )
+    .unwrap();
+    let o = hfkit(&["hbase", "ls", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = stdout(&o);
+    assert!(s.contains("TABLE     default:t3  ERROR ") && s.contains("8726e8cb721eb51c501fd56e361070f8/.regioninfo: describes region t3,g,1700000000000.1462c4a9a00da50d18c920d052ee4d84."), "{s}");
+    assert!(
+        s.contains("TABLE     default:t1  3 region(s)"),
+        "the others are listed: {s}"
+    );
+}

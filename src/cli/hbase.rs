@@ -383,17 +383,24 @@ fn now_ms() -> i64 {
 fn ls(root: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
     let r = open_root(root)?;
     let mut tables = Vec::new();
+    let mut unreadable = 0;
     for t in r.tables().map_err(failure)? {
-        let m = r
-            .table(&format!("{}:{}", t.namespace, t.qualifier))
-            .map_err(failure)?;
-        let parents = m.regions.iter().filter(|x| !x.live).count();
-        tables.push(json!({
-            "table": format!("{}:{}", t.namespace, t.qualifier),
-            "regions": m.regions.len() - parents,
-            "parents": parents,
-            "families": m.descriptor.sorted_families().iter().map(|f| f.name_str()).collect::<Vec<_>>(),
-        }));
+        let name = format!("{}:{}", t.namespace, t.qualifier);
+        match r.table(&name) {
+            Ok(m) => {
+                let parents = m.regions.iter().filter(|x| !x.live).count();
+                tables.push(json!({
+                    "table": name,
+                    "regions": m.regions.len() - parents,
+                    "parents": parents,
+                    "families": m.descriptor.sorted_families().iter().map(|f| f.name_str()).collect::<Vec<_>>(),
+                }));
+            }
+            Err(e) => {
+                unreadable += 1;
+                tables.push(json!({"table": name, "error": e.to_string()}));
+            }
+        }
     }
     let snapshots: Vec<Value> = r
         .snapshots()
@@ -413,7 +420,7 @@ fn ls(root: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> 
             "snapshots": snapshots,
         });
         writeln!(out, "{v}")?;
-        return Ok(EXIT_OK);
+        return ls_result(unreadable);
     }
     writeln!(
         out,
@@ -425,6 +432,14 @@ fn ls(root: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> 
             .unwrap_or_else(|| "-".into())
     )?;
     for t in &tables {
+        if let Some(e) = t.get("error").and_then(Value::as_str) {
+            writeln!(
+                out,
+                "TABLE     {}  ERROR {e}",
+                t["table"].as_str().unwrap_or("")
+            )?;
+            continue;
+        }
         let families: Vec<&str> = t["families"]
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -460,7 +475,17 @@ fn ls(root: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> 
         tables.len(),
         snapshots.len()
     )?;
-    Ok(EXIT_OK)
+    ls_result(unreadable)
+}
+
+/// Exit 1 when a table could not be read (each was listed with its error).
+fn ls_result(unreadable: usize) -> Result<i32, CliError> {
+    match unreadable {
+        0 => Ok(EXIT_OK),
+        n => Err(CliError::failure(format!(
+            "{n} table(s) could not be read (listed with ERROR)"
+        ))),
+    }
 }
 
 fn key_text(k: &[u8]) -> String {

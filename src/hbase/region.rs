@@ -47,16 +47,34 @@ impl RegionInfo {
         b
     }
 
+    /// `hbase:meta`'s regions keep HBase's old region name format (no encoded suffix).
+    fn old_format(&self) -> bool {
+        self.table.namespace == crate::table::schema::SYSTEM_NAMESPACE
+            && self.table.qualifier == "meta"
+    }
+
     /// The encoded region name (and region directory name): lowercase hex MD5 of the region
-    /// name up to the region id (HBase's `RegionInfo.encodeRegionName`, new format).
+    /// name up to the region id (HBase's `RegionInfo.encodeRegionName`, new format); for
+    /// `hbase:meta` (old format) the absolute value of the Jenkins hash of the region name,
+    /// in decimal (`1588230740`).
     pub fn encoded_name(&self) -> String {
+        if self.old_format() {
+            use crate::format::bloom::hash::{hash, HashType};
+            return hash(HashType::Jenkins, &self.name_prefix(), 0)
+                .wrapping_abs()
+                .to_string();
+        }
         let digest = Md5::digest(self.name_prefix());
         crate::format::text::hex(&digest)
     }
 
-    /// The full region name: `<table>,<start key>,<region id>.<encoded>.`.
+    /// The full region name: `<table>,<start key>,<region id>.<encoded>.` (`hbase:meta`:
+    /// without `.<encoded>.`).
     pub fn region_name(&self) -> Vec<u8> {
         let mut b = self.name_prefix();
+        if self.old_format() {
+            return b;
+        }
         b.push(b'.');
         b.extend_from_slice(self.encoded_name().as_bytes());
         b.push(b'.');
@@ -250,6 +268,9 @@ mod tests {
             r.region_name_string(),
             "t1,,1700000000000.43ae7364b4a555b93267937f9bc49ec1."
         );
+        let meta = region("hbase:meta", "", "", 1);
+        assert_eq!(meta.encoded_name(), "1588230740");
+        assert_eq!(meta.region_name_string(), "hbase:meta,,1");
         let mut replica = r.clone();
         replica.replica_id = 1;
         assert_ne!(replica.encoded_name(), r.encoded_name());
