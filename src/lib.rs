@@ -12,6 +12,9 @@
 //!   sort, region-partitioned output. Prose: `formats/import.md`, `formats/rowkey.md`.
 //! - [`read`]: Get and Scan over a store's HFiles with HBase's delete / version / TTL semantics.
 //!   Prose: `formats/read.md`.
+//! - [`hbase`]: HBase's own on-disk layout (root directories, tables, regions, store files,
+//!   HFileLinks, split references, snapshots), read and written offline; uses `format`,
+//!   `read` and `table`. Prose: `formats/hbase-layout.md`.
 //! - [`cli`]: the `hfkit` command line, a thin layer over the public API.
 //!
 //! Beside the layers, [`heap`]: the index min-heap both k-way merges (`read`, `pipeline`) use.
@@ -20,6 +23,7 @@
 
 pub mod cli;
 pub mod format;
+pub mod hbase;
 pub mod heap;
 pub mod pipeline;
 pub mod read;

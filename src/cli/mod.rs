@@ -16,6 +16,7 @@ macro_rules! examples {
     };
 }
 
+mod hbase;
 mod hfile;
 mod import;
 mod maint;
@@ -88,6 +89,10 @@ pub enum Command {
     Get(read::GetArgs),
     /// Scan rows of a table directory across regions, in row order (or reversed).
     Scan(read::ScanArgs),
+    /// HBase's own root directories (hbase.rootdir), offline: list, describe, verify, get,
+    /// scan tables and snapshots.
+    #[command(subcommand)]
+    Hbase(hbase::HbaseCommand),
     /// Offline maintenance: compact, alter, snapshot, export.
     #[command(flatten)]
     Maint(maint::MaintCommand),
@@ -145,6 +150,7 @@ where
         Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
         Command::Get(args) => read::get(args, &mut out),
         Command::Scan(args) => read::scan(args, &mut out),
+        Command::Hbase(cmd) => hbase::run(cmd, &mut out),
         Command::Maint(cmd) => maint::run(cmd, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);

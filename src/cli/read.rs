@@ -116,6 +116,25 @@ pub struct GetArgs {
 pub struct ScanArgs {
     /// The table directory.
     table: PathBuf,
+    #[command(flatten)]
+    query: ScanQueryArgs,
+}
+
+/// What a scan reads and how it prints it.
+#[derive(Debug, Args)]
+pub struct ScanQueryArgs {
+    #[command(flatten)]
+    range: ScanRangeArgs,
+    #[command(flatten)]
+    common: CommonReadArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReadFormat,
+}
+
+/// Which rows a scan returns.
+#[derive(Debug, Args)]
+pub struct ScanRangeArgs {
     /// First row (inclusive).
     #[arg(long, value_name = "ROW")]
     start: Option<String>,
@@ -131,11 +150,6 @@ pub struct ScanArgs {
     /// Rows in descending order.
     #[arg(long)]
     reverse: bool,
-    #[command(flatten)]
-    common: CommonReadArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    format: ReadFormat,
 }
 
 fn binary_arg(what: &str, s: &str) -> Result<Vec<u8>, CliError> {
@@ -324,15 +338,26 @@ impl Printer<'_> {
 
 /// `hfkit get`.
 pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let row = binary_arg("row", &args.row)?;
-    let opts = base_options(&args.common)?;
     let reader = open(&args.table)?;
+    get_from(&reader, &args.row, &args.common, args.format, out)
+}
+
+/// A get of `row` through `reader`, printed in `format` (also `hfkit hbase get`).
+pub(super) fn get_from(
+    reader: &TableReader,
+    row: &str,
+    common: &CommonReadArgs,
+    format: ReadFormat,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let row = binary_arg("row", row)?;
+    let opts = base_options(common)?;
     let (cells, stats) = reader
         .get(&row, &opts)
         .map_err(|e| CliError::failure(e.to_string()))?;
     let mut p = Printer {
         out,
-        format: args.format,
+        format,
         line: String::new(),
         get_style: true,
     };
@@ -342,7 +367,7 @@ pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         p.row(&row, &cells)?;
     }
     p.footer(rows)?;
-    if args.common.stats {
+    if common.stats {
         print_stats(&stats, rows, cells.len());
     }
     Ok(EXIT_OK)
@@ -350,25 +375,35 @@ pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
 
 /// `hfkit scan`.
 pub fn scan(args: ScanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let mut opts = base_options(&args.common)?;
-    if let Some(s) = &args.start {
+    let reader = open(&args.table)?;
+    scan_from(&reader, &args.query, out)
+}
+
+/// A scan through `reader`, printed as `query` asks (also `hfkit hbase scan`).
+pub(super) fn scan_from(
+    reader: &TableReader,
+    query: &ScanQueryArgs,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let (range, common, format) = (&query.range, &query.common, query.format);
+    let mut opts = base_options(common)?;
+    if let Some(s) = &range.start {
         opts.start_row = binary_arg("--start", s)?;
     }
-    if let Some(s) = &args.stop {
+    if let Some(s) = &range.stop {
         opts.stop_row = binary_arg("--stop", s)?;
     }
-    if let Some(p) = &args.prefix {
+    if let Some(p) = &range.prefix {
         opts.prefix = Some(binary_arg("--prefix", p)?);
     }
-    opts.limit = args.limit;
-    opts.reverse = args.reverse;
-    let reader = open(&args.table)?;
+    opts.limit = range.limit;
+    opts.reverse = range.reverse;
     let mut scanner = reader
         .scan(&opts)
         .map_err(|e| CliError::failure(e.to_string()))?;
     let mut p = Printer {
         out,
-        format: args.format,
+        format,
         line: String::new(),
         get_style: false,
     };
@@ -383,7 +418,7 @@ pub fn scan(args: ScanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         p.row(&row, &cs)?;
     }
     p.footer(rows)?;
-    if args.common.stats {
+    if common.stats {
         print_stats(&scanner.stats(), rows, cells);
     }
     Ok(EXIT_OK)

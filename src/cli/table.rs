@@ -41,6 +41,8 @@ pub enum TableCommand {
     /// Change a family's settings (compression, encoding, Bloom, block size, VERSIONS,
     /// MIN_VERSIONS, TTL, KEEP_DELETED_CELLS) for later writes: a new manifest version.
     Alter(super::maint::AlterArgs),
+    /// Create a table directory from a table or snapshot of an HBase root directory (offline).
+    CloneHbase(super::hbase::CloneArgs),
 }
 
 fn open(dir: &Path) -> Result<Table, CliError> {
@@ -55,6 +57,7 @@ pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         TableCommand::Alter(args) => {
             super::maint::run(super::maint::MaintCommand::Alter(args), out)
         }
+        TableCommand::CloneHbase(args) => super::hbase::clone(args, out),
     }
 }
 

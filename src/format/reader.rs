@@ -9,6 +9,11 @@
 //! seek:  root → intermediate → leaf (last entry ≤ key at each level) → data block → first cell ≥ key
 //! ```
 //!
+//! A reader may be restricted to one half of its file ([`HFileReader::into_half`], HBase's
+//! `HalfStoreFileReader` for the reference files a region split leaves): its scanners then
+//! return only the cells on that side of the split key. Everything else (index, FileInfo,
+//! Bloom filters, entry count) stays the whole file's, a superset of the half's.
+//!
 //! Every block read is checksum-verified before it is decompressed or decoded; any
 //! inconsistency is a [`FormatError`] naming the offset. No input can make the reader panic or
 //! allocate more than the file's own sizes justify.
@@ -29,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use super::block::{BlockDecoder, BlockHeader, BlockType};
 use super::bloom::{BloomKind, BloomQuery, BloomReader, BloomType};
-use super::cell::{CellRef, KeyView};
+use super::cell::{compare_flat_keys, compare_keys, CellRef, KeyView};
 use super::compression::Compression;
 use super::encoding::{new_decoder, CellDecoder, DataBlockEncoding, EncodingContext};
 use super::error::{FormatError, Result};
@@ -61,6 +66,23 @@ pub struct LoadOnOpenBlock {
     pub header: BlockHeader,
 }
 
+/// Which side of a split key a half reader returns (HBase's `Reference.Range`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfRange {
+    /// Cells whose key is ≥ the split key.
+    Top,
+    /// Cells whose key is < the split key.
+    Bottom,
+}
+
+/// The half of a file a reader is restricted to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Half {
+    /// A flat key (for a region split: first-on-row of the split row).
+    split_key: Vec<u8>,
+    range: HalfRange,
+}
+
 /// An open HFile.
 pub struct HFileReader {
     backing: Backing,
@@ -78,6 +100,7 @@ pub struct HFileReader {
     general_bloom: Option<BloomReader>,
     delete_family_bloom: Option<BloomReader>,
     load_on_open: Vec<LoadOnOpenBlock>,
+    half: Option<Half>,
 }
 
 impl std::fmt::Debug for HFileReader {
@@ -85,6 +108,7 @@ impl std::fmt::Debug for HFileReader {
         f.debug_struct("HFileReader")
             .field("path", &self.path)
             .field("trailer", &self.trailer)
+            .field("half", &self.half)
             .finish_non_exhaustive()
     }
 }
@@ -280,7 +304,29 @@ impl HFileReader {
             general_bloom_meta,
             delete_family_bloom_meta,
             load_on_open,
+            half: None,
         })
+    }
+
+    /// This reader restricted to one half of the file, as HBase reads a reference file: its
+    /// scanners return only the cells whose key is ≥ `split_key` ([`HalfRange::Top`]) or
+    /// < `split_key` ([`HalfRange::Bottom`]); seeks are clamped to the half. `split_key` is a
+    /// flat key (a reference stores first-on-row of the split row).
+    pub fn into_half(mut self, split_key: Vec<u8>, range: HalfRange) -> Result<HFileReader> {
+        if KeyView::parse(&split_key).is_none() {
+            return Err(FormatError::Invalid(
+                "the split key of a half file is not a valid cell key".into(),
+            ));
+        }
+        self.half = Some(Half { split_key, range });
+        Ok(self)
+    }
+
+    /// The split key and side this reader is restricted to, if it reads a half.
+    pub fn half(&self) -> Option<(&[u8], HalfRange)> {
+        self.half
+            .as_ref()
+            .map(|h| (h.split_key.as_slice(), h.range))
     }
 
     /// The whole file.
@@ -404,6 +450,8 @@ impl HFileReader {
             spare: Vec::new(),
             cells_from_first: Some(0),
             last_data_block: None,
+            positioned: false,
+            past_half: false,
         })
     }
 
@@ -545,6 +593,10 @@ pub struct Scanner<'r> {
     cells_from_first: Option<u64>,
     /// Offset of the last data block loaded.
     last_data_block: Option<u64>,
+    /// A `next` or `seek` has positioned the scanner (a top half starts at its split key).
+    positioned: bool,
+    /// A bottom half's scanner has reached its split key: no more cells.
+    past_half: bool,
 }
 
 impl<'r> Scanner<'r> {
@@ -626,25 +678,60 @@ impl<'r> Scanner<'r> {
         Ok(())
     }
 
-    /// The next cell, or `None` at the end of the file.
+    /// The next cell, or `None` at the end of the file (of the half, for a half reader).
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<CellRef<'_>>> {
+        let found = match self.reader.half.as_ref() {
+            Some(h) if h.range == HalfRange::Top && !self.positioned => {
+                let key = h.split_key.clone();
+                self.seek_in_file(&key)?
+            }
+            _ if self.past_half => false,
+            _ => self.step()?,
+        };
+        self.positioned = true;
+        self.finish_move(found)
+    }
+
+    /// Advances to the next cell of the file, whatever the half; false at the end.
+    fn step(&mut self) -> Result<bool> {
         loop {
             if let Some(d) = self.decoder.as_mut() {
                 if d.advance()? {
                     if let Some(n) = self.cells_from_first.as_mut() {
                         *n += 1;
                     }
-                    break;
+                    return Ok(true);
                 }
             }
             match self.next_block {
                 Some(at) => {
                     if !self.load_from(at)? {
-                        return Ok(None);
+                        return Ok(false);
                     }
                 }
-                None => return Ok(None),
+                None => return Ok(false),
+            }
+        }
+    }
+
+    /// The current cell after a move that found one (`found`), or `None`; a bottom half ends
+    /// at the first cell ≥ its split key.
+    fn finish_move(&mut self, found: bool) -> Result<Option<CellRef<'_>>> {
+        if !found {
+            return Ok(None);
+        }
+        if let Some(h) = self.reader.half.as_ref() {
+            if h.range == HalfRange::Bottom {
+                let split = KeyView::parse(&h.split_key);
+                let beyond = match (self.decoder.as_ref().map(|d| d.cell()), split) {
+                    (Some(c), Some(split)) => compare_keys(&KeyView::of(&c), &split).is_ge(),
+                    _ => false,
+                };
+                if beyond {
+                    self.past_half = true;
+                    return Ok(None);
+                }
             }
         }
         Ok(self.decoder.as_ref().map(|d| d.cell()))
@@ -652,15 +739,32 @@ impl<'r> Scanner<'r> {
 
     /// Positions the scanner on the first cell whose key is ≥ `key` (a flat key, e.g.
     /// [`crate::format::cell::first_on_row`]) and returns it; [`Scanner::current`] is then that
-    /// cell and [`Scanner::next`] the one after it. `None` when every cell is smaller.
+    /// cell and [`Scanner::next`] the one after it. `None` when every cell is smaller. A half
+    /// reader's seek stays inside its half.
     pub fn seek(&mut self, key: &[u8]) -> Result<Option<CellRef<'_>>> {
+        self.positioned = true;
+        self.past_half = false;
+        let found = match self.reader.half.as_ref() {
+            Some(h)
+                if h.range == HalfRange::Top && compare_flat_keys(key, &h.split_key).is_lt() =>
+            {
+                let split = h.split_key.clone();
+                self.seek_in_file(&split)?
+            }
+            _ => self.seek_in_file(key)?,
+        };
+        self.finish_move(found)
+    }
+
+    /// [`Scanner::seek`] over the whole file; true when it found a cell.
+    fn seek_in_file(&mut self, key: &[u8]) -> Result<bool> {
         let target = KeyView::parse(key)
             .ok_or_else(|| FormatError::Invalid("seek key is not a valid cell key".into()))?;
         let Some(entry) = self.reader.locate_block(&mut self.blocks, key)? else {
             // Before the first block's first key: every cell is ≥ `key`, so this is a scan
             // from the first cell (and its end checks the cell count).
             self.restart();
-            return self.next();
+            return self.step();
         };
         self.cells_from_first = None;
         let start = entry.offset;
@@ -679,18 +783,21 @@ impl<'r> Scanner<'r> {
                 None => false,
             };
             if found {
-                return Ok(self.decoder.as_ref().map(|d| d.cell()));
+                return Ok(true);
             }
             let next = self.next_block;
             match next {
                 Some(at) if self.load_from(at)? => continue,
-                _ => return Ok(None),
+                _ => return Ok(false),
             }
         }
     }
 
     /// The cell the scanner is on (after `next` or `seek` returned one).
     pub fn current(&self) -> Option<CellRef<'_>> {
+        if self.past_half {
+            return None;
+        }
         self.decoder.as_ref().map(|d| d.cell())
     }
 }
@@ -753,5 +860,96 @@ mod tests {
             e.starts_with("not an HFile: ") && e.ends_with("is a directory"),
             "{e}"
         );
+    }
+}
+
+#[cfg(test)]
+mod half_tests {
+    use super::*;
+    use crate::format::cell::{first_on_row, Cell};
+    use crate::format::writer::{HFileWriter, WriterOptions};
+
+    /// Rows r00..r29, two cells each, in blocks of a few cells.
+    fn reader() -> HFileReader {
+        let opts = WriterOptions {
+            block_size: 64,
+            ..WriterOptions::default()
+        };
+        let mut w = HFileWriter::new(Vec::new(), opts).unwrap();
+        for i in 0..30 {
+            let row = format!("r{i:02}");
+            for q in ["a", "b"] {
+                let c = Cell::put(row.as_bytes(), b"f", q.as_bytes(), 1, b"v");
+                w.append(&c.as_ref()).unwrap();
+            }
+        }
+        HFileReader::from_bytes(w.finish().unwrap().0).unwrap()
+    }
+
+    fn rows(s: &mut Scanner<'_>, first: Option<CellRef<'_>>) -> Vec<String> {
+        let mut out: Vec<String> = first
+            .map(|c| String::from_utf8_lossy(c.row).into_owned())
+            .into_iter()
+            .collect();
+        while let Some(c) = s.next().unwrap() {
+            out.push(String::from_utf8_lossy(c.row).into_owned());
+        }
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn halves_split_the_cells_at_the_split_key() {
+        let split = first_on_row(b"r10");
+        let top = reader().into_half(split.clone(), HalfRange::Top).unwrap();
+        let bottom = reader()
+            .into_half(split.clone(), HalfRange::Bottom)
+            .unwrap();
+        assert_eq!(top.half(), Some((split.as_slice(), HalfRange::Top)));
+        let mut s = top.scanner().unwrap();
+        let got = rows(&mut s, None);
+        assert_eq!(got.first().map(String::as_str), Some("r10"));
+        assert_eq!(got.len(), 20);
+        let mut s = bottom.scanner().unwrap();
+        let got = rows(&mut s, None);
+        assert_eq!(got.last().map(String::as_str), Some("r09"));
+        assert_eq!(got.len(), 10);
+        assert!(
+            s.current().is_none(),
+            "a bottom half ends before its split key"
+        );
+
+        // Seeks are clamped to the half.
+        let mut s = top.scanner().unwrap();
+        let first = s
+            .seek(&first_on_row(b"r02"))
+            .unwrap()
+            .map(|c| c.row.to_vec());
+        assert_eq!(first.as_deref(), Some(&b"r10"[..]));
+        let first = s
+            .seek(&first_on_row(b"r25"))
+            .unwrap()
+            .map(|c| c.row.to_vec());
+        assert_eq!(first.as_deref(), Some(&b"r25"[..]));
+        let mut s = bottom.scanner().unwrap();
+        assert!(s.seek(&first_on_row(b"r10")).unwrap().is_none());
+        assert!(s.seek(&first_on_row(b"r20")).unwrap().is_none());
+        let first = s
+            .seek(&first_on_row(b"r05"))
+            .unwrap()
+            .map(|c| c.row.to_vec());
+        assert_eq!(first.as_deref(), Some(&b"r05"[..]));
+        assert_eq!(rows(&mut s, None).len(), 5, "r05 (second cell) .. r09");
+
+        // A split key outside the file: one half is everything, the other nothing.
+        let all = reader()
+            .into_half(first_on_row(b"a"), HalfRange::Top)
+            .unwrap();
+        assert_eq!(rows(&mut all.scanner().unwrap(), None).len(), 30);
+        let none = reader()
+            .into_half(first_on_row(b"a"), HalfRange::Bottom)
+            .unwrap();
+        assert!(rows(&mut none.scanner().unwrap(), None).is_empty());
+        assert!(reader().into_half(vec![1, 2], HalfRange::Top).is_err());
     }
 }

@@ -1,9 +1,11 @@
 //! K-way merge of a store's files in HBase cell order (HBase's `KeyValueHeap`).
 //!
 //! Order: the cell comparator (row ↑, family ↑, qualifier ↑, timestamp ↓, type ↓), then the
-//! source's sequence id ↓ (every cell of a store file carries the file's sequence id, as HBase
-//! does for bulk-loaded files, whatever MVCC is stored in the cell), then source position ↓
-//! (a later file wins a remaining tie, as HBase's scanner order does).
+//! cell's sequence id ↓ (every cell of a store file carries the file's sequence id, as HBase
+//! does for bulk-loaded files, whatever MVCC is stored in the cell; a file given
+//! [`super::CELL_SEQ_IDS`] keeps the MVCC stored in each cell, as HBase reads the files it
+//! flushed or compacted), then source position ↓ (a later file wins a remaining tie, as
+//! HBase's scanner order does).
 //!
 //! Each source keeps its current cell inside its own [`Scanner`] (a view into the decoded
 //! block); the heap holds source indices only, so merging allocates nothing per cell. The winner
@@ -31,7 +33,9 @@ impl Source<'_> {
             return None;
         }
         self.scanner.current().map(|mut c| {
-            c.seq_id = self.seq_id;
+            if self.seq_id != super::CELL_SEQ_IDS {
+                c.seq_id = self.seq_id;
+            }
             c
         })
     }
@@ -113,7 +117,8 @@ impl<'r> MergeScanner<'r> {
         Ok(())
     }
 
-    /// The next cell in merge order (its `seq_id` is the file's), without consuming it.
+    /// The next cell in merge order (its `seq_id` is the file's, or its own for a file given
+    /// [`super::CELL_SEQ_IDS`]), without consuming it.
     pub fn peek(&self) -> Option<CellRef<'_>> {
         let top = *self.heap.first()?;
         self.sources.get(top)?.current()
@@ -161,7 +166,7 @@ impl<'r> MergeScanner<'r> {
         let (sa, sb) = (&sources[a], &sources[b]);
         let ord = match (sa.current(), sb.current()) {
             (Some(x), Some(y)) => compare_cells(&x, &y)
-                .then_with(|| sb.seq_id.cmp(&sa.seq_id))
+                .then_with(|| y.seq_id.cmp(&x.seq_id))
                 .then_with(|| sb.order.cmp(&sa.order)),
             (Some(_), None) => Ordering::Less,
             (None, Some(_)) => Ordering::Greater,
@@ -246,5 +251,35 @@ mod tests {
         assert_eq!(drain(&mut m).len(), 3);
         m.seek(&crate::format::cell::first_on_row(b"d")).unwrap();
         assert!(m.peek().is_none());
+    }
+
+    #[test]
+    fn cell_sequence_ids_order_ties_and_are_kept() {
+        let with_seq = |mut c: Cell, seq: u64| {
+            c.seq_id = seq;
+            c
+        };
+        // HBase-flushed files: each cell keeps its MVCC, which decides ties across files
+        // whatever the files' order.
+        let newer_first = file(&[
+            with_seq(cell("a", "q", 5, CellType::Put, "late"), 30),
+            with_seq(cell("b", "q", 1, CellType::Put, "b"), 31),
+        ]);
+        let older = file(&[with_seq(cell("a", "q", 5, CellType::Put, "early"), 10)]);
+        let cells = crate::read::CELL_SEQ_IDS;
+        let mut m = MergeScanner::new([(&newer_first, cells), (&older, cells)]).unwrap();
+        m.seek_to_first().unwrap();
+        assert_eq!(
+            drain(&mut m),
+            vec![
+                ("a/q/5/Put/late".to_string(), 30),
+                ("a/q/5/Put/early".to_string(), 10),
+                ("b/q/1/Put/b".to_string(), 31),
+            ]
+        );
+        // A bulk-load sequence id still overrides the stored MVCC.
+        let mut m = MergeScanner::new([(&newer_first, 1), (&older, cells)]).unwrap();
+        m.seek_to_first().unwrap();
+        assert_eq!(drain(&mut m)[0], ("a/q/5/Put/early".to_string(), 10));
     }
 }

@@ -125,7 +125,13 @@ impl Default for FamilyReadSettings {
     }
 }
 
-/// One region × column family: its files, each with the sequence id its cells carry.
+/// The sequence id of a store file whose cells each keep the sequence id (MVCC) stored in
+/// them, as HBase reads the files it flushed or compacted itself (`Store::files`). Every other
+/// value is given to every cell of its file, as HBase does for bulk-loaded files.
+pub const CELL_SEQ_IDS: u64 = u64::MAX;
+
+/// One region × column family: its files, each with the sequence id its cells carry (or
+/// [`CELL_SEQ_IDS`]), oldest first: a later file wins a tie of equal keys and sequence ids.
 #[derive(Clone, Debug)]
 pub struct Store {
     pub family: Vec<u8>,

@@ -400,6 +400,33 @@ fn merge_store<W: std::io::Write>(
     Ok(counts)
 }
 
+/// Merges one store's `files` (oldest first; sequence ids as in [`Store::files`]) into
+/// `writer` with HBase's major-compaction rules (every file of the store: DROP_DELETES), for
+/// stores kept outside a table directory (HBase's own layout, `crate::hbase`). Returns the
+/// cells and the delete markers written.
+pub fn major_compact_store<W: std::io::Write>(
+    family: &[u8],
+    settings: &FamilyReadSettings,
+    files: &[(Arc<HFileReader>, u64)],
+    now_ms: i64,
+    writer: &mut HFileWriter<W>,
+) -> Result<(u64, u64), TableError> {
+    // A file without EARLIEST_PUT_TS counts as holding a very old Put.
+    let earliest_put_ts = files
+        .iter()
+        .map(|(r, _)| {
+            r.file_info()
+                .get_i64(keys::EARLIEST_PUT_TS)
+                .unwrap_or(i64::MIN)
+        })
+        .min()
+        .unwrap_or(i64::MAX);
+    let rules = Rules::DropDeletes { earliest_put_ts };
+    let mut matcher = CompactionMatcher::new(settings, rules, now_ms);
+    let counts = merge_store(family, files, &mut matcher, writer)?;
+    Ok((counts.cells, counts.markers))
+}
+
 /// A store chosen for compaction.
 struct Plan {
     region: String,

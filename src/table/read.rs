@@ -188,6 +188,30 @@ impl TableReader {
         }))
     }
 
+    /// A reader over stores opened elsewhere (HBase's own layout: [`crate::hbase`]): the
+    /// table `table` with `families`, and its regions in key order, each with its stores. The
+    /// regions must chain from the empty key to the empty key; `dir` names the table in
+    /// messages.
+    pub fn from_stores(
+        dir: PathBuf,
+        table: &str,
+        families: Vec<FamilyEntry>,
+        regions: Vec<(RegionEntry, Vec<Store>)>,
+    ) -> Result<TableReader, TableError> {
+        let entries = regions.iter().map(|(r, _)| r.clone()).collect();
+        let manifest = Manifest::new(table, families, entries);
+        manifest.check_regions().map_err(TableError::Invalid)?;
+        let regions = regions
+            .into_iter()
+            .map(|(region, stores)| RegionStores { region, stores })
+            .collect();
+        Ok(TableReader {
+            dir,
+            manifest,
+            regions,
+        })
+    }
+
     /// The manifest version this reader reads.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
