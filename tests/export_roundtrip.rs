@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arrow_schema::DataType;
+use hfkit::pipeline::cell_export::ExportFormat;
 use hfkit::pipeline::export::{export_rows, RowExportReport};
 use hfkit::pipeline::import::{run_import, ImportOptions, InputFormat};
 use hfkit::pipeline::source::CsvOptions;
 use hfkit::read::ReadOptions;
 use hfkit::table::directory::Table;
-use hfkit::table::export::CellFormat;
 use hfkit::table::manifest::FamilyEntry;
 use hfkit::table::read::TableReader;
 use hfkit::table::{ParsedSchema, TableSchema};
@@ -132,8 +132,8 @@ fn round_trip(tmp: &Path, a: &Table, s: &ParsedSchema, name: &str) -> [RowExport
     assert!(!want.is_empty(), "{name}: A is empty");
     let mut reports = Vec::new();
     for (format, ext, input) in [
-        (CellFormat::Csv, "csv", csv_format(b',')),
-        (CellFormat::Parquet, "parquet", InputFormat::Parquet),
+        (ExportFormat::Csv, "csv", csv_format(b',')),
+        (ExportFormat::Parquet, "parquet", InputFormat::Parquet),
     ] {
         let file = tmp.join(format!("{name}-rows.{ext}"));
         let r = export_rows(a, &s.mapping, format, &file, None, NOW)
@@ -277,7 +277,7 @@ fn the_newest_version_is_exported() {
     export_rows(
         &a,
         &s.mapping,
-        CellFormat::Parquet,
+        ExportFormat::Parquet,
         &file,
         Some("before"),
         NOW,
@@ -365,7 +365,7 @@ timestamp = 1
     std::fs::write(&input, "ts,id,v\n1700000000000,a,1\n").unwrap();
     import(&a, &s, &input, csv_format(b','));
     let dest = t.join("daily.csv.out");
-    let e = export_rows(&a, &s.mapping, CellFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -386,7 +386,7 @@ timestamp = 1
     // Two variable-width fields with nothing between them.
     let adjacent = text.replace("bucket(ts, day) + \"_\" + id", "id + ts");
     let s3 = TableSchema::from_toml_str(&adjacent, "daily.toml", None).unwrap();
-    let e = export_rows(&a, &s3.mapping, CellFormat::Parquet, &dest, None, NOW)
+    let e = export_rows(&a, &s3.mapping, ExportFormat::Parquet, &dest, None, NOW)
         .unwrap_err()
         .to_string();
     assert!(
@@ -404,7 +404,7 @@ timestamp = 1
         )
         .replace("cell = \"d:v\"", "cell = \"x:v\"");
     let s4 = TableSchema::from_toml_str(&other, "daily.toml", None).unwrap();
-    let e = export_rows(&a, &s4.mapping, CellFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&a, &s4.mapping, ExportFormat::Csv, &dest, None, NOW)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -453,7 +453,7 @@ timestamp = 10
     std::fs::write(&input, "id,o,n\nk2,zz,2\n").unwrap();
     import(&a, &other, &input, csv_format(b','));
     let dest = t.join("kv.out.csv");
-    let e = export_rows(&a, &s.mapping, CellFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -476,7 +476,7 @@ timestamp = 10
     let c = create(&t.join("kv3"), &s_text);
     std::fs::write(&input, "id,n\nk3,abc\n").unwrap();
     import(&c, &s_text, &input, csv_format(b','));
-    let e = export_rows(&c, &s.mapping, CellFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&c, &s.mapping, ExportFormat::Csv, &dest, None, NOW)
         .unwrap_err()
         .to_string();
     assert_eq!(

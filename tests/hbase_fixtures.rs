@@ -162,7 +162,7 @@ fn writer_matches_hbase_block_boundaries_and_payloads_for_compressed_fixtures() 
     assert_eq!(compared, 30, "compressed fixtures compared");
 }
 
-/// The lookup and the skip report of `src/test_fixtures.rs`.
+/// The lookup and the skip report of the `hfkit-testkit` crate.
 mod skips {
     use super::common::test_fixtures::*;
     use std::ffi::OsString;

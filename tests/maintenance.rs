@@ -721,7 +721,7 @@ fn parse_cell(row: &str, fam: &str, q: &str, ts: &str, t: &str, v: &str) -> Stri
 fn exports_round_trip() {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
-    use hfkit::table::export::CellFormat;
+    use hfkit::pipeline::cell_export::{export_cells, ExportFormat};
 
     let tmp = tmpdir();
     let (t, _) = random_table(tmp.path(), 21, 3);
@@ -743,9 +743,7 @@ fn exports_round_trip() {
     assert!(want.len() > 50);
 
     let csv_path = tmp.path().join("cells.csv");
-    let r = t
-        .export_cells(None, CellFormat::Csv, &csv_path, NOW)
-        .unwrap();
+    let r = export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW).unwrap();
     assert_eq!(r.cells as usize, want.len());
     let mut rd = csv::Reader::from_path(&csv_path).unwrap();
     assert_eq!(
@@ -760,13 +758,10 @@ fn exports_round_trip() {
         })
         .collect();
     same(&got, &want, "CSV");
-    assert!(t
-        .export_cells(None, CellFormat::Csv, &csv_path, NOW)
-        .is_err());
+    assert!(export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW).is_err());
 
     let pq_path = tmp.path().join("cells.parquet");
-    t.export_cells(None, CellFormat::Parquet, &pq_path, NOW)
-        .unwrap();
+    export_cells(&t, None, ExportFormat::Parquet, &pq_path, NOW).unwrap();
     let f = std::fs::File::open(&pq_path).unwrap();
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
         .unwrap()
@@ -805,7 +800,7 @@ fn exports_round_trip() {
 
 #[test]
 fn bulkload_and_snapshot_exports() {
-    use hfkit::table::export::CellFormat;
+    use hfkit::pipeline::cell_export::{export_cells, ExportFormat};
     let tmp = tmpdir();
     let (t, families) = random_table(tmp.path(), 22, 3);
     t.snapshot_create("s").unwrap();
@@ -826,9 +821,7 @@ fn bulkload_and_snapshot_exports() {
     fresh.attach(&bulk).unwrap();
     same(&scan_live(&fresh, NOW), &at_s, "bulk load of the export");
     let csv_path = tmp.path().join("s.csv");
-    let r = t
-        .export_cells(Some("s"), CellFormat::Csv, &csv_path, NOW)
-        .unwrap();
+    let r = export_cells(&t, Some("s"), ExportFormat::Csv, &csv_path, NOW).unwrap();
     assert_eq!(r.cells as usize, at_s.len());
     let copy = t.export_table(Some("s"), &tmp.path().join("copy")).unwrap();
     assert_eq!(scan_live(&Table::open(&copy.path).unwrap(), NOW), at_s);

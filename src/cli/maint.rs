@@ -8,9 +8,10 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
 use super::{CliError, EXIT_OK};
+use crate::pipeline::cell_export::{export_cells, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
-use crate::table::export::{CellFormat, ExportReport};
+use crate::table::export::ExportReport;
 use crate::table::TableSchema;
 
 #[derive(Debug, Subcommand)]
@@ -318,10 +319,10 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                     (None, Some(dir), None) => t.export_bulkload(snap, &dir),
                     (Some(file), None, Some(f)) => {
                         let format = match f {
-                            FormatArg::Csv => CellFormat::Csv,
-                            FormatArg::Parquet => CellFormat::Parquet,
+                            FormatArg::Csv => ExportFormat::Csv,
+                            FormatArg::Parquet => ExportFormat::Parquet,
                         };
-                        t.export_cells(snap, format, &file, now.unwrap_or_else(now_ms))
+                        export_cells(&t, snap, format, &file, now.unwrap_or_else(now_ms))
                     }
                     _ => return Err(CliError::usage(
                         "export needs --to DIR, --bulkload DIR, or --format csv|parquet --to FILE",
@@ -363,8 +364,8 @@ fn export_rows(
 ) -> Result<i32, CliError> {
     let parsed = TableSchema::from_file(schema).map_err(|e| CliError::failure(e.to_string()))?;
     let format = match format {
-        FormatArg::Csv => CellFormat::Csv,
-        FormatArg::Parquet => CellFormat::Parquet,
+        FormatArg::Csv => ExportFormat::Csv,
+        FormatArg::Parquet => ExportFormat::Parquet,
     };
     let r = crate::pipeline::export::export_rows(
         t,

@@ -1,6 +1,6 @@
 //! Shared helpers for tests that read Apache HBase's fixtures from `../shared/fixtures` (or
 //! `$HFKIT_HBASE_FIXTURES`, the directory holding `hbase/`), found through
-//! [`test_fixtures`] (`src/test_fixtures.rs`, the one copy the library's unit tests use too):
+//! [`test_fixtures`] (the `hfkit-testkit` crate, the one copy the crates' unit tests use too):
 //! absent, a test is skipped and counted, or fails under `HFKIT_REQUIRE_FIXTURES=1`. Also small
 //! helpers shared by the table tests.
 #![allow(dead_code)]
@@ -17,8 +17,7 @@ use hfkit::format::text::parse_cell_line;
 use hfkit::format::trailer::COMPARATOR_INNER_STORE;
 use hfkit::format::writer::{BulkLoadInfo, WriterOptions};
 
-#[path = "../../src/test_fixtures.rs"]
-pub mod test_fixtures;
+pub use hfkit_testkit as test_fixtures;
 
 /// The fixtures root (holding `hbase/`, `hbase-corrupt/`, `hashes/`, `splits/`) for test
 /// `test`, or `None` when it is to be skipped ([`test_fixtures::dir`]).

@@ -1,0 +1,96 @@
+//! HBase's own on-disk layout, offline: an HBase root directory (`hbase.rootdir`) and its
+//! tables, regions, store files (plain HFiles, HFileLinks, split references) and snapshots,
+//! read as HBase would read them, and written as HBase would write them (snapshots, in-place
+//! compaction). Spec: `formats/hbase-layout.md`.
+//!
+//! | module | owns | spec section |
+//! |---|---|---|
+//! | [`proto`] | the layout's protobuf messages (`prost`, by hand) | §"Protobuf messages" |
+//! | [`names`] | store file names: HFile, HFileLink, reference; link search order | §"Store files" |
+//! | [`region`] | `RegionInfo`, encoded names, `.regioninfo`, region order, split parents | §"Regions" |
+//! | [`descriptor`] | `.tableinfo`, table / family descriptors, HBase's `describe` text | §"Table descriptors" |
+//! | [`reference`] | reference files (`Reference`: split key and half) | §"Store files" |
+//! | [`manifest`] | a table's or snapshot's regions and store files ([`Manifest`]); store listing, `.filelist` | §"Regions", §"Store file trackers" |
+//! | [`store`] | resolving a store file to its bytes, opening it as HBase does, [`hfkit_read::Store`]s | §"Reading" |
+//! | [`root`] | the root directory: version, tables, snapshots | §"Root directory" |
+//! | [`snapshot`] | `.snapshotinfo`, `data.manifest` (v2), v1 and `region-manifest.*` snapshots | §"Snapshots" |
+//! | [`verify`] | snapshot verification and per-store cell digests | §"Verification" |
+//! | [`clone`] | an hfkit table from an HBase table or snapshot | §"Clone into an hfkit table" |
+//! | [`compact`] | offline major compaction of a table's stores in place, archiving the inputs | §"Offline compaction" |
+//! | [`export`] | an hfkit table as an HBase snapshot (`ExportSnapshot`'s layout) | §"Export as an HBase snapshot" |
+//!
+//! This layer uses [`hfkit_format`], [`hfkit_read`] and [`hfkit_table`] only.
+
+pub mod clone;
+pub mod compact;
+pub mod descriptor;
+pub mod export;
+pub mod manifest;
+pub mod names;
+pub mod proto;
+pub mod reference;
+pub mod region;
+pub mod root;
+pub mod snapshot;
+pub mod store;
+pub mod verify;
+
+use std::path::{Path, PathBuf};
+
+pub use descriptor::{FamilyDescriptor, TableDescriptor};
+pub use manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
+pub use reference::Reference;
+pub use region::RegionInfo;
+pub use root::HBaseRoot;
+
+use hfkit_format::fileinfo::PB_MAGIC;
+
+/// Errors of the HBase layout: each names the file (or directory) and the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum HBaseError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the layout is damaged, missing or inconsistent.
+    #[error("{}: {detail}", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    /// A store file cannot be read as an HFile.
+    #[error("{}: {source}", path.display())]
+    Format {
+        path: PathBuf,
+        #[source]
+        source: hfkit_format::FormatError,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Table(#[from] hfkit_table::TableError),
+}
+
+impl HBaseError {
+    pub fn io(path: &Path, source: std::io::Error) -> HBaseError {
+        HBaseError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub fn corrupt(path: &Path, detail: impl Into<String>) -> HBaseError {
+        HBaseError::Corrupt {
+            path: path.to_path_buf(),
+            detail: detail.into(),
+        }
+    }
+}
+
+pub type Result<T, E = HBaseError> = std::result::Result<T, E>;
+
+/// The bytes after the `PBUF` magic of a protobuf file HBase writes with it.
+pub(crate) fn pb_magic<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
+    bytes
+        .strip_prefix(PB_MAGIC.as_slice())
+        .ok_or_else(|| HBaseError::corrupt(path, "does not start with the PBUF magic"))
+}

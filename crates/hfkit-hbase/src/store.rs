@@ -1,0 +1,328 @@
+//! Reading store files as HBase does (`StoreFileInfo`, `HFileLink`, `HStoreFile.open`):
+//! resolving a manifest entry to the HFile holding its bytes (through links, and references
+//! to their parent's file), opening it (a reference as a half reader), the sequence id its
+//! cells carry, and a region's [`hfkit_read::Store`]s. Spec: `formats/hbase-layout.md`
+//! §"Reading".
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::descriptor::FamilyDescriptor;
+use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
+use super::names::{HFileLink, StoreFileName};
+use super::reference::Reference;
+use super::{HBaseError, Result};
+use hfkit_format::fileinfo::keys;
+use hfkit_format::reader::HFileReader;
+use hfkit_read::{Store, CELL_SEQ_IDS};
+use hfkit_table::manifest::{FamilyEntry, RegionEntry};
+use hfkit_table::read::TableReader;
+
+/// FileInfo key of bulk-loaded files whose cells keep their sequence ids (MOB compaction).
+pub const SKIP_RESET_SEQ_ID: &str = "SKIP_RESET_SEQ_ID";
+
+/// How a store file entry reaches its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedFile {
+    /// The entry's name in its store.
+    pub name: String,
+    /// The HFile holding the bytes.
+    pub path: PathBuf,
+    /// Reached through an HFileLink (a link name, a snapshot entry, or a reference to one).
+    pub link: bool,
+    pub reference: Option<Reference>,
+    /// Length of the HFile at `path`.
+    pub size: u64,
+}
+
+impl ResolvedFile {
+    /// `hfile`, `link`, `reference top|bottom` or `reference top|bottom via link`.
+    pub fn kind(&self) -> String {
+        let mut s = match &self.reference {
+            Some(r) if r.is_top() => "reference top".to_string(),
+            Some(_) => "reference bottom".to_string(),
+            None if self.link => return "link".into(),
+            None => return "hfile".into(),
+        };
+        if self.link {
+            s.push_str(" via link");
+        }
+        s
+    }
+}
+
+/// The first existing location of `link` (`data/`, `archive/`, `.tmp/`, `mobdir/`).
+fn find_link(root: &Path, link: &HFileLink, family: &str) -> Option<PathBuf> {
+    link.locations(root, family)
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+fn size_of(path: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(path)
+        .map_err(|e| HBaseError::io(path, e))?
+        .len())
+}
+
+impl Manifest {
+    /// The store directory of `region`'s `family` for a table, the snapshot directory's
+    /// region for a snapshot (where v1 snapshots keep reference files).
+    fn store_dir(&self, region: &RegionManifest, family: &str) -> PathBuf {
+        self.dir().join(region.info.encoded_name()).join(family)
+    }
+
+    /// Resolves `file` of `region`'s `family` to the HFile holding its bytes, as HBase does:
+    /// a table's HFile is in its store directory; an HFileLink (and every plain name of a
+    /// snapshot, as a link to the snapshot's table) is searched in `data/`, `archive/`,
+    /// `.tmp/`, `mobdir/`; a reference reads the parent region's file (in a table: the
+    /// parent's store directory, or the link it names; in a snapshot: through a link). An
+    /// error names what is missing and where it was looked for.
+    pub fn resolve(
+        &self,
+        region: &RegionManifest,
+        family: &str,
+        file: &StoreFile,
+    ) -> Result<ResolvedFile> {
+        let root = &self.root;
+        let table = self.table();
+        let region_name = region.info.encoded_name();
+        let kind = StoreFileName::parse(&file.name).ok_or_else(|| {
+            HBaseError::corrupt(
+                &self.store_dir(region, family).join(&file.name),
+                "not a store file name (HFile, HFileLink or reference)",
+            )
+        })?;
+        let snapshot = matches!(self.source, Source::Snapshot { .. });
+        let missing_link = |link: &HFileLink, what: &str| {
+            let [data, archive, ..] = link.locations(root, family);
+            HBaseError::corrupt(
+                &data,
+                format!(
+                    "{what}: can't find hfile {} in the real ({}) or archive ({}) directory",
+                    link.hfile,
+                    data.display(),
+                    archive.display()
+                ),
+            )
+        };
+        let (path, link, reference) = match kind {
+            StoreFileName::HFile if !snapshot => {
+                let p = self.store_dir(region, family).join(&file.name);
+                if !p.is_file() {
+                    return Err(HBaseError::corrupt(&p, "store file missing"));
+                }
+                (p, false, None)
+            }
+            StoreFileName::HFile => {
+                let l = HFileLink {
+                    table: table.clone(),
+                    region: region_name.clone(),
+                    hfile: file.name.clone(),
+                };
+                let p = find_link(root, &l, family)
+                    .ok_or_else(|| missing_link(&l, &format!("snapshot file {}", file.name)))?;
+                (p, true, None)
+            }
+            StoreFileName::Link(l) => {
+                let p = find_link(root, &l, family)
+                    .ok_or_else(|| missing_link(&l, &format!("link {}", file.name)))?;
+                (p, true, None)
+            }
+            StoreFileName::Reference { referred, parent } => {
+                let reference = match &file.reference {
+                    Some(r) => r.clone(),
+                    None => Reference::read_file(&self.store_dir(region, family).join(&file.name))?,
+                };
+                let link = HFileLink::parse(&referred).or_else(|| {
+                    snapshot.then(|| HFileLink {
+                        table: table.clone(),
+                        region: parent.clone(),
+                        hfile: referred.clone(),
+                    })
+                });
+                let what = format!("missing parent hfile for reference {}", file.name);
+                let (p, via_link) = match link {
+                    Some(l) => (
+                        find_link(root, &l, family).ok_or_else(|| missing_link(&l, &what))?,
+                        true,
+                    ),
+                    None => {
+                        // A table's reference to a plain HFile (a snapshot's always names a
+                        // link, made above).
+                        let p = self.dir().join(&parent).join(family).join(&referred);
+                        if !p.is_file() {
+                            return Err(HBaseError::corrupt(&p, what));
+                        }
+                        (p, false)
+                    }
+                };
+                (p, via_link, Some(reference))
+            }
+        };
+        let size = size_of(&path)?;
+        Ok(ResolvedFile {
+            name: file.name.clone(),
+            path,
+            link,
+            reference,
+            size,
+        })
+    }
+
+    /// The files of `region`'s store `ff`, resolved and opened as HBase opens them, in
+    /// HBase's order (`StoreFileComparators.SEQ_ID`).
+    pub fn open_store(
+        &self,
+        region: &RegionManifest,
+        ff: &FamilyFiles,
+    ) -> Result<Vec<(ResolvedFile, OpenedStoreFile)>> {
+        let family = self.family(region, &ff.family)?.name_str();
+        let mut files = Vec::new();
+        for f in &ff.files {
+            let resolved = self.resolve(region, &family, f)?;
+            let opened = open_store_file(&resolved)?;
+            files.push((resolved, opened));
+        }
+        files.sort_by(|a, b| a.1.order.cmp(&b.1.order));
+        Ok(files)
+    }
+
+    /// The read stores of a region (one per family with files, family order), files in
+    /// HBase's order (`StoreFileComparators.SEQ_ID`), each opened as HBase opens it.
+    pub fn stores(&self, region: &RegionManifest) -> Result<Vec<Store>> {
+        let mut stores = Vec::new();
+        for ff in &region.families {
+            let fd = self.family(region, &ff.family)?;
+            let settings = fd.read_settings().map_err(HBaseError::Invalid)?;
+            let files = self.open_store(region, ff)?;
+            if files.is_empty() {
+                continue;
+            }
+            stores.push(Store {
+                family: ff.family.clone(),
+                settings,
+                files: files
+                    .into_iter()
+                    .map(|(_, f)| (f.reader, f.read_seq_id))
+                    .collect(),
+            });
+        }
+        stores.sort_by(|a, b| a.family.cmp(&b.family));
+        Ok(stores)
+    }
+
+    /// The hfkit families of the descriptor (for reads, clones and exports).
+    pub fn family_entries(&self) -> Result<Vec<FamilyEntry>> {
+        self.descriptor
+            .families
+            .iter()
+            .map(FamilyDescriptor::family_entry)
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(HBaseError::Invalid)
+    }
+
+    /// A reader over every live region, with the table layer's Get and Scan (and their
+    /// options and output) on top.
+    pub fn reader(&self) -> Result<TableReader> {
+        let mut regions = Vec::new();
+        for r in self.live_regions() {
+            let entry = RegionEntry {
+                id: r.info.encoded_name(),
+                start_key: r.info.start_key.clone(),
+                end_key: r.info.end_key.clone(),
+            };
+            regions.push((entry, self.stores(r)?));
+        }
+        Ok(TableReader::from_stores(
+            self.dir().to_path_buf(),
+            &self.table().full_name(),
+            self.family_entries()?,
+            regions,
+        )?)
+    }
+}
+
+/// An opened store file, with what orders it among its store's files.
+pub struct OpenedStoreFile {
+    pub reader: Arc<HFileReader>,
+    /// The sequence id HBase gives the file (`MAX_SEQ_ID_KEY`, or a bulk load's; +1 for a top
+    /// reference).
+    pub seq_id: u64,
+    /// What [`read::Store`] gets: the file's sequence id for bulk loads, else
+    /// [`CELL_SEQ_IDS`].
+    pub read_seq_id: u64,
+    order: (u64, std::cmp::Reverse<u64>, i64, String),
+}
+
+/// Opens a resolved store file as `HStoreFile.open` does: a reference as a half reader; the
+/// file's sequence id from `MAX_SEQ_ID_KEY` (a bulk load's from its `_SeqId_<n>_` name), plus
+/// one for a top reference; cells keep their own sequence ids unless the file is a bulk load
+/// (name with `SeqId_`, or FileInfo `BULKLOAD_TIMESTAMP`) without `SKIP_RESET_SEQ_ID`.
+pub fn open_store_file(f: &ResolvedFile) -> Result<OpenedStoreFile> {
+    let fmt = |source| HBaseError::Format {
+        path: f.path.clone(),
+        source,
+    };
+    let mut reader = HFileReader::open(&f.path).map_err(fmt)?;
+    if let Some(r) = &f.reference {
+        reader = reader
+            .into_half(r.split_key.clone(), r.range)
+            .map_err(fmt)?;
+    }
+    let fi = reader.file_info();
+    let top = u64::from(f.reference.as_ref().is_some_and(Reference::is_top));
+    let mut seq_id = fi
+        .get_i64(keys::MAX_SEQ_ID_KEY)
+        .map_or(0, |s| s.max(0) as u64);
+    let bulk_time = fi.get_i64(keys::BULKLOAD_TIMESTAMP);
+    let bulk = f.name.contains("SeqId_") || bulk_time.is_some();
+    if bulk {
+        if let Some(s) = super::names::bulkload_seq_id(&f.name) {
+            seq_id = s;
+        }
+    }
+    seq_id += top;
+    let skip_reset = fi.get_bool(SKIP_RESET_SEQ_ID).unwrap_or(false);
+    let read_seq_id = if bulk && !skip_reset {
+        seq_id
+    } else {
+        CELL_SEQ_IDS
+    };
+    let order = (
+        seq_id,
+        std::cmp::Reverse(f.size),
+        bulk_time.unwrap_or(0),
+        f.name.clone(),
+    );
+    Ok(OpenedStoreFile {
+        reader: Arc::new(reader),
+        seq_id,
+        read_seq_id,
+        order,
+    })
+}
+
+/// Reads every cell of one store file, in file order, as HBase's reader returns them (no
+/// merging, no delete or version processing); `visit` gets each.
+pub fn for_each_cell(
+    f: &OpenedStoreFile,
+    visit: &mut dyn FnMut(&hfkit_format::cell::CellRef<'_>),
+) -> Result<u64> {
+    let path = f.reader.path().map(Path::to_path_buf).unwrap_or_default();
+    let mut scanner = f.reader.scanner().map_err(|source| HBaseError::Format {
+        path: path.clone(),
+        source,
+    })?;
+    let mut n = 0;
+    while let Some(mut c) = scanner.next().map_err(|source| HBaseError::Format {
+        path: path.clone(),
+        source,
+    })? {
+        if f.read_seq_id != CELL_SEQ_IDS {
+            c.seq_id = f.read_seq_id;
+        }
+        visit(&c);
+        n += 1;
+    }
+    Ok(n)
+}

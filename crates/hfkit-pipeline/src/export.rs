@@ -1,0 +1,923 @@
+//! Row exports: a table read back as the records its import mapping turns into cells — one
+//! record per row key, one field per input field the mapping reads — written as CSV or Parquet
+//! that `hfkit import` with the same schema reads back into the same cells.
+//! Spec: `formats/table.md` §"Export"; the key: `formats/rowkey.md` §"Inverting a spec".
+//!
+//! ```text
+//! per row (the newest version of each column, as a read returns it):
+//!   string [[column]]s          -> their source fields: the cell bytes as they are
+//!   the row key                 -> the fields of its invertible terms (RowkeyInverse)
+//!   int64 / double [[column]]s  -> decimal text
+//!   timestamp fields            -> the cell's timestamp in the column's timestamp_format (epoch ms by default)
+//!   check: every source re-encodes from the chosen text to its very cell, and the fields
+//!          re-encode to the row key (salt, hash_prefix and bucket terms included)
+//! ```
+//!
+//! A field several sources give must agree (an exact source — a string column, a field
+//! reference in the key — wins over a canonical one such as `pad`'s digits); a row that cannot
+//! be written so that it imports back into the same cells is an error naming the row and
+//! field. Cells of columns the mapping does not name, and rows with only such cells, are
+//! counted and left out.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression as ParquetCompression;
+use parquet::file::properties::WriterProperties;
+use serde::Serialize;
+
+use super::rowkey::{format_f64, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
+use super::timestamp::TimestampFormat;
+use super::value::encode_value;
+use super::RowkeyError;
+use crate::cell_export::ExportFormat;
+use hfkit_format::cell::Cell;
+use hfkit_read::ReadOptions;
+use hfkit_read::Row;
+use hfkit_table::directory::Table;
+use hfkit_table::export::RowWriter;
+use hfkit_table::{to_string_binary, ImportMapping, TableError, TimestampSource, ValueType};
+
+/// Records per Parquet row group, at most.
+pub const PARQUET_ROW_GROUP_ROWS: usize = 65_536;
+/// Field bytes buffered before a Parquet row group is written, at most (about).
+pub const PARQUET_ROW_GROUP_BYTES: usize = 64 << 20;
+
+/// Errors of a row export; each names the row and field at fault where there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// The rowkey spec does not parse, or cannot be inverted.
+    #[error(transparent)]
+    Spec(RowkeyError),
+    /// The mapping cannot be exported as records (found before any row is read).
+    #[error("{0}")]
+    Mapping(String),
+    /// A row whose key does not fit the spec.
+    #[error("row '{row}': {reason}")]
+    Row { row: String, reason: String },
+    /// A row with a field that cannot be written so that it imports back the same.
+    #[error("row '{row}': field '{field}': {reason}")]
+    Field {
+        row: String,
+        field: String,
+        reason: String,
+    },
+    /// Writing the CSV or Parquet output failed.
+    #[error("{}: {detail}", path.display())]
+    Write { path: PathBuf, detail: String },
+}
+
+/// Parquet type of an exported field (CSV fields are all text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldType {
+    Utf8,
+    Int64,
+    Double,
+}
+
+/// One field of the exported records: an input field of the mapping.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExportField {
+    pub name: String,
+    pub parquet_type: FieldType,
+}
+
+/// Counts of a row export.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RowCounts {
+    /// Records written (one per row key).
+    pub rows: u64,
+    /// Cells of mapped columns the records carry.
+    pub cells: u64,
+    /// Rows with no cell in a mapped column (no record).
+    pub rows_skipped: u64,
+    /// Cells in columns the mapping does not name (not exported).
+    pub unmapped_cells: u64,
+    /// Cells whose timestamp the record does not carry: their column has a fixed timestamp
+    /// that differs, or the import time. A re-import stamps them as its schema says.
+    pub untimed_cells: u64,
+}
+
+/// What a row export wrote.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RowExportReport {
+    pub path: PathBuf,
+    /// Manifest version exported.
+    pub version: u64,
+    pub snapshot: Option<String>,
+    pub fields: Vec<ExportField>,
+    #[serde(flatten)]
+    pub counts: RowCounts,
+    pub bytes: u64,
+}
+
+/// Exports `table` (or its `snapshot`) as one record per row key through `mapping`, in
+/// `format`, to the file `dest` (which must not exist). TTL is applied at `now_ms`.
+pub fn export_rows(
+    table: &Table,
+    mapping: &ImportMapping,
+    format: ExportFormat,
+    dest: &Path,
+    snapshot: Option<&str>,
+    now_ms: i64,
+) -> Result<RowExportReport, ExportError> {
+    let families: Vec<String> = table
+        .manifest()?
+        .families
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    let decoder = RecordDecoder::new(mapping, &families)?;
+    let opts = ReadOptions {
+        max_versions: 1,
+        now_ms,
+        ..ReadOptions::default()
+    };
+    let (version, counts) = table.export_rows(snapshot, dest, &opts, |file| {
+        RecordWriter::new(&decoder, format, file, dest)
+    })?;
+    Ok(RowExportReport {
+        path: dest.to_path_buf(),
+        version,
+        snapshot: snapshot.map(String::from),
+        fields: decoder.fields().to_vec(),
+        counts,
+        bytes: std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0),
+    })
+}
+
+/// Where a mapped column's timestamp comes from.
+#[derive(Clone, Copy, Debug)]
+enum ColumnTimestamp {
+    ImportTime,
+    Fixed(i64),
+    /// A field (index into the record).
+    Field(usize),
+}
+
+/// A `[[column]]` of the mapping.
+#[derive(Clone, Debug)]
+struct MappedColumn {
+    /// Its source field (index into the record).
+    field: usize,
+    /// `family:qualifier`, for messages.
+    name: String,
+    value_type: ValueType,
+    timestamp: ColumnTimestamp,
+    /// How the import reads its timestamp field (`timestamp_format`), so the export writes it
+    /// the same way.
+    ts_format: TimestampFormat,
+}
+
+/// Where a field's value came from, in a row being decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// The value of column `i` (a string column's is exact; numbers are canonical).
+    Value(usize),
+    Key(Recovered),
+    /// The timestamp of column `i`.
+    Timestamp(usize),
+}
+
+/// The import mapping run backwards: a row's key and cells to the record that imports as them.
+#[derive(Clone, Debug)]
+pub struct RecordDecoder {
+    inverse: RowkeyInverse,
+    /// Record field of each spec field (slot).
+    key_fields: Vec<usize>,
+    fields: Vec<ExportField>,
+    columns: Vec<MappedColumn>,
+    /// (family, qualifier) → mapped columns, sorted.
+    by_cell: Vec<(Vec<u8>, Vec<u8>, Vec<usize>)>,
+}
+
+impl RecordDecoder {
+    /// Checks `mapping` against the table's `families` and the rowkey spec for inversion.
+    pub fn new(mapping: &ImportMapping, families: &[String]) -> Result<RecordDecoder, ExportError> {
+        let spec_text = mapping
+            .rowkey
+            .as_deref()
+            .ok_or_else(|| ExportError::Mapping("the schema has no [rowkey] spec".into()))?;
+        let rowkey_ts = match &mapping.rowkey_timestamp_format {
+            Some((text, at)) => TimestampFormat::parse(text)
+                .map_err(|e| ExportError::Mapping(format!("{at}: [rowkey] {e}")))?,
+            None => TimestampFormat::EpochMillis,
+        };
+        let spec = RowkeySpec::parse(spec_text)
+            .map_err(ExportError::Spec)?
+            .with_timestamp_format(rowkey_ts);
+        if mapping.columns.is_empty() {
+            return Err(ExportError::Mapping(
+                "the schema maps no [[column]] to a cell".into(),
+            ));
+        }
+        let mut names: Vec<String> = spec.fields().to_vec();
+        let mut index = |name: &str| match names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                names.push(name.to_string());
+                names.len() - 1
+            }
+        };
+        let key_fields: Vec<usize> = spec.fields().iter().map(|f| index(f)).collect();
+        let mut columns = Vec::new();
+        let mut by_cell: Vec<(Vec<u8>, Vec<u8>, Vec<usize>)> = Vec::new();
+        for (i, c) in mapping.columns.iter().enumerate() {
+            if !families.contains(&c.family) {
+                return Err(ExportError::Mapping(format!(
+                    "column '{}' maps to family '{}', which the table does not have (families: {})",
+                    c.source,
+                    c.family,
+                    families.join(", ")
+                )));
+            }
+            let field = index(&c.source);
+            let timestamp = match &c.timestamp {
+                TimestampSource::ImportTime => ColumnTimestamp::ImportTime,
+                TimestampSource::Fixed(t) => ColumnTimestamp::Fixed(*t),
+                TimestampSource::Field(f) => ColumnTimestamp::Field(index(f)),
+            };
+            let ts_format = match c.timestamp_format.as_deref() {
+                None => TimestampFormat::EpochMillis,
+                Some(f) => TimestampFormat::parse(f).map_err(|e| {
+                    ExportError::Mapping(format!("column '{}': timestamp_format: {e}", c.source))
+                })?,
+            };
+            columns.push(MappedColumn {
+                field,
+                name: format!("{}:{}", c.family, to_string_binary(&c.qualifier)),
+                value_type: c.value_type,
+                timestamp,
+                ts_format,
+            });
+            let family = c.family.as_bytes();
+            match by_cell
+                .iter_mut()
+                .find(|(f, q, _)| f == family && *q == c.qualifier)
+            {
+                Some((_, _, cols)) => cols.push(i),
+                None => by_cell.push((family.to_vec(), c.qualifier.clone(), vec![i])),
+            }
+        }
+        by_cell.sort();
+        let elsewhere: Vec<&str> = mapping
+            .columns
+            .iter()
+            .flat_map(|c| {
+                let ts = match &c.timestamp {
+                    TimestampSource::Field(f) => Some(f.as_str()),
+                    _ => None,
+                };
+                std::iter::once(c.source.as_str()).chain(ts)
+            })
+            .collect();
+        let inverse = spec.inverse(&elsewhere).map_err(ExportError::Spec)?;
+
+        // Parquet types: text when any use needs the bytes as they are; int64 / double when
+        // every use is numeric of that kind (pad and hashes take the canonical text too).
+        let n = names.len();
+        let (mut text, mut int, mut dbl) = (vec![false; n], vec![false; n], vec![false; n]);
+        for (slot, u) in inverse.uses() {
+            let f = key_fields[*slot];
+            match u {
+                KeyUse::Text => text[f] = true,
+                KeyUse::Integer => int[f] = true,
+                KeyUse::Float => dbl[f] = true,
+                KeyUse::Digits | KeyUse::Hashed => {}
+            }
+        }
+        for c in &columns {
+            match c.value_type {
+                ValueType::String => text[c.field] = true,
+                ValueType::Int64 => int[c.field] = true,
+                ValueType::Double => dbl[c.field] = true,
+            }
+            if let ColumnTimestamp::Field(f) = c.timestamp {
+                if c.ts_format == TimestampFormat::EpochMillis {
+                    int[f] = true;
+                } else {
+                    text[f] = true;
+                }
+            }
+        }
+        let fields = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| ExportField {
+                name,
+                parquet_type: match (text[i], int[i], dbl[i]) {
+                    (false, true, false) => FieldType::Int64,
+                    (false, false, true) => FieldType::Double,
+                    _ => FieldType::Utf8,
+                },
+            })
+            .collect();
+        Ok(RecordDecoder {
+            inverse,
+            key_fields,
+            fields,
+            columns,
+            by_cell,
+        })
+    }
+
+    /// The record's fields, in order: the row key's fields, then each column's source and
+    /// timestamp field, each once.
+    pub fn fields(&self) -> &[ExportField] {
+        &self.fields
+    }
+
+    fn lookup(&self, family: &[u8], qualifier: &[u8]) -> Option<&[usize]> {
+        self.by_cell
+            .binary_search_by(|(f, q, _)| (f.as_slice(), q.as_slice()).cmp(&(family, qualifier)))
+            .ok()
+            .map(|i| self.by_cell[i].2.as_slice())
+    }
+
+    fn describe(&self, s: Source) -> String {
+        match s {
+            Source::Value(c) => format!("column {}", self.columns[c].name),
+            Source::Key(_) => "the row key".into(),
+            Source::Timestamp(c) => format!("the timestamp of column {}", self.columns[c].name),
+        }
+    }
+
+    /// Whether `text` imports as what source `s` holds in `cell`.
+    fn accepts(&self, s: Source, text: &[u8], cell: &Cell) -> bool {
+        match s {
+            Source::Value(c) => {
+                let mut out = Vec::new();
+                encode_value(self.columns[c].value_type, "", text, &mut out).is_ok()
+                    && out == cell.value
+            }
+            Source::Timestamp(c) => {
+                self.columns[c].ts_format.to_millis(text).ok() == Some(cell.timestamp)
+            }
+            Source::Key(_) => true,
+        }
+    }
+
+    /// Decodes `row` into `record` (one entry per field, `None` = empty). False, and no
+    /// record, when none of the row's cells is in a mapped column.
+    pub fn decode(
+        &self,
+        row: &Row,
+        record: &mut Vec<Option<Vec<u8>>>,
+        counts: &mut RowCounts,
+    ) -> Result<bool, ExportError> {
+        let field_err = |field: usize, reason: String| ExportError::Field {
+            row: to_string_binary(&row.row),
+            field: self.fields[field].name.clone(),
+            reason,
+        };
+        let key_err = |e: RowkeyError| ExportError::Row {
+            row: to_string_binary(&row.row),
+            reason: format!("row key: {e}"),
+        };
+
+        // The newest cell of each mapped column (a read returns the newest first).
+        let mut cell_of: Vec<Option<&Cell>> = vec![None; self.columns.len()];
+        let mut mapped = 0u64;
+        for c in &row.cells {
+            match self.lookup(&c.family, &c.qualifier) {
+                None => counts.unmapped_cells += 1,
+                Some(cols) => {
+                    mapped += 1;
+                    for &ci in cols {
+                        cell_of[ci].get_or_insert(c);
+                    }
+                }
+            }
+        }
+        if mapped == 0 {
+            counts.rows_skipped += 1;
+            return Ok(false);
+        }
+
+        let n = self.fields.len();
+        let mut vals: Vec<Option<Vec<u8>>> = vec![None; n];
+        let mut src: Vec<Option<Source>> = vec![None; n];
+
+        // 1. String columns: exact.
+        for (ci, col) in self.columns.iter().enumerate() {
+            let Some(c) = cell_of[ci] else { continue };
+            if c.value.is_empty() {
+                return Err(field_err(
+                    col.field,
+                    format!(
+                        "cell {} is empty, and an import writes no cell for an empty field",
+                        col.name
+                    ),
+                ));
+            }
+            if col.value_type != ValueType::String {
+                continue;
+            }
+            match (&vals[col.field], src[col.field]) {
+                (None, _) => {
+                    vals[col.field] = Some(c.value.clone());
+                    src[col.field] = Some(Source::Value(ci));
+                }
+                (Some(v), _) if *v == c.value => {}
+                (Some(v), s) => {
+                    return Err(field_err(
+                        col.field,
+                        format!(
+                            "{} holds '{}', but column {} holds '{}'",
+                            s.map(|s| self.describe(s)).unwrap_or_default(),
+                            to_string_binary(v),
+                            col.name,
+                            to_string_binary(&c.value)
+                        ),
+                    ))
+                }
+            }
+        }
+
+        // 2. The row key: its invertible terms, checked against what is known.
+        let mut kf = self.inverse.fields();
+        for (slot, &f) in self.key_fields.iter().enumerate() {
+            kf.values[slot].clone_from(&vals[f]);
+        }
+        let deferred = self.inverse.decode(&row.row, &mut kf).map_err(key_err)?;
+        for (slot, &f) in self.key_fields.iter().enumerate() {
+            if let Some(r) = kf.recovered[slot] {
+                vals[f] = kf.values[slot].take();
+                src[f] = Some(Source::Key(r));
+            }
+        }
+
+        // 3. Numbers and timestamps: fill what is unknown, and replace a canonical text from
+        //    the key that does not import as this source's cell (the key is checked again).
+        for (ci, col) in self.columns.iter().enumerate() {
+            let Some(c) = cell_of[ci] else { continue };
+            if col.value_type != ValueType::String {
+                let text = value_text(col, c).map_err(|r| field_err(col.field, r))?;
+                self.offer(&mut vals, &mut src, col.field, text, Source::Value(ci), c);
+            }
+            match col.timestamp {
+                ColumnTimestamp::Field(f) => {
+                    // In the column's timestamp format; one that drops part of the instant
+                    // is caught by the check in step 5.
+                    let text = col
+                        .ts_format
+                        .render(c.timestamp)
+                        .unwrap_or_else(|| c.timestamp.to_string())
+                        .into_bytes();
+                    self.offer(&mut vals, &mut src, f, text, Source::Timestamp(ci), c);
+                }
+                ColumnTimestamp::Fixed(t) if t == c.timestamp => {}
+                ColumnTimestamp::Fixed(_) | ColumnTimestamp::ImportTime => {
+                    counts.untimed_cells += 1
+                }
+            }
+        }
+
+        // 4. The key again, whole: deferred terms (salt, hash_prefix, bucket) and re-encoding.
+        let key_values: Vec<Option<Vec<u8>>> =
+            self.key_fields.iter().map(|&f| vals[f].clone()).collect();
+        self.inverse
+            .verify(&row.row, &deferred, &key_values)
+            .map_err(key_err)?;
+
+        // 5. Every column imports back as its cell.
+        for (ci, col) in self.columns.iter().enumerate() {
+            let Some(c) = cell_of[ci] else { continue };
+            let check = |f: usize, s: Source, holds: String| -> Result<(), ExportError> {
+                let text = vals[f].as_deref().unwrap_or_default();
+                if self.accepts(s, text, c) {
+                    return Ok(());
+                }
+                Err(field_err(
+                    f,
+                    format!(
+                        "{} gives '{}', but {} {holds}",
+                        src[f].map(|s| self.describe(s)).unwrap_or_default(),
+                        to_string_binary(text),
+                        self.describe(s)
+                    ),
+                ))
+            };
+            let shown = value_text(col, c).unwrap_or_else(|_| c.value.clone());
+            check(
+                col.field,
+                Source::Value(ci),
+                format!("holds '{}'", to_string_binary(&shown)),
+            )?;
+            if let ColumnTimestamp::Field(f) = col.timestamp {
+                check(f, Source::Timestamp(ci), format!("is {}", c.timestamp))?;
+            }
+        }
+
+        counts.rows += 1;
+        counts.cells += mapped;
+        record.clear();
+        record.extend(vals);
+        Ok(true)
+    }
+
+    /// Offers `text` from source `s` for field `f`.
+    fn offer(
+        &self,
+        vals: &mut [Option<Vec<u8>>],
+        src: &mut [Option<Source>],
+        f: usize,
+        text: Vec<u8>,
+        s: Source,
+        cell: &Cell,
+    ) {
+        let replace = match &vals[f] {
+            None => true,
+            Some(cur) => {
+                src[f] == Some(Source::Key(Recovered::Canonical)) && !self.accepts(s, cur, cell)
+            }
+        };
+        if replace {
+            vals[f] = Some(text);
+            src[f] = Some(s);
+        }
+    }
+}
+
+/// A cell value as the text its column's type imports from (string: the bytes; int64, double:
+/// decimal).
+fn value_text(col: &MappedColumn, c: &Cell) -> Result<Vec<u8>, String> {
+    let eight = || -> Result<[u8; 8], String> {
+        <[u8; 8]>::try_from(c.value.as_slice()).map_err(|_| {
+            format!(
+                "cell {} holds {} bytes, not {} (8 bytes)",
+                col.name,
+                c.value.len(),
+                match col.value_type {
+                    ValueType::Double => "a double",
+                    _ => "an int64",
+                }
+            )
+        })
+    };
+    Ok(match col.value_type {
+        ValueType::String => c.value.clone(),
+        ValueType::Int64 => i64::from_be_bytes(eight()?).to_string().into_bytes(),
+        ValueType::Double => format_f64(f64::from_be_bytes(eight()?)).into_bytes(),
+    })
+}
+
+/// Parquet columns being gathered for one row group.
+enum Builder {
+    Utf8(StringBuilder),
+    Int64(Int64Builder),
+    Double(Float64Builder),
+}
+
+struct ParquetOut {
+    writer: ArrowWriter<File>,
+    schema: Arc<Schema>,
+    columns: Vec<Builder>,
+    rows: usize,
+    bytes: usize,
+}
+
+enum Out {
+    Csv(Box<csv::Writer<BufWriter<File>>>),
+    Parquet(Box<ParquetOut>),
+}
+
+/// A [`RowWriter`]: each row decoded into a record and written as CSV or Parquet.
+pub struct RecordWriter<'d> {
+    decoder: &'d RecordDecoder,
+    /// The destination, for messages.
+    path: PathBuf,
+    record: Vec<Option<Vec<u8>>>,
+    counts: RowCounts,
+    out: Out,
+}
+
+impl<'d> RecordWriter<'d> {
+    /// A writer of `format` into `file` (destined for `path`); CSV gets its header here.
+    pub fn new(
+        decoder: &'d RecordDecoder,
+        format: ExportFormat,
+        file: File,
+        path: &Path,
+    ) -> Result<RecordWriter<'d>, ExportError> {
+        let werr = |detail: String| ExportError::Write {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let out = match format {
+            ExportFormat::Csv => {
+                let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+                w.write_record(decoder.fields().iter().map(|f| f.name.as_str()))
+                    .map_err(|e| werr(format!("CSV: {e}")))?;
+                Out::Csv(Box::new(w))
+            }
+            ExportFormat::Parquet => {
+                let schema = Arc::new(Schema::new(
+                    decoder
+                        .fields()
+                        .iter()
+                        .map(|f| {
+                            let t = match f.parquet_type {
+                                FieldType::Utf8 => DataType::Utf8,
+                                FieldType::Int64 => DataType::Int64,
+                                FieldType::Double => DataType::Float64,
+                            };
+                            Field::new(&f.name, t, true)
+                        })
+                        .collect::<Vec<_>>(),
+                ));
+                let props = WriterProperties::builder()
+                    .set_compression(ParquetCompression::SNAPPY)
+                    .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
+                    .build();
+                let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+                    .map_err(|e| werr(format!("Parquet: {e}")))?;
+                let mut p = ParquetOut {
+                    writer,
+                    schema,
+                    columns: Vec::new(),
+                    rows: 0,
+                    bytes: 0,
+                };
+                p.columns = new_builders(decoder.fields());
+                Out::Parquet(Box::new(p))
+            }
+        };
+        Ok(RecordWriter {
+            decoder,
+            path: path.to_path_buf(),
+            record: Vec::new(),
+            counts: RowCounts::default(),
+            out,
+        })
+    }
+
+    fn werr(&self, detail: String) -> ExportError {
+        ExportError::Write {
+            path: self.path.clone(),
+            detail,
+        }
+    }
+
+    /// Writes the gathered Parquet rows as one row group.
+    fn flush_row_group(&mut self) -> Result<(), ExportError> {
+        let Out::Parquet(p) = &mut self.out else {
+            return Ok(());
+        };
+        if p.rows == 0 {
+            return Ok(());
+        }
+        let arrays: Vec<ArrayRef> = p
+            .columns
+            .iter_mut()
+            .map(|b| -> ArrayRef {
+                match b {
+                    Builder::Utf8(b) => Arc::new(b.finish()),
+                    Builder::Int64(b) => Arc::new(b.finish()),
+                    Builder::Double(b) => Arc::new(b.finish()),
+                }
+            })
+            .collect();
+        let r = RecordBatch::try_new(p.schema.clone(), arrays)
+            .map_err(|e| e.to_string())
+            .and_then(|batch| p.writer.write(&batch).map_err(|e| e.to_string()))
+            .and_then(|()| p.writer.flush().map_err(|e| e.to_string()));
+        p.rows = 0;
+        p.bytes = 0;
+        r.map_err(|e| self.werr(format!("Parquet: {e}")))
+    }
+}
+
+fn new_builders(fields: &[ExportField]) -> Vec<Builder> {
+    fields
+        .iter()
+        .map(|f| match f.parquet_type {
+            FieldType::Utf8 => Builder::Utf8(StringBuilder::new()),
+            FieldType::Int64 => Builder::Int64(Int64Builder::new()),
+            FieldType::Double => Builder::Double(Float64Builder::new()),
+        })
+        .collect()
+}
+
+impl RowWriter for RecordWriter<'_> {
+    type Output = RowCounts;
+    type Error = ExportError;
+
+    fn write_row(&mut self, row: &Row) -> Result<(), ExportError> {
+        if !self
+            .decoder
+            .decode(row, &mut self.record, &mut self.counts)?
+        {
+            return Ok(());
+        }
+        let full = match &mut self.out {
+            Out::Csv(w) => {
+                let r = w.write_record(self.record.iter().map(|v| v.as_deref().unwrap_or(b"")));
+                if let Err(e) = r {
+                    return Err(self.werr(format!("CSV: {e}")));
+                }
+                false
+            }
+            Out::Parquet(p) => {
+                for ((b, v), f) in p
+                    .columns
+                    .iter_mut()
+                    .zip(&self.record)
+                    .zip(self.decoder.fields())
+                {
+                    let ferr = |reason: &str| ExportError::Field {
+                        row: to_string_binary(&row.row),
+                        field: f.name.clone(),
+                        reason: reason.to_string(),
+                    };
+                    let Some(v) = v else {
+                        match b {
+                            Builder::Utf8(b) => b.append_null(),
+                            Builder::Int64(b) => b.append_null(),
+                            Builder::Double(b) => b.append_null(),
+                        }
+                        continue;
+                    };
+                    p.bytes += v.len();
+                    let text = std::str::from_utf8(v).map_err(|_| {
+                        ferr("the value is not UTF-8, which a Parquet utf8 column cannot hold (export as CSV)")
+                    })?;
+                    match b {
+                        Builder::Utf8(b) => b.append_value(text),
+                        Builder::Int64(b) => b.append_value(
+                            text.parse()
+                                .map_err(|_| ferr("not a 64-bit integer (Parquet int64)"))?,
+                        ),
+                        Builder::Double(b) => b.append_value(
+                            text.parse()
+                                .map_err(|_| ferr("not a double (Parquet double)"))?,
+                        ),
+                    }
+                }
+                p.rows += 1;
+                p.rows >= PARQUET_ROW_GROUP_ROWS || p.bytes >= PARQUET_ROW_GROUP_BYTES
+            }
+        };
+        if full {
+            self.flush_row_group()?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<RowCounts, ExportError> {
+        self.flush_row_group()?;
+        let r = match self.out {
+            Out::Csv(mut w) => w.flush().map_err(|e| format!("CSV: {e}")),
+            Out::Parquet(p) => p
+                .writer
+                .into_inner()
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| f.flush().map_err(|e| e.to_string()))
+                .map_err(|e| format!("Parquet: {e}")),
+        };
+        r.map_err(|detail| ExportError::Write {
+            path: self.path.clone(),
+            detail,
+        })?;
+        Ok(self.counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{double_bytes, long_bytes};
+
+    fn decoder(spec: &str, columns: &str) -> RecordDecoder {
+        let text = format!(
+            "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[rowkey]\nspec = '{spec}'\n{columns}"
+        );
+        let s = hfkit_table::TableSchema::from_toml_str(&text, "t.toml", None).unwrap();
+        RecordDecoder::new(&s.mapping, &["d".to_string()]).unwrap()
+    }
+
+    fn row(key: &[u8], cells: &[(&str, i64, &[u8])]) -> Row {
+        Row {
+            row: key.to_vec(),
+            cells: cells
+                .iter()
+                .map(|(q, ts, v)| Cell::put(key, b"d", q.as_bytes(), *ts, v))
+                .collect(),
+        }
+    }
+
+    fn decode(d: &RecordDecoder, r: &Row) -> Result<Vec<String>, String> {
+        let mut rec = Vec::new();
+        let mut counts = RowCounts::default();
+        d.decode(r, &mut rec, &mut counts)
+            .map_err(|e| e.to_string())?;
+        Ok(rec
+            .into_iter()
+            .map(|v| v.map(|v| to_string_binary(&v)).unwrap_or_default())
+            .collect())
+    }
+
+    fn key(spec: &str, fields: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        RowkeySpec::parse(spec)
+            .unwrap()
+            .encode(
+                &|n: &str| fields.iter().find(|(f, _)| *f == n).map(|(_, v)| *v),
+                &mut out,
+            )
+            .unwrap();
+        out
+    }
+
+    const N_X: &str = "[[column]]\nsource = \"n\"\ncell = \"d:n\"\ntimestamp = 1\n\
+                       [[column]]\nsource = \"x\"\ncell = \"d:x\"\ntype = \"double\"\ntimestamp = 1\n";
+
+    #[test]
+    fn exact_sources_win_and_canonical_key_text_gives_way() {
+        let spec = r#"pad(n, 6) + "_" + f64be(x)"#;
+        let d = decoder(spec, N_X);
+        let k = key(spec, &[("n", b"007"), ("x", b"-0")]);
+        // The string column keeps its zeros; the double column keeps its sign, which the
+        // key's f64be (0 and -0 encode alike) cannot tell.
+        let r = row(&k, &[("n", 1, b"007"), ("x", 1, &double_bytes(-0.0))]);
+        assert_eq!(decode(&d, &r).unwrap(), ["007", "-0"]);
+        // Without the cells, the key's canonical texts.
+        let r = row(&k, &[("x", 1, &double_bytes(0.0))]);
+        assert_eq!(decode(&d, &r).unwrap(), ["7", "0"]);
+        assert_eq!(
+            d.fields()
+                .iter()
+                .map(|f| f.parquet_type)
+                .collect::<Vec<_>>(),
+            [FieldType::Utf8, FieldType::Double]
+        );
+    }
+
+    #[test]
+    fn sources_of_one_field_must_agree() {
+        // t is the value of d:w and the timestamp of d:v.
+        let cols =
+            "[[column]]\nsource = \"v\"\ncell = \"d:v\"\ntype = \"int64\"\ntimestamp = \"t\"\n\
+                    [[column]]\nsource = \"t\"\ncell = \"d:w\"\ntimestamp = 5\n";
+        let d = decoder("id", cols);
+        let ok = row(b"k", &[("v", 100, &long_bytes(-3)), ("w", 5, b"100")]);
+        assert_eq!(decode(&d, &ok).unwrap(), ["k", "-3", "100"]);
+        let bad = row(b"k", &[("v", 200, &long_bytes(-3)), ("w", 5, b"100")]);
+        assert_eq!(
+            decode(&d, &bad).unwrap_err(),
+            "row 'k': field 't': column d:w gives '100', but the timestamp of column d:v is 200"
+        );
+        // Only the timestamp: it is the field's value.
+        let r = row(b"k", &[("v", 200, &long_bytes(7))]);
+        assert_eq!(decode(&d, &r).unwrap(), ["k", "7", "200"]);
+        // Two string columns of one field.
+        let cols = "[[column]]\nsource = \"a\"\ncell = \"d:p\"\ntimestamp = 1\n\
+                    [[column]]\nsource = \"a\"\ncell = \"d:q\"\ntimestamp = 1\n";
+        let d = decoder("id", cols);
+        let r = row(b"k", &[("p", 1, b"one"), ("q", 1, b"two")]);
+        assert_eq!(
+            decode(&d, &r).unwrap_err(),
+            "row 'k': field 'a': column d:p holds 'one', but column d:q holds 'two'"
+        );
+    }
+
+    #[test]
+    fn what_a_record_cannot_carry_is_an_error_or_counted() {
+        let d = decoder("id", N_X);
+        let r = row(b"k", &[("n", 1, b"")]);
+        assert_eq!(
+            decode(&d, &r).unwrap_err(),
+            "row 'k': field 'n': cell d:n is empty, and an import writes no cell for an empty field"
+        );
+        let r = row(b"k", &[("x", 1, b"1.5")]);
+        assert_eq!(
+            decode(&d, &r).unwrap_err(),
+            "row 'k': field 'x': cell d:x holds 3 bytes, not a double (8 bytes)"
+        );
+        let mut rec = Vec::new();
+        let mut counts = RowCounts::default();
+        let r = row(b"k", &[("n", 2, b"a"), ("other", 1, b"b")]);
+        assert!(d.decode(&r, &mut rec, &mut counts).unwrap());
+        let r = row(b"j", &[("other", 1, b"b")]);
+        assert!(!d.decode(&r, &mut rec, &mut counts).unwrap());
+        assert_eq!(
+            counts,
+            RowCounts {
+                rows: 1,
+                cells: 1,
+                rows_skipped: 1,
+                unmapped_cells: 2,
+                untimed_cells: 1,
+            }
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! The import pipeline: sources → rowkey encoders → cells → bounded-memory sort → region
+//! partitioning → bulk-load HFiles. Spec: `formats/import.md`, `formats/rowkey.md`.
+//!
+//! | module | owns | prose |
+//! |---|---|---|
+//! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
+//! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
+//! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
+//! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
+//! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
+//! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
+//! | [`route`] | a store's cells straight to its file while they arrive in order, else to the sorter | `import.md` §"Lanes" |
+//! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
+//! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
+//! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
+//! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
+//! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
+//! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
+//!
+//! Each stage has its own error enum; the import driver reports them with the file, line and
+//! field at fault.
+
+pub mod cell_export;
+pub mod error;
+pub mod export;
+pub mod hash;
+pub mod import;
+pub mod output;
+pub mod parquet_source;
+pub mod plan;
+pub mod retention;
+pub mod route;
+pub mod rowkey;
+pub mod sort;
+pub mod source;
+pub mod timestamp;
+pub mod value;
+
+pub use error::RowkeyError;
+pub use rowkey::{FieldSource, RowkeyEncoder, RowkeySpec};

@@ -1,0 +1,915 @@
+//! `hfkit plan`: before writing anything, how an import would spread over its regions. A
+//! sample of the input goes through the import's own sources, rowkey encoders and cell
+//! mapping; its rows and cells are counted per region of the split points the import would
+//! use (or of N regions cut at the sample's quantiles), and scaled to the whole input when its
+//! size is known. Regions with more than twice the mean are flagged hot, and the import's
+//! design warnings (increasing keys, key length) are given. Prose: `formats/import.md` §"Plan".
+//!
+//! ```text
+//! sample:   first N records (--sample-rows, default the import's 100000)
+//!         | each record with probability F (--sample-fraction; reads the whole input,
+//!           encodes only the chosen records; deterministic)
+//! splits:   the schema's; [splits] sample = n: exactly the import's (quantiles of the first
+//!           --sample-rows records' keys); --regions N: quantiles of the plan's sample
+//! scale:    whole input sampled               -> 1 (exact)
+//!           fraction                          -> records seen / records sampled
+//!           first N, input not all read       -> estimated records / records sampled, the
+//!             estimate from Parquet footers (exact) and plain CSV bytes per record; unknown
+//!             (no extrapolation) when a compressed CSV file was not read to its end
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use super::import::{
+    encode_batch, hot_region_warnings, key_warnings, open_input, sample_keys, slice, Bound,
+    Compiled, ImportError, InputFormat, DEFAULT_BATCH_ROWS, DEFAULT_SAMPLE_ROWS,
+};
+use super::parquet_source;
+use super::source::{Batch, CsvSource};
+use hfkit_table::{
+    sample_splits, to_string_binary, ImportMapping, Regions, SplitSpec, TableSchema,
+};
+
+/// Which records of the input the plan looks at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sampling {
+    /// The first N records, in input order.
+    FirstRows(usize),
+    /// Each record with this probability (0 < F <= 1), chosen deterministically.
+    Fraction(f64),
+}
+
+/// How to run a plan.
+#[derive(Clone, Debug)]
+pub struct PlanOptions {
+    pub inputs: Vec<PathBuf>,
+    pub format: InputFormat,
+    pub sampling: Sampling,
+    /// Plan for this many regions cut at the sample's quantiles instead of the schema's splits.
+    pub regions: Option<usize>,
+    /// Records sampled for `[splits] sample = n`, as the import's `--sample-rows`.
+    pub split_sample_rows: usize,
+    pub batch_rows: usize,
+}
+
+impl PlanOptions {
+    pub fn new(inputs: Vec<PathBuf>, format: InputFormat) -> PlanOptions {
+        PlanOptions {
+            inputs,
+            format,
+            sampling: Sampling::FirstRows(DEFAULT_SAMPLE_ROWS),
+            regions: None,
+            split_sample_rows: DEFAULT_SAMPLE_ROWS,
+            batch_rows: DEFAULT_BATCH_ROWS,
+        }
+    }
+}
+
+/// One region of a plan.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PlannedRegion {
+    pub start_key: String,
+    pub end_key: String,
+    /// Rows and cells of the sample in this region.
+    pub sample_rows: u64,
+    pub sample_cells: u64,
+    /// The sample's counts scaled to the whole input (`None` when its size is unknown).
+    pub expected_rows: Option<u64>,
+    pub expected_cells: Option<u64>,
+    /// This region's part of the table's cells, 0..=1.
+    pub share: f64,
+    /// More than twice the mean cells per region.
+    pub hot: bool,
+}
+
+/// The plan of one table (the main table or an index table).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TablePlan {
+    pub table: String,
+    /// Where the split points come from.
+    pub splits_from: String,
+    /// Split keys, `Bytes.toStringBinary` text (a splits file, one per line).
+    pub split_points: Vec<String>,
+    pub regions: Vec<PlannedRegion>,
+}
+
+/// What the sample was.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SampleReport {
+    /// `first N records` or `fraction F`.
+    pub method: String,
+    /// Records the sample holds, and of those the ones the import would reject.
+    pub records: u64,
+    pub rejected: u64,
+    /// The first rejection: position and reason.
+    pub first_rejection: Option<String>,
+    /// Records read to draw the sample.
+    pub records_read: u64,
+    /// The sample covers every record of the input.
+    pub whole_input: bool,
+    /// Records in the whole input: exact when every record was read or Parquet footers say,
+    /// estimated from bytes for plain CSV, `None` when unknown.
+    pub input_records: Option<u64>,
+    /// How `input_records` was found: `exact` or `estimated`.
+    pub input_records_basis: Option<String>,
+    /// Factor from sample counts to expected counts.
+    pub scale: Option<f64>,
+}
+
+/// `hfkit plan`'s report (also its `--json`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PlanReport {
+    pub table: TablePlan,
+    pub indexes: Vec<TablePlan>,
+    pub sample: SampleReport,
+    pub rowkey_len_min: usize,
+    pub rowkey_len_mean: f64,
+    pub rowkey_len_max: usize,
+    pub warnings: Vec<String>,
+}
+
+/// The encoded sample: each imported row's key and cell count; each index's keys.
+#[derive(Default)]
+struct Sampled {
+    rows: Vec<(Vec<u8>, u32)>,
+    index_rows: Vec<Vec<Vec<u8>>>,
+    records: u64,
+    rejected: u64,
+    first_rejection: Option<String>,
+    records_read: u64,
+    whole_input: bool,
+    keys: u64,
+    ascending: u64,
+    key_len_sum: u64,
+    key_len_min: usize,
+    key_len_max: usize,
+    input_records: Option<(u64, &'static str)>,
+}
+
+/// SplitMix64: a record's deterministic coin for fraction sampling.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Plans an import of `opts.inputs` with `schema` and `mapping`.
+pub fn plan(
+    schema: &TableSchema,
+    mapping: &ImportMapping,
+    opts: &PlanOptions,
+) -> Result<PlanReport, ImportError> {
+    if opts.inputs.is_empty() {
+        return Err(ImportError::Invalid("no input files".into()));
+    }
+    match opts.sampling {
+        Sampling::FirstRows(0) => return Err(ImportError::Invalid("a sample of 0 records".into())),
+        Sampling::Fraction(f) if !(f > 0.0 && f <= 1.0) => {
+            return Err(ImportError::Invalid(format!(
+                "sample fraction {f} is not in (0, 1]"
+            )))
+        }
+        _ => {}
+    }
+    if let Some(n) = opts.regions {
+        if n < 2 {
+            return Err(ImportError::Invalid(format!(
+                "--regions {n}: the number of regions must be greater than 1"
+            )));
+        }
+    }
+    let compiled = Compiled::new(schema, mapping)?;
+    let s = draw_sample(schema, mapping, &compiled, opts)?;
+
+    // Split points: --regions from the plan's sample, else exactly the import's.
+    let sampled = |spec: &SplitSpec| matches!(spec, SplitSpec::Sampled { .. });
+    let import_sample = if opts.regions.is_none()
+        && (sampled(&schema.splits) || mapping.indexes.iter().any(|ix| sampled(&ix.table.splits)))
+    {
+        Some(sample_keys(
+            &compiled,
+            &opts.inputs,
+            &opts.format,
+            opts.split_sample_rows,
+        )?)
+    } else {
+        None
+    };
+    let main_keys: Vec<&[u8]> = s.rows.iter().map(|(k, _)| k.as_slice()).collect();
+    let (regions, splits_from) = table_regions(
+        &schema.splits,
+        opts,
+        &main_keys,
+        import_sample.as_ref().map(|x| x.main.as_slice()),
+    )?;
+    let scale = s
+        .input_records
+        .and_then(|(n, _)| (s.records > 0).then(|| n as f64 / s.records as f64));
+    let main_rows = s.rows.iter().map(|(k, c)| (k.as_slice(), u64::from(*c)));
+    let table = table_plan(schema.full_name(), splits_from, &regions, main_rows, scale);
+    let mut warnings = hot_region_warnings(
+        "",
+        table.regions.iter().map(|r| {
+            (
+                r.start_key.as_str(),
+                r.end_key.as_str(),
+                r.sample_cells as f64,
+            )
+        }),
+    );
+    let mean_len = if s.keys > 0 {
+        s.key_len_sum as f64 / s.keys as f64
+    } else {
+        0.0
+    };
+    warnings.extend(key_warnings(s.keys, s.ascending, mean_len));
+
+    let mut indexes = Vec::new();
+    for (i, ix) in mapping.indexes.iter().enumerate() {
+        let keys: Vec<&[u8]> = s.index_rows[i].iter().map(Vec::as_slice).collect();
+        let (regions, splits_from) = table_regions(
+            &ix.table.splits,
+            opts,
+            &keys,
+            import_sample
+                .as_ref()
+                .and_then(|x| x.indexes.get(i))
+                .map(Vec::as_slice),
+        )
+        .map_err(|e| ImportError::Invalid(format!("index {}: {e}", ix.full_name())))?;
+        let p = table_plan(
+            ix.full_name(),
+            splits_from,
+            &regions,
+            keys.iter().map(|k| (*k, 1)),
+            scale,
+        );
+        warnings.extend(hot_region_warnings(
+            &format!("index {}: ", ix.full_name()),
+            p.regions.iter().map(|r| {
+                (
+                    r.start_key.as_str(),
+                    r.end_key.as_str(),
+                    r.sample_cells as f64,
+                )
+            }),
+        ));
+        indexes.push(p);
+    }
+    if s.rejected > 0 {
+        warnings.push(format!(
+            "{} of {} sampled records would be rejected; first: {}",
+            s.rejected,
+            s.records,
+            s.first_rejection.as_deref().unwrap_or("")
+        ));
+    }
+    Ok(PlanReport {
+        table,
+        indexes,
+        sample: SampleReport {
+            method: match opts.sampling {
+                Sampling::FirstRows(n) => format!("first {n} records"),
+                Sampling::Fraction(f) => format!("fraction {f}"),
+            },
+            records: s.records,
+            rejected: s.rejected,
+            first_rejection: s.first_rejection,
+            records_read: s.records_read,
+            whole_input: s.whole_input,
+            input_records: s.input_records.map(|(n, _)| n),
+            input_records_basis: s.input_records.map(|(_, b)| b.to_string()),
+            scale,
+        },
+        rowkey_len_min: if s.keys > 0 { s.key_len_min } else { 0 },
+        rowkey_len_mean: mean_len,
+        rowkey_len_max: s.key_len_max,
+        warnings,
+    })
+}
+
+/// The regions of one table and where their split points come from.
+fn table_regions(
+    spec: &SplitSpec,
+    opts: &PlanOptions,
+    plan_sample: &[&[u8]],
+    import_sample: Option<&[Vec<u8>]>,
+) -> Result<(Regions, String), ImportError> {
+    if let Some(n) = opts.regions {
+        let r = Regions::from_sorted(sample_splits(plan_sample, n))?;
+        return Ok((
+            r,
+            format!("--regions {n}: quantiles of the plan's sample of row keys"),
+        ));
+    }
+    let from = match spec {
+        SplitSpec::None => "the schema: no splits (one region)".to_string(),
+        SplitSpec::Explicit(_) => "the schema: [splits] keys".to_string(),
+        SplitSpec::File(p) => format!("the schema: [splits] file {}", p.display()),
+        SplitSpec::Algorithm { algo, regions, .. } => {
+            format!("the schema: {} with {regions} regions", algo.name())
+        }
+        SplitSpec::Sampled { regions } => format!(
+            "the schema: sample = {regions}, quantiles of the first {} records' row keys, as the import computes them",
+            opts.split_sample_rows
+        ),
+    };
+    Ok((spec.regions(import_sample)?, from))
+}
+
+/// Counts `rows` (key, cells) per region and scales them.
+fn table_plan<'k>(
+    table: String,
+    splits_from: String,
+    regions: &Regions,
+    rows: impl Iterator<Item = (&'k [u8], u64)>,
+    scale: Option<f64>,
+) -> TablePlan {
+    let mut counts = vec![(0u64, 0u64); regions.len()];
+    for (key, cells) in rows {
+        let c = &mut counts[regions.region_of(key)];
+        c.0 += 1;
+        c.1 += cells;
+    }
+    let total: u64 = counts.iter().map(|c| c.1).sum();
+    let mean = total as f64 / regions.len().max(1) as f64;
+    let scaled = |n: u64| scale.map(|f| (n as f64 * f).round() as u64);
+    TablePlan {
+        table,
+        splits_from,
+        split_points: regions
+            .split_keys()
+            .iter()
+            .map(|k| to_string_binary(k))
+            .collect(),
+        regions: counts
+            .iter()
+            .enumerate()
+            .map(|(i, &(rows, cells))| PlannedRegion {
+                start_key: to_string_binary(regions.start_key(i)),
+                end_key: to_string_binary(regions.end_key(i)),
+                sample_rows: rows,
+                sample_cells: cells,
+                expected_rows: scaled(rows),
+                expected_cells: scaled(cells),
+                share: if total > 0 {
+                    cells as f64 / total as f64
+                } else {
+                    0.0
+                },
+                hot: regions.len() > 1 && total > 0 && cells as f64 > 2.0 * mean,
+            })
+            .collect(),
+    }
+}
+
+/// Reads the sample through the import's sources and encoders.
+fn draw_sample(
+    schema: &TableSchema,
+    mapping: &ImportMapping,
+    compiled: &Compiled,
+    opts: &PlanOptions,
+) -> Result<Sampled, ImportError> {
+    let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
+    let n_main = families.len();
+    let wanted = compiled.wanted_fields(mapping);
+    let mut s = Sampled {
+        index_rows: vec![Vec::new(); compiled.indexes.len()],
+        key_len_min: usize::MAX,
+        ..Sampled::default()
+    };
+    // Input size: per file, (records read, whether read to the end, known record count or
+    // bytes read of known total bytes).
+    let mut estimate = Some(0f64);
+    // Every record read; the count of records known exactly (read, or Parquet footers).
+    let mut all_read = true;
+    let mut exact = true;
+    let mut csv_rate: Option<(u64, u64)> = None; // (records, bytes) of plain CSV read
+    let mut header_bytes = 0u64; // of the last CSV file opened
+    let mut unread: Vec<&Path> = Vec::new();
+    let mut prev_key: Vec<u8> = Vec::new();
+    let mut stopped = false;
+    let limit = match opts.sampling {
+        Sampling::FirstRows(n) => n as u64,
+        Sampling::Fraction(_) => u64::MAX,
+    };
+    let mut batch = Batch::default();
+    let mut chosen = Batch::default();
+    for path in &opts.inputs {
+        if stopped {
+            unread.push(path);
+            continue;
+        }
+        let mut file_records = 0u64;
+        let mut at_end = true;
+        // CSV is read here directly (for its byte position); Parquet through the import's
+        // per-row-group readers.
+        let (mut units, columns, mut csv) = match &opts.format {
+            InputFormat::Csv(o) => {
+                let src = CsvSource::open(path, o)?;
+                header_bytes = src.bytes_read();
+                let cols = src.columns().to_vec();
+                (Vec::new(), cols, Some(src))
+            }
+            InputFormat::Parquet => {
+                let (u, c) =
+                    open_input(path, &opts.format, &wanted, opts.batch_rows)?.unwrap_or_default();
+                (u, c, None)
+            }
+        };
+        let bound = super::import::bind(compiled, mapping, &families, &columns, path, 0)?;
+        let mut unit = 0;
+        loop {
+            let room = limit.saturating_sub(s.records_read);
+            if room == 0 {
+                at_end = false;
+                stopped = true;
+                break;
+            }
+            let want = opts
+                .batch_rows
+                .min(usize::try_from(room).unwrap_or(usize::MAX));
+            let more = match csv.as_mut() {
+                Some(src) => src.next_batch(&mut batch, want)?,
+                None => match units.get_mut(unit) {
+                    None => false,
+                    Some(next) => {
+                        if next(&mut batch)? {
+                            true
+                        } else {
+                            unit += 1;
+                            continue;
+                        }
+                    }
+                },
+            };
+            if !more {
+                break;
+            }
+            if batch.records.len() as u64 > room {
+                // A Parquet batch past the limit: keep its first records only.
+                batch.records.truncate(room as usize);
+                batch.lines.truncate(room as usize);
+                batch.row_groups.truncate(room as usize);
+            }
+            let first_ordinal = s.records_read;
+            s.records_read += batch.records.len() as u64;
+            file_records += batch.records.len() as u64;
+            let b = match opts.sampling {
+                Sampling::FirstRows(_) => &batch,
+                Sampling::Fraction(f) => {
+                    choose(&batch, &mut chosen, first_ordinal, f);
+                    &chosen
+                }
+            };
+            take(&mut s, b, &bound, n_main, &mut prev_key);
+        }
+        // What this file tells about the size of the input.
+        if at_end {
+            *estimate.get_or_insert(0.0) += file_records as f64;
+            if let Some(src) = &csv {
+                if !CsvSource::is_compressed(path) {
+                    let r = csv_rate.get_or_insert((0, 0));
+                    r.0 += file_records;
+                    r.1 += src.bytes_read().saturating_sub(header_bytes);
+                }
+            }
+        } else {
+            all_read = false;
+            match &csv {
+                None => {
+                    let n = parquet_source::row_count(path)?;
+                    estimate = estimate.map(|e| e + n as f64);
+                }
+                Some(src) if !CsvSource::is_compressed(path) => {
+                    exact = false;
+                    // Records per byte past the header line, as read so far.
+                    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                    let size = size.saturating_sub(header_bytes);
+                    let read = src.bytes_read().saturating_sub(header_bytes).max(1);
+                    estimate =
+                        estimate.map(|e| e + file_records as f64 * size as f64 / read as f64);
+                    let r = csv_rate.get_or_insert((0, 0));
+                    r.0 += file_records;
+                    r.1 += read;
+                }
+                Some(_) => estimate = None,
+            }
+        }
+    }
+    for path in unread {
+        all_read = false;
+        if matches!(opts.format, InputFormat::Parquet) {
+            let n = parquet_source::row_count(path)?;
+            estimate = estimate.map(|e| e + n as f64);
+        } else if CsvSource::is_compressed(path) {
+            estimate = None;
+        } else {
+            exact = false;
+            // As long a header as the last file read.
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            let size = size.saturating_sub(header_bytes);
+            estimate = match csv_rate {
+                Some((records, bytes)) if bytes > 0 => {
+                    estimate.map(|e| e + size as f64 * records as f64 / bytes as f64)
+                }
+                _ => None,
+            };
+        }
+    }
+    s.whole_input = all_read && matches!(opts.sampling, Sampling::FirstRows(_));
+    s.input_records =
+        estimate.map(|e| (e.round() as u64, if exact { "exact" } else { "estimated" }));
+    Ok(s)
+}
+
+/// The records of `batch` whose coin (by input ordinal) falls under `fraction`.
+fn choose(batch: &Batch, chosen: &mut Batch, first_ordinal: u64, fraction: f64) {
+    chosen.file.clone_from(&batch.file);
+    chosen.records.clear();
+    chosen.lines.clear();
+    chosen.row_groups.clear();
+    let threshold = (fraction * u64::MAX as f64) as u64;
+    for (i, rec) in batch.records.iter().enumerate() {
+        if fraction >= 1.0 || splitmix(first_ordinal + i as u64) <= threshold {
+            chosen.records.push(rec.clone());
+            if let Some(l) = batch.lines.get(i) {
+                chosen.lines.push(*l);
+            }
+            if let Some(g) = batch.row_groups.get(i) {
+                chosen.row_groups.push(*g);
+            }
+        }
+    }
+}
+
+/// Encodes one batch of sampled records and keeps what the plan counts.
+fn take(s: &mut Sampled, batch: &Batch, bound: &Bound, n_main: usize, prev_key: &mut Vec<u8>) {
+    s.records += batch.records.len() as u64;
+    let mut encoded = Vec::new();
+    encode_batch(batch, bound, &mut encoded);
+    for e in encoded {
+        s.keys += e.keys;
+        s.ascending += e.ascending;
+        s.key_len_sum += e.key_len_sum;
+        if e.keys > 0 {
+            s.key_len_min = s.key_len_min.min(e.key_len_min);
+            s.key_len_max = s.key_len_max.max(e.key_len_max);
+            if !prev_key.is_empty() && e.first_key >= *prev_key {
+                s.ascending += 1;
+            }
+            prev_key.clone_from(&e.last_key);
+        }
+        if let Some((i, reason)) = e.rejected.first() {
+            if s.first_rejection.is_none() {
+                s.first_rejection = Some(format!("{}: {reason}", batch.position(*i)));
+            }
+        }
+        s.rejected += e.rejected.len() as u64;
+        // A record's main cells share one row range; count rows by range.
+        let mut last_row = None;
+        for c in &e.cells {
+            match usize::from(c.family).checked_sub(n_main) {
+                None => {
+                    if last_row == Some(c.row) {
+                        if let Some(r) = s.rows.last_mut() {
+                            r.1 += 1;
+                        }
+                    } else {
+                        last_row = Some(c.row);
+                        s.rows.push((slice(&e.arena, c.row).to_vec(), 1));
+                    }
+                }
+                Some(i) => {
+                    if let Some(keys) = s.index_rows.get_mut(i) {
+                        keys.push(slice(&e.arena, c.row).to_vec());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The plan as text: the split points (a splits file), then a table of regions, then warnings.
+pub fn render_text(p: &PlanReport) -> String {
+    let mut out = String::new();
+    let s = &p.sample;
+    out.push_str(&format!(
+        "sample: {} of {} records read ({}{}){}\n",
+        s.records,
+        s.records_read,
+        s.method,
+        if s.whole_input {
+            "; the whole input"
+        } else {
+            ""
+        },
+        if s.rejected > 0 {
+            format!(", {} would be rejected", s.rejected)
+        } else {
+            String::new()
+        }
+    ));
+    match (s.input_records, &s.input_records_basis, s.scale) {
+        (Some(n), Some(basis), Some(f)) => out.push_str(&format!(
+            "input: {n} records ({basis}); expected counts = sample x {f:.3}\n"
+        )),
+        _ => out.push_str(
+            "input: size unknown (a compressed file was not read to its end); counts are the sample's\n",
+        ),
+    }
+    for t in std::iter::once(&p.table).chain(&p.indexes) {
+        out.push_str(&format!(
+            "\ntable {}: {} regions, split points from {}\n",
+            t.table,
+            t.regions.len(),
+            t.splits_from
+        ));
+        if !t.split_points.is_empty() {
+            out.push_str("split points (Bytes.toStringBinary, one per line):\n");
+            for k in &t.split_points {
+                out.push_str(&format!("  {k}\n"));
+            }
+        }
+        out.push_str(&format!(
+            "{:>6}  {:<20} {:<20} {:>12} {:>12} {:>14} {:>14} {:>7}\n",
+            "region",
+            "start",
+            "end",
+            "sample rows",
+            "sample cells",
+            "expected rows",
+            "expected cells",
+            "share"
+        ));
+        let opt = |v: Option<u64>| v.map_or("?".to_string(), |n| n.to_string());
+        for (i, r) in t.regions.iter().enumerate() {
+            out.push_str(&format!(
+                "{:>6}  {:<20} {:<20} {:>12} {:>12} {:>14} {:>14} {:>6.1}%{}\n",
+                i,
+                shorten(&r.start_key),
+                shorten(&r.end_key),
+                r.sample_rows,
+                r.sample_cells,
+                opt(r.expected_rows),
+                opt(r.expected_cells),
+                r.share * 100.0,
+                if r.hot { "  HOT" } else { "" }
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\nrow keys: {} to {} bytes, mean {:.1}\n",
+        p.rowkey_len_min, p.rowkey_len_max, p.rowkey_len_mean
+    ));
+    for w in &p.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+/// A key for the region table: `''` when empty, cut to 20 characters.
+fn shorten(k: &str) -> String {
+    if k.is_empty() {
+        return "''".into();
+    }
+    let chars: Vec<char> = k.chars().collect();
+    if chars.len() <= 20 {
+        k.to_string()
+    } else {
+        chars[..17].iter().collect::<String>() + "..."
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::CsvOptions;
+
+    const SCHEMA: &str = r#"
+[table]
+name = "t"
+[[family]]
+name = "d"
+[splits]
+keys = ["b", "c", "d"]
+[rowkey]
+spec = 'k'
+[[column]]
+source = "v"
+cell = "d:v"
+[[column]]
+source = "w"
+cell = "d:w"
+"#;
+
+    fn csv(dir: &Path, name: &str, rows: impl Iterator<Item = String>) -> PathBuf {
+        let p = dir.join(name);
+        let mut text = String::from("k,v,w\n");
+        for r in rows {
+            text.push_str(&r);
+            text.push('\n');
+        }
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn run(schema: &str, inputs: Vec<PathBuf>, f: impl FnOnce(&mut PlanOptions)) -> PlanReport {
+        let parsed = TableSchema::from_toml_str(schema, "s.toml", None).unwrap();
+        let mut o = PlanOptions::new(inputs, InputFormat::Csv(CsvOptions::default()));
+        f(&mut o);
+        plan(&parsed.table, &parsed.mapping, &o).unwrap()
+    }
+
+    /// Keys skewed towards "a": region 0 holds most cells and is flagged, in the report and
+    /// as the import's warning.
+    #[test]
+    fn skewed_input_shows_a_hot_region() {
+        let dir = tempfile::tempdir().unwrap();
+        // 700 keys a*, 100 each of b*, c*, d*; record 5 of each has no w (one cell).
+        let rows = (0..1000).map(|i| {
+            let p = match i % 10 {
+                0..=6 => 'a',
+                7 => 'b',
+                8 => 'c',
+                _ => 'd',
+            };
+            let w = if i % 100 == 5 { "" } else { "y" };
+            format!("{p}{i:04},x,{w}")
+        });
+        let input = csv(dir.path(), "in.csv", rows);
+        let p = run(SCHEMA, vec![input], |_| {});
+        assert!(p.sample.whole_input);
+        assert_eq!(p.sample.input_records, Some(1000));
+        assert_eq!(p.table.split_points, ["b", "c", "d"]);
+        let r = &p.table.regions;
+        assert_eq!(r.len(), 4);
+        assert_eq!(
+            r.iter().map(|g| g.sample_rows).collect::<Vec<_>>(),
+            [700, 100, 100, 100]
+        );
+        // Records 5, 105, ... (i % 10 == 5: all in "a") lack w.
+        assert_eq!(r[0].sample_cells, 1400 - 10);
+        assert_eq!(r[0].expected_cells, Some(1390));
+        assert!(r[0].hot && !r[1].hot && !r[2].hot && !r[3].hot);
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("region [, b) holds 1390 cells") && w.contains("hot region")),
+            "{:?}",
+            p.warnings
+        );
+        let text = render_text(&p);
+        assert!(text.contains("HOT"), "{text}");
+        assert!(
+            text.contains("split points (Bytes.toStringBinary"),
+            "{text}"
+        );
+        // Four sampled regions instead even out.
+        let p = run(SCHEMA, vec![dir.path().join("in.csv")], |o| {
+            o.regions = Some(4)
+        });
+        assert_eq!(p.table.regions.len(), 4);
+        assert!(
+            p.table.regions.iter().all(|g| !g.hot),
+            "{:?}",
+            p.table.regions
+        );
+        assert!(p.table.regions.iter().all(|g| g.sample_rows == 250));
+    }
+
+    /// A partial sample is scaled by the input size: exact for Parquet footers, estimated
+    /// from bytes for plain CSV, unknown for compressed CSV; fractions count every record.
+    #[test]
+    fn expected_counts_scale_the_sample() {
+        let dir = tempfile::tempdir().unwrap();
+        // Equal-length records: the byte estimate is exact.
+        let a = csv(
+            dir.path(),
+            "a.csv",
+            (0..1000).map(|i| format!("a{i:04},x,y")),
+        );
+        let b = csv(
+            dir.path(),
+            "b.csv",
+            (0..1000).map(|i| format!("c{i:04},x,y")),
+        );
+        let p = run(SCHEMA, vec![a.clone(), b.clone()], |o| {
+            o.sampling = Sampling::FirstRows(500);
+            o.batch_rows = 64;
+        });
+        assert_eq!(p.sample.records, 500);
+        assert!(!p.sample.whole_input);
+        assert_eq!(p.sample.input_records, Some(2000));
+        assert_eq!(p.sample.input_records_basis.as_deref(), Some("estimated"));
+        // The sample is all in region 0 ("a..."): 500 rows scaled x4.
+        assert_eq!(p.table.regions[0].expected_rows, Some(2000));
+        assert_eq!(p.table.regions[2].expected_rows, Some(0));
+        // A fraction reads everything: the count is exact and both files are represented.
+        let p = run(SCHEMA, vec![a.clone(), b.clone()], |o| {
+            o.sampling = Sampling::Fraction(0.25);
+        });
+        assert_eq!(p.sample.records_read, 2000);
+        assert_eq!(p.sample.input_records, Some(2000));
+        assert_eq!(p.sample.input_records_basis.as_deref(), Some("exact"));
+        assert!(
+            (350..650).contains(&p.sample.records),
+            "{}",
+            p.sample.records
+        );
+        let (r0, r2) = (&p.table.regions[0], &p.table.regions[2]);
+        assert!(
+            r0.sample_rows > 150 && r2.sample_rows > 150,
+            "{:?}",
+            p.table.regions
+        );
+        let total: u64 = p.table.regions.iter().filter_map(|r| r.expected_rows).sum();
+        assert!((1990..=2010).contains(&total), "{total}");
+        // Compressed and not read to the end: no extrapolation.
+        let gz = dir.path().join("a.csv.gz");
+        let mut e = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::default(),
+        );
+        std::io::Write::write_all(&mut e, &std::fs::read(&a).unwrap()).unwrap();
+        e.finish().unwrap();
+        let p = run(SCHEMA, vec![gz], |o| o.sampling = Sampling::FirstRows(10));
+        assert_eq!(p.sample.input_records, None);
+        assert_eq!(p.table.regions[0].expected_rows, None);
+        assert!(render_text(&p).contains("size unknown"));
+    }
+
+    /// Parquet: the sample stops inside a row group; the footers give the exact input size.
+    #[test]
+    fn parquet_samples_scale_by_the_footer_row_count() {
+        use arrow_array::{RecordBatch, StringArray};
+        use arrow_schema::{DataType, Field, Schema};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, false),
+            Field::new("v", DataType::Utf8, true),
+            Field::new("w", DataType::Utf8, true),
+        ]));
+        let write = |name: &str, prefix: char| {
+            let keys: Vec<String> = (0..300).map(|i| format!("{prefix}{i:04}")).collect();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(StringArray::from(keys)),
+                    Arc::new(StringArray::from(vec![Some("x"); 300])),
+                    Arc::new(StringArray::from(vec![None::<&str>; 300])),
+                ],
+            )
+            .unwrap();
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_row_count(Some(100))
+                .build();
+            let p = dir.path().join(name);
+            let mut w = parquet::arrow::ArrowWriter::try_new(
+                std::fs::File::create(&p).unwrap(),
+                schema.clone(),
+                Some(props),
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            p
+        };
+        let inputs = vec![write("a.parquet", 'a'), write("c.parquet", 'c')];
+        let parsed = TableSchema::from_toml_str(SCHEMA, "s.toml", None).unwrap();
+        let mut o = PlanOptions::new(inputs, InputFormat::Parquet);
+        o.sampling = Sampling::FirstRows(150);
+        o.batch_rows = 64;
+        let p = plan(&parsed.table, &parsed.mapping, &o).unwrap();
+        assert_eq!((p.sample.records, p.sample.records_read), (150, 150));
+        assert!(!p.sample.whole_input);
+        assert_eq!(p.sample.input_records, Some(600));
+        assert_eq!(p.sample.input_records_basis.as_deref(), Some("exact"));
+        // One cell per row (w is null); all sampled rows are "a...", region 0.
+        assert_eq!(p.table.regions[0].sample_cells, 150);
+        assert_eq!(p.table.regions[0].expected_cells, Some(600));
+    }
+
+    #[test]
+    fn increasing_and_short_keys_and_rejections_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = csv(
+            dir.path(),
+            "in.csv",
+            (0..2000)
+                .map(|i| format!("{i:05},x,y"))
+                .chain(std::iter::once(",x,y".into())),
+        );
+        let p = run(SCHEMA, vec![input], |_| {});
+        assert_eq!(p.sample.rejected, 1);
+        let w = p.warnings.join("\n");
+        assert!(w.contains("increasing order"), "{w}");
+        assert!(w.contains("mean row key length is 5.0 bytes"), "{w}");
+        assert!(
+            w.contains("line 2002: row key: the row key is empty"),
+            "{w}"
+        );
+    }
+}

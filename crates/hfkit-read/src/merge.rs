@@ -1,0 +1,285 @@
+//! K-way merge of a store's files in HBase cell order (HBase's `KeyValueHeap`).
+//!
+//! Order: the cell comparator (row ↑, family ↑, qualifier ↑, timestamp ↓, type ↓), then the
+//! cell's sequence id ↓ (every cell of a store file carries the file's sequence id, as HBase
+//! does for bulk-loaded files, whatever MVCC is stored in the cell; a file given
+//! [`super::CELL_SEQ_IDS`] keeps the MVCC stored in each cell, as HBase reads the files it
+//! flushed or compacted), then source position ↓ (a later file wins a remaining tie, as
+//! HBase's scanner order does).
+//!
+//! Each source keeps its current cell inside its own [`Scanner`] (a view into the decoded
+//! block); the heap holds source indices only, so merging allocates nothing per cell. The winner
+//! is read through [`MergeScanner::peek`] and the caller copies only what it keeps.
+
+use std::cmp::Ordering;
+
+use hfkit_format::cell::{compare_cells, CellRef};
+use hfkit_format::reader::{HFileReader, Scanner};
+
+use super::ReadError;
+
+struct Source<'r> {
+    scanner: Scanner<'r>,
+    seq_id: u64,
+    /// Position among the sources: a later source wins ties of equal sequence ids.
+    order: usize,
+    label: String,
+    live: bool,
+}
+
+impl Source<'_> {
+    fn current(&self) -> Option<CellRef<'_>> {
+        if !self.live {
+            return None;
+        }
+        self.scanner.current().map(|mut c| {
+            if self.seq_id != super::CELL_SEQ_IDS {
+                c.seq_id = self.seq_id;
+            }
+            c
+        })
+    }
+}
+
+/// A name for a file in error messages: its path, or its position for in-memory files.
+pub fn file_label(reader: &HFileReader, index: usize) -> String {
+    match reader.path() {
+        Some(p) => p.display().to_string(),
+        None => format!("<in-memory store file #{index}>"),
+    }
+}
+
+/// Merges the cells of several files of one store.
+pub struct MergeScanner<'r> {
+    sources: Vec<Source<'r>>,
+    /// Binary min-heap of indices into `sources` (live ones only), by [`MergeScanner::less`].
+    heap: Vec<usize>,
+}
+
+impl<'r> MergeScanner<'r> {
+    /// A merge over `(file, sequence id)` pairs, positioned nowhere: call
+    /// [`MergeScanner::seek_to_first`] or [`MergeScanner::seek`] before reading.
+    pub fn new<I>(files: I) -> Result<MergeScanner<'r>, ReadError>
+    where
+        I: IntoIterator<Item = (&'r HFileReader, u64)>,
+    {
+        let mut sources = Vec::new();
+        for (order, (reader, seq_id)) in files.into_iter().enumerate() {
+            let label = file_label(reader, order);
+            let scanner = reader.scanner().map_err(|e| ReadError::format(&label, e))?;
+            sources.push(Source {
+                scanner,
+                seq_id,
+                order,
+                label,
+                live: false,
+            });
+        }
+        Ok(MergeScanner {
+            sources,
+            heap: Vec::new(),
+        })
+    }
+
+    /// Number of sources.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// Positions every source on its first cell.
+    pub fn seek_to_first(&mut self) -> Result<(), ReadError> {
+        for s in &mut self.sources {
+            s.live = s
+                .scanner
+                .next()
+                .map_err(|e| ReadError::format(&s.label, e))?
+                .is_some();
+        }
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Positions every source on its first cell whose key is ≥ `key` (a flat key, e.g.
+    /// [`hfkit_format::cell::first_on_row`]).
+    pub fn seek(&mut self, key: &[u8]) -> Result<(), ReadError> {
+        for s in &mut self.sources {
+            s.live = s
+                .scanner
+                .seek(key)
+                .map_err(|e| ReadError::format(&s.label, e))?
+                .is_some();
+        }
+        self.rebuild();
+        Ok(())
+    }
+
+    /// The next cell in merge order (its `seq_id` is the file's, or its own for a file given
+    /// [`super::CELL_SEQ_IDS`]), without consuming it.
+    pub fn peek(&self) -> Option<CellRef<'_>> {
+        let top = *self.heap.first()?;
+        self.sources.get(top)?.current()
+    }
+
+    /// The file the next cell comes from (for error messages).
+    pub fn peek_label(&self) -> Option<&str> {
+        let top = *self.heap.first()?;
+        self.sources.get(top).map(|s| s.label.as_str())
+    }
+
+    /// Consumes the cell [`MergeScanner::peek`] returns.
+    pub fn advance(&mut self) -> Result<(), ReadError> {
+        let Some(&top) = self.heap.first() else {
+            return Ok(());
+        };
+        let Some(s) = self.sources.get_mut(top) else {
+            return Ok(());
+        };
+        s.live = s
+            .scanner
+            .next()
+            .map_err(|e| ReadError::format(&s.label, e))?
+            .is_some();
+        if !s.live {
+            let last = self.heap.len() - 1;
+            self.heap.swap(0, last);
+            self.heap.pop();
+        }
+        self.sift_down(0);
+        Ok(())
+    }
+
+    fn rebuild(&mut self) {
+        self.heap.clear();
+        self.heap
+            .extend((0..self.sources.len()).filter(|&i| self.sources[i].live));
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
+        }
+    }
+
+    /// Whether source `a`'s current cell comes before source `b`'s.
+    fn less(sources: &[Source<'_>], a: usize, b: usize) -> bool {
+        let (sa, sb) = (&sources[a], &sources[b]);
+        let ord = match (sa.current(), sb.current()) {
+            (Some(x), Some(y)) => compare_cells(&x, &y)
+                .then_with(|| y.seq_id.cmp(&x.seq_id))
+                .then_with(|| sb.order.cmp(&sa.order)),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => sb.order.cmp(&sa.order),
+        };
+        ord == Ordering::Less
+    }
+
+    fn sift_down(&mut self, i: usize) {
+        let sources = &self.sources;
+        hfkit_format::heap::sift_down(&mut self.heap, i, |a, b| Self::less(sources, a, b));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hfkit_format::cell::{Cell, CellType, CellTypeOwned};
+    use hfkit_format::writer::{HFileWriter, WriterOptions};
+
+    fn file(cells: &[Cell]) -> HFileReader {
+        let mut w = HFileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        for c in cells {
+            w.append(&c.as_ref()).unwrap();
+        }
+        let (bytes, _) = w.finish().unwrap();
+        HFileReader::from_bytes(bytes).unwrap()
+    }
+
+    fn cell(row: &str, q: &str, ts: i64, t: CellType, v: &str) -> Cell {
+        Cell {
+            cell_type: CellTypeOwned(t),
+            ..Cell::put(row.as_bytes(), b"f", q.as_bytes(), ts, v.as_bytes())
+        }
+    }
+
+    fn drain(m: &mut MergeScanner<'_>) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        while let Some(c) = m.peek() {
+            out.push((
+                format!(
+                    "{}/{}/{}/{}/{}",
+                    String::from_utf8_lossy(c.row),
+                    String::from_utf8_lossy(c.qualifier),
+                    c.timestamp,
+                    c.cell_type.name(),
+                    String::from_utf8_lossy(c.value)
+                ),
+                c.seq_id,
+            ));
+            m.advance().unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn merges_in_order_with_newer_sequence_first() {
+        let a = file(&[
+            cell("a", "q", 5, CellType::Put, "a5"),
+            cell("b", "q", 3, CellType::Put, "old"),
+        ]);
+        let b = file(&[
+            cell("a", "q", 5, CellType::Delete, ""),
+            cell("b", "q", 3, CellType::Put, "new"),
+            cell("c", "", 1, CellType::DeleteFamily, ""),
+        ]);
+        let empty = file(&[]);
+        let mut m = MergeScanner::new([(&a, 1), (&b, 7), (&empty, 9)]).unwrap();
+        m.seek_to_first().unwrap();
+        let got = drain(&mut m);
+        assert_eq!(
+            got,
+            vec![
+                ("a/q/5/Delete/".to_string(), 7),
+                ("a/q/5/Put/a5".to_string(), 1),
+                ("b/q/3/Put/new".to_string(), 7),
+                ("b/q/3/Put/old".to_string(), 1),
+                ("c//1/DeleteFamily/".to_string(), 7),
+            ]
+        );
+        m.seek(&hfkit_format::cell::first_on_row(b"b")).unwrap();
+        assert_eq!(drain(&mut m).len(), 3);
+        m.seek(&hfkit_format::cell::first_on_row(b"d")).unwrap();
+        assert!(m.peek().is_none());
+    }
+
+    #[test]
+    fn cell_sequence_ids_order_ties_and_are_kept() {
+        let with_seq = |mut c: Cell, seq: u64| {
+            c.seq_id = seq;
+            c
+        };
+        // HBase-flushed files: each cell keeps its MVCC, which decides ties across files
+        // whatever the files' order.
+        let newer_first = file(&[
+            with_seq(cell("a", "q", 5, CellType::Put, "late"), 30),
+            with_seq(cell("b", "q", 1, CellType::Put, "b"), 31),
+        ]);
+        let older = file(&[with_seq(cell("a", "q", 5, CellType::Put, "early"), 10)]);
+        let cells = crate::CELL_SEQ_IDS;
+        let mut m = MergeScanner::new([(&newer_first, cells), (&older, cells)]).unwrap();
+        m.seek_to_first().unwrap();
+        assert_eq!(
+            drain(&mut m),
+            vec![
+                ("a/q/5/Put/late".to_string(), 30),
+                ("a/q/5/Put/early".to_string(), 10),
+                ("b/q/1/Put/b".to_string(), 31),
+            ]
+        );
+        // A bulk-load sequence id still overrides the stored MVCC.
+        let mut m = MergeScanner::new([(&newer_first, 1), (&older, cells)]).unwrap();
+        m.seek_to_first().unwrap();
+        assert_eq!(drain(&mut m)[0], ("a/q/5/Put/early".to_string(), 10));
+    }
+}

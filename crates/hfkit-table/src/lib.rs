@@ -1,0 +1,85 @@
+//! The table layer: a table's schema (names, column families and their attributes, HBase's
+//! defaults and validation; our TOML form and HBase shell `create` statements), its region
+//! split points, and the table directory holding its store files, with a manifest naming the
+//! live files. Spec: `formats/schema.md`, `formats/table.md`.
+//!
+//! | module | owns | prose |
+//! |---|---|---|
+//! | [`split`] | split algorithms, [`Regions`], split files, `Bytes.toBytesBinary` keys, sampling | `schema.md` §"Splits" |
+//! | [`schema`] | [`TableSchema`], [`FamilySchema`], validation, the TOML form, [`ImportMapping`] | `schema.md` |
+//! | [`shell`] | the HBase shell `create` statement | `schema.md` §"HBase shell form" |
+//! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer | `table.md` §"Manifest" |
+//! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
+//! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
+//! | [`staging`] | temporary directories held by a live process ([`staging::OwnedDir`]), and sweeping those of dead ones | `table.md` §"Writers and garbage" |
+//! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
+//! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
+//! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
+//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet cells; rows to a [`export::RowWriter`] | `table.md` §"Export" |
+//!
+//! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
+//! key); everything about a table directory is a [`TableError`].
+
+pub mod compact;
+pub mod directory;
+pub mod error;
+pub mod export;
+pub mod fsops;
+pub mod manifest;
+pub mod read;
+pub mod schema;
+pub mod shell;
+pub mod snapshot;
+pub mod split;
+pub mod staging;
+
+pub use error::{Location, SchemaError};
+pub use schema::{
+    BloomFilterKind, ColumnMapping, FamilySchema, ImportMapping, IndexSchema, KeepDeletedCells,
+    ParsedSchema, SplitSpec, TableName, TableSchema, TimestampSource, ValueType,
+};
+pub use split::{
+    sample_splits, to_bytes_binary, to_string_binary, Regions, SplitAlgorithm, Splitter,
+};
+
+use std::path::{Path, PathBuf};
+
+/// Errors of the table layer.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: corrupt: {detail}", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{0}")]
+    Invalid(String),
+    /// The change is visible as manifest `version`, but making it durable failed.
+    #[error("committed as manifest version {version}, but not known to be durable: {detail}")]
+    NotDurable { version: u64, detail: String },
+    #[error(transparent)]
+    Format(#[from] hfkit_format::FormatError),
+    /// A read of a table failed: `what` names the read (the row of a Get, the region of a
+    /// Scan).
+    #[error("{}: {what}: {source}", table.display())]
+    Read {
+        table: PathBuf,
+        what: String,
+        #[source]
+        source: Box<hfkit_read::ReadError>,
+    },
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+}
+
+impl TableError {
+    pub fn io(path: &Path, source: std::io::Error) -> TableError {
+        TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
