@@ -1,20 +1,13 @@
 //! End-to-end tests of the `hfkit` binary.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn hfkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
-}
+use crate::common::text;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/users.cells.txt");
 

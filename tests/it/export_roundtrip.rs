@@ -5,7 +5,6 @@
 //! their mapping are errors naming the term, row and field, and the command line.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use arrow_schema::DataType;
 use hfkit::pipeline::cell_export::ExportFormat;
@@ -485,12 +484,7 @@ timestamp = 10
     );
 }
 
-fn hfkit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 #[test]
 fn command_line_round_trip() {

@@ -1,7 +1,7 @@
 //! Directory tables: atomic attach under injected crashes, concurrent readers, and attaching
 //! HBase-written files.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -534,12 +534,7 @@ fn a_reader_scanning_while_attaches_repeat_sees_whole_versions() {
 
 // ---- CLI ----
 
-fn hfkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 fn stdout(o: &Output) -> String {
     assert!(

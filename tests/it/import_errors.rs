@@ -2,18 +2,13 @@
 //! reason) and that nothing was left behind.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
 const HEADER: &str = "user_id,name,email,city,score,last_login\n";
 const GOOD: &str = "1,ann,a@x,Oslo,5,1700000000000\n2,bob,b@x,Lagos,6,1700000000001\n";
 
-fn hfkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 /// Runs an import of `csv` with `schema` (default: the users seed schema) into a fresh
 /// directory; asserts failure with every `expect` in the message and nothing left behind.

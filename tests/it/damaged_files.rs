@@ -14,7 +14,7 @@
 //! §2: an export (or a clone or restore) that meets a damaged file fails and leaves nothing at
 //! its destination.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -432,12 +432,7 @@ fn entry_count_offset(trailer: &[u8]) -> usize {
     }
 }
 
-fn hfkit(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 /// The README's table: the users seed imported into `dir`.
 fn import_users(dir: &Path) -> Table {

@@ -1,7 +1,6 @@
 //! A table never holds a symbolic link (`formats/table.md` §"Attach"): attach, clone and export
 //! follow a link to its target and store the target's bytes, a link that leads nowhere is a
 //! clear error, `table check` reports a store file that became a link, and restore refuses one.
-#![cfg(unix)]
 
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

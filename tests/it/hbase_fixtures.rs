@@ -1,7 +1,7 @@
 //! Compatibility with files written by Apache HBase's own writer (`../shared/fixtures/hbase`):
 //! every cell read back exactly, every file verified, and our writer reproducing HBase's bytes.
 
-mod common;
+use crate::common;
 
 use common::{fixtures, fixtures_root};
 use hfkit::format::block::{BlockDecoder, BlockType};

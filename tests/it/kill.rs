@@ -24,7 +24,7 @@
 //! table further on than the main table (an import killed between its two attaches), and how
 //! many ended before their kill came.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;

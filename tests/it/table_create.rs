@@ -2,7 +2,7 @@
 //! sampled split points, every schema attribute kept in the manifest and shown by `table
 //! describe`, and the whole schema checked before anything is created (`formats/schema.md`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! processes; here the failures are real (a bad row, a write failing with EFBIG) and the
 //! leftovers of killed writers are laid out as they leave them.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -14,12 +14,7 @@ use hfkit::pipeline::import::SPILL_DIR_PREFIX;
 use hfkit::table::directory::Table;
 use hfkit::table::staging::OwnedDir;
 
-fn hfkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -15,12 +15,7 @@ use hfkit::format::verify::verify;
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
 
-fn hfkit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 /// (row, family, qualifier, timestamp, value) cells of an output directory, with the file each
 /// came from.

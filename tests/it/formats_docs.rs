@@ -7,7 +7,7 @@ use hfkit::table::TableSchema;
 /// table in both forms.
 #[test]
 fn schema_md_examples_parse() {
-    let doc = include_str!("../formats/schema.md");
+    let doc = include_str!("../../formats/schema.md");
     let block = |lang: &str, nth: usize| -> String {
         let fence = format!("```{lang}\n");
         let start = doc.match_indices(&fence).nth(nth).unwrap().0 + fence.len();

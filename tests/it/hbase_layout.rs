@@ -2,7 +2,7 @@
 //! root (`../shared/fixtures/hbase-layout`, written by Apache HBase's own classes) read
 //! through hfkit's `hbase` layer and compared with what HBase's own readers returned.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -699,12 +699,7 @@ fn v1_and_in_progress_snapshots_read_like_consolidated_ones() {
     }
 }
 
-fn hfkit(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::hfkit;
 
 /// The words of a command line (paths here hold no spaces).
 fn words(line: &str) -> Vec<&str> {

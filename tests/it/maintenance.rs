@@ -1,7 +1,7 @@
 //! Offline maintenance: compaction equivalence and crash safety, alter, snapshots (isolation,
 //! restore under crashes, clone) and export round trips.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

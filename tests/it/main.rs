@@ -1,0 +1,33 @@
+//! hfkit's integration tests, in one test binary (one link of arrow and parquet instead of one
+//! per file). Each module is one area; `common` holds what they share (the fixture lookup, the
+//! `hfkit` runner, scratch directories, the layout checker).
+
+mod common;
+
+mod bloom_end_to_end;
+mod cli;
+mod compaction_perf;
+mod damaged_files;
+mod export_roundtrip;
+mod formats_docs;
+mod hbase_fixtures;
+mod hbase_layout;
+mod import_errors;
+mod import_index;
+mod import_lanes;
+mod import_seeds;
+mod import_spill_parquet;
+mod import_timestamps;
+mod kill;
+mod leftovers;
+mod maintenance;
+mod proptest_hfile;
+mod read_model;
+mod read_perf;
+mod read_semantics;
+mod reader_garbage;
+mod table_attach;
+mod table_create;
+mod table_read;
+#[cfg(unix)]
+mod table_symlinks;
