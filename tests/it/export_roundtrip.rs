@@ -18,8 +18,8 @@ use hfkit::table::read::TableReader;
 use hfkit::table::{ParsedSchema, TableSchema};
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
-/// "Now" for TTL: the seeds' timestamps start at 1_700_000_000_000; sensors expire after 7
-/// days, logins after 30.
+/// "Now" for TTL: the seeds' timestamps start at 1_700_000_000_000; sensor readings and logins
+/// expire after ten years.
 const NOW: i64 = 1_700_000_000_000 + 100_000_000;
 
 /// A scratch directory, on tmpfs when there is one.
