@@ -503,3 +503,58 @@ fn a_failing_table_operation_removes_its_temporary_files() {
         assert!(failures >= 2, "{name}: {failures} steps");
     }
 }
+
+/// An export killed before its rename leaves its staging directory `.<name>.hfkit-<id>` beside
+/// the destination; the next export to that destination removes it (and leaves alone one a live
+/// export holds), for every kind of export.
+#[test]
+fn the_next_export_removes_what_a_killed_one_left() {
+    let tmp = common::tmpdir();
+    let t = tmp.path().join("users");
+    ok(hfkit(&[
+        "import",
+        "--schema",
+        &seed("users.toml"),
+        &seed("users.csv"),
+        "--table",
+        s(&t),
+        "--quiet",
+    ]));
+    let out = tmp.path().join("out");
+    let exports: [&[&str]; 4] = [
+        &["--bulkload"],
+        &["--to"],
+        &["--format", "csv", "--to"],
+        &["--format", "parquet", "--to"],
+    ];
+    for args in exports {
+        // What a killed export left (its lock died with it), and a running one's.
+        let dead = tmp
+            .path()
+            .join(".out.hfkit-0123456789abcdef0123456789abcdef");
+        std::fs::create_dir_all(dead.join("f")).unwrap();
+        std::fs::write(dead.join("f").join("half-written"), b"x").unwrap();
+        let live = OwnedDir::create(tmp.path(), ".out.hfkit-").unwrap();
+        let mut cmd = vec!["export", s(&t)];
+        cmd.extend_from_slice(args);
+        cmd.push(s(&out));
+        ok(hfkit(&cmd));
+        assert!(!dead.exists(), "{args:?} left {}", dead.display());
+        assert!(
+            live.path().is_dir(),
+            "{args:?} removed a live export's directory"
+        );
+        drop(live);
+        let mut names: Vec<String> = entries(tmp.path())
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["out", "users"], "{args:?}");
+        if out.is_dir() {
+            std::fs::remove_dir_all(&out).unwrap();
+        } else {
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+}

@@ -24,6 +24,7 @@ use serde::Serialize;
 use super::compact::open_region_stores;
 use super::directory::{unique_hex, verify_copy, verify_store_file, Table};
 use super::manifest::Manifest;
+use super::staging;
 use super::TableError;
 use hfkit_format::writer::HFileWriter;
 use hfkit_read::{self as read, MergeScanner, ReadOptions};
@@ -44,15 +45,6 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> TableError + '_ {
     move |e| TableError::io(path, e)
 }
 
-/// A temporary sibling of `dest`.
-fn sibling_tmp(dest: &Path) -> Result<PathBuf, TableError> {
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .ok_or_else(|| TableError::Invalid(format!("{}: not a file name", dest.display())))?;
-    Ok(dest.with_file_name(format!(".{name}.hfkit-{}", unique_hex())))
-}
-
 fn refuse_existing(dest: &Path) -> Result<(), TableError> {
     if dest.is_dir() {
         let mut it = std::fs::read_dir(dest).map_err(io_err(dest))?;
@@ -68,26 +60,36 @@ fn refuse_existing(dest: &Path) -> Result<(), TableError> {
     Ok(())
 }
 
-/// Writes `write`'s output to a temporary sibling of `dest` (which must not exist, or be an
-/// empty directory), fsyncs it and renames it into place; removes it on failure.
+/// Writes `write`'s output to the file `dest` (which must not exist) atomically: in a
+/// directory of this run's own beside it ([`staging::beside`], which first removes those that
+/// killed exports to `dest` left), fsynced, renamed into place, the parent directory fsynced.
+/// On failure nothing is left.
 fn write_atomically<T, E: From<TableError>>(
     dest: &Path,
     write: impl FnOnce(File) -> Result<T, E>,
 ) -> Result<T, E> {
     refuse_existing(dest)?;
-    let tmp = sibling_tmp(dest)?;
+    let staging = staging::beside(dest).map_err(io_err(dest))?;
+    let tmp = staging.path().join("export");
     let file = File::create(&tmp).map_err(io_err(&tmp))?;
-    let result = write(file).and_then(|out| {
-        File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(io_err(&tmp))?;
-        std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
-        Ok(out)
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let out = write(file)?;
+    File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
+    sync_parent(dest)?;
+    Ok(out)
+}
+
+/// Fsyncs the directory holding `path`, so that a rename into it is durable.
+fn sync_parent(path: &Path) -> Result<(), TableError> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    File::open(parent)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(parent))
 }
 
 /// Writes the rows of a read into an export file ([`Table::export_rows`]); row-per-key
@@ -143,27 +145,20 @@ impl Table {
         let _lock = self.lock()?;
         let m = self.export_manifest(snapshot)?;
         refuse_existing(dest)?;
-        let tmp = sibling_tmp(dest)?;
-        let r = self
-            .write_bulkload(&m, &tmp)
-            .and_then(|(files, cells, bytes)| {
-                std::fs::rename(&tmp, dest).map_err(io_err(dest))?;
-                Ok((files, cells, bytes))
-            });
-        match r {
-            Ok((files, cells, bytes)) => Ok(ExportReport {
-                path: dest.to_path_buf(),
-                version: m.version,
-                snapshot: snapshot.map(String::from),
-                files,
-                cells,
-                bytes,
-            }),
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&tmp);
-                Err(e)
-            }
-        }
+        // Held while it is built and removed if that fails; the next export to `dest` removes
+        // one a killed process left.
+        let staging = staging::beside(dest).map_err(io_err(dest))?;
+        let (files, cells, bytes) = self.write_bulkload(&m, staging.path())?;
+        std::fs::rename(staging.path(), dest).map_err(io_err(dest))?;
+        sync_parent(dest)?;
+        Ok(ExportReport {
+            path: dest.to_path_buf(),
+            version: m.version,
+            snapshot: snapshot.map(String::from),
+            files,
+            cells,
+            bytes,
+        })
     }
 
     fn write_bulkload(&self, m: &Manifest, out: &Path) -> Result<(usize, u64, u64), TableError> {
