@@ -1,5 +1,11 @@
-//! Throughput of the store merge and of a full scan (run with
-//! `cargo test --release --test read_perf -- --ignored --nocapture`).
+//! Throughput of the store merge (`read::MergeScanner`) and of a full scan (`read::scan`, with
+//! the matcher) beside sequential scanners of the same files: 8 in-memory HFiles of 250,000
+//! cells, rows interleaved across the files, 4 versions a column. Plain timing, one run, in
+//! ns/cell. Run:
+//!
+//! ```text
+//! cargo bench --bench merge_scan
+//! ```
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,9 +36,7 @@ fn files(n_files: usize, per_file: usize) -> Vec<Arc<HFileReader>> {
         .collect()
 }
 
-#[test]
-#[ignore]
-fn merge_and_scan_throughput() {
+fn main() {
     let (n, per) = (8, 250_000);
     let fs = files(n, per);
     let total = (n * per) as f64;
