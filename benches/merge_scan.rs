@@ -36,6 +36,18 @@ fn files(n_files: usize, per_file: usize) -> Vec<Arc<HFileReader>> {
         .collect()
 }
 
+/// A merge scanner over `fs` (file `i` with sequence id `i + 1`), at the first cell.
+fn merge_from_first(fs: &[Arc<HFileReader>]) -> MergeScanner<'_> {
+    let mut m = MergeScanner::new(
+        fs.iter()
+            .enumerate()
+            .map(|(i, f)| (f.as_ref(), i as u64 + 1)),
+    )
+    .unwrap();
+    m.seek_to_first().unwrap();
+    m
+}
+
 fn main() {
     let (n, per) = (8, 250_000);
     let fs = files(n, per);
@@ -53,13 +65,7 @@ fn main() {
     assert_eq!(count, n * per);
 
     let t = Instant::now();
-    let mut m = MergeScanner::new(
-        fs.iter()
-            .enumerate()
-            .map(|(i, f)| (f.as_ref(), i as u64 + 1)),
-    )
-    .unwrap();
-    m.seek_to_first().unwrap();
+    let mut m = merge_from_first(&fs);
     let mut count = 0usize;
     while m.peek().is_some() {
         count += 1;
@@ -69,13 +75,7 @@ fn main() {
     assert_eq!(count, n * per);
 
     let t = Instant::now();
-    let mut m = MergeScanner::new(
-        fs.iter()
-            .enumerate()
-            .map(|(i, f)| (f.as_ref(), i as u64 + 1)),
-    )
-    .unwrap();
-    m.seek_to_first().unwrap();
+    let mut m = merge_from_first(&fs);
     let mut owned = Vec::new();
     while let Some(c) = m.peek() {
         owned.push(c.to_owned());
