@@ -2,10 +2,11 @@
 //! instruction counts and profiles of the writer alone (callgrind, perf): prints the file's
 //! size, its CRC32C (the same bytes whichever append path) and the best of ITERS write speeds.
 //!
-//! Usage: `cargo run --release --example write_probe [CELLS] [snappy|none] [cell|row]
+//! Usage: `cargo run --profile profiling --example write_probe [CELLS] [snappy|none] [cell|row]
 //! [row|none] [ITERS]` (`cell`: `append` per cell; `row`: `append_row` per row; the fourth
 //! argument is the Bloom type). For instance
-//! `valgrind --tool=callgrind target/release/examples/write_probe 200000 snappy row row 1`.
+//! `valgrind --tool=callgrind target/profiling/examples/write_probe 200000 snappy row row 1`
+//! (the `profiling` profile is `release` with line-level debug info).
 
 #[path = "../benches/lineitem/mod.rs"]
 mod lineitem;

@@ -3,7 +3,7 @@
 //! taken from the file (its cells, its last key) and from the input bytes.
 //!
 //! Seed corpus (small writer-made files, every codec, multi-level indexes, NULL checksums):
-//!   HFKIT_FUZZ_SEED_DIR=fuzz/corpus/read_hfile cargo test --test reader_garbage write_seed_corpus
+//!   cargo run --example fuzz_seed_corpus -- fuzz/corpus/read_hfile
 //! Run (nightly):
 //!   cargo +nightly fuzz run read_hfile -- -max_total_time=600
 #![no_main]

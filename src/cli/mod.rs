@@ -20,6 +20,7 @@ mod hbase;
 mod hfile;
 mod import;
 mod maint;
+mod packaging;
 mod read;
 mod table;
 
@@ -96,6 +97,10 @@ pub enum Command {
     /// Offline maintenance: compact, alter, snapshot, export.
     #[command(flatten)]
     Maint(maint::MaintCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(packaging::CompletionsArgs),
+    /// Print hfkit's manual page (roff), or write one page per command into a directory.
+    Man(packaging::ManArgs),
 }
 
 /// An error the CLI reports: a message, and whether it is a usage error.
@@ -152,6 +157,8 @@ where
         Command::Scan(args) => read::scan(args, &mut out),
         Command::Hbase(cmd) => hbase::run(cmd, &mut out),
         Command::Maint(cmd) => maint::run(cmd, &mut out),
+        Command::Completions(args) => packaging::completions(args, &mut out),
+        Command::Man(args) => packaging::man(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {

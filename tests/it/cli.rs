@@ -525,6 +525,8 @@ const EXAMPLE_ORDER: &[&str] = &[
     "hbase scan",
     "table clone-hbase",
     "hbase compact",
+    "completions",
+    "man",
 ];
 
 /// The leaf subcommands of `hfkit` (hidden ones and `help` left out), as space-separated paths.
@@ -622,4 +624,117 @@ fn every_subcommand_has_working_help_examples() {
         }
     }
     assert!(ran >= EXAMPLE_ORDER.len() - if hbase_root.is_none() { 8 } else { 0 });
+}
+
+/// `hfkit completions SHELL` prints a script that completes every command and option, for each
+/// shell clap_complete knows; an unknown shell is a usage error.
+#[test]
+fn completions_cover_every_command_in_every_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _hfkit"),
+        ("zsh", "#compdef hfkit"),
+        ("fish", "complete -c hfkit"),
+        ("elvish", "edit:completion:arg-completer[hfkit]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let o = hfkit(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", text(&o.stderr));
+        let script = text(&o.stdout);
+        assert!(script.contains(marker), "{shell}: no `{marker}`");
+        for word in [
+            "import",
+            "hfile",
+            "clone-hbase",
+            "completions",
+            "--hbase-shell",
+        ] {
+            assert!(script.contains(word), "{shell}: `{word}` is not completed");
+        }
+    }
+    let o = hfkit(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("invalid value 'tcsh'"));
+}
+
+/// A completion script larger than a pipe's buffer, into a pipe closed by its reader (as
+/// `hfkit completions bash | head` does), ends quietly with 0 like any other output
+/// (clap_complete itself panics on a failed write).
+#[test]
+fn completions_into_a_closed_pipe_end_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "");
+}
+
+/// `hfkit man` prints hfkit(1) in roff; `hfkit man COMMAND...` a command's own page;
+/// `--dir` writes one page per command (the groups and every leaf), named as `man` looks them
+/// up, and lists them. A command that does not exist is a usage error.
+#[test]
+fn man_pages_for_hfkit_and_every_command() {
+    let o = hfkit(&["man"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let page = text(&o.stdout);
+    assert!(page.contains(".TH hfkit 1"), "{page}");
+    assert!(page.contains(".SH SUBCOMMANDS"), "{page}");
+    assert!(page.contains("hfkit\\-import(1)"), "{page}");
+
+    let o = hfkit(&["man", "hfile", "info"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let page = text(&o.stdout);
+    let title = format!(
+        ".TH hfkit-hfile-info 1  \"hfkit {}\"",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(page.contains(&title), "{page}");
+    assert!(page.contains("\\-\\-json"), "{page}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man1");
+    let o = hfkit(&["man", "--dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let listed: Vec<String> = text(&o.stdout).lines().map(str::to_string).collect();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    // hfkit.1, and one page per command: the groups (hfile, table, ...) and their leaves.
+    fn count(cmd: &clap::Command) -> usize {
+        1 + cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+            .map(count)
+            .sum::<usize>()
+    }
+    use clap::CommandFactory;
+    assert_eq!(names.len(), count(&hfkit::cli::Cli::command()), "{names:?}");
+    assert_eq!(listed.len(), names.len());
+    for name in [
+        "hfkit.1",
+        "hfkit-import.1",
+        "hfkit-hbase-export-snapshot.1",
+        "hfkit-man.1",
+    ] {
+        assert!(
+            names.contains(&name.to_string()),
+            "{name} missing: {names:?}"
+        );
+        assert!(listed.contains(&dir.join(name).display().to_string()));
+        let page = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(page.contains(".SH NAME"), "{name}");
+    }
+
+    let o = hfkit(&["man", "hfile", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr),
+        "hfkit: man: `hfkit hfile` has no command `nope` (see `hfkit hfile --help`)\n"
+    );
 }

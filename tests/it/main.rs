@@ -6,7 +6,6 @@ mod common;
 
 mod bloom_end_to_end;
 mod cli;
-mod compaction_perf;
 mod damaged_files;
 mod export_roundtrip;
 mod formats_docs;
@@ -23,7 +22,6 @@ mod leftovers;
 mod maintenance;
 mod proptest_hfile;
 mod read_model;
-mod read_perf;
 mod read_semantics;
 mod reader_garbage;
 mod table_attach;

@@ -5,19 +5,20 @@
 //! each mutant must return `Ok` or `Err`, never panic. A panic is reported with the mutation
 //! that caused it.
 //!
-//! `HFKIT_FUZZ_SEED_DIR=fuzz/corpus/read_hfile cargo test --test reader_garbage write_seed_corpus`
-//! writes the base files as a seed corpus for `fuzz/` (cargo-fuzz target `read_hfile`).
+//! The base files are [`common::seed_files`], which `cargo run --example fuzz_seed_corpus --
+//! fuzz/corpus/read_hfile` also writes as the seed corpus of the cargo-fuzz target `read_hfile`
+//! (see `fuzz/README.md`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use hfkit::format::block::{BlockDecoder, HEADER_LEN};
-use hfkit::format::cell::{first_on_row, Cell, CellType, CellTypeOwned};
-use hfkit::format::checksum::ChecksumType;
-use hfkit::format::compression::Compression;
+use hfkit::format::cell::first_on_row;
 use hfkit::format::reader::HFileReader;
 use hfkit::format::trailer::{Trailer, TRAILER_SIZE};
-use hfkit::format::writer::{HFileWriter, WriterOptions};
 use hfkit::format::Result;
+
+use crate::common;
+use crate::common::seed_files::{base_files, cells};
 
 /// Mutants per base file (× the base files below ≥ 20k in total).
 const MUTANTS_PER_FILE: usize = 2_600;
@@ -35,74 +36,6 @@ impl Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
-}
-
-fn cells(n: usize) -> Vec<Cell> {
-    let mut out = Vec::new();
-    for i in 0..n {
-        let row = format!("r{:05}", i / 3);
-        let mut c = Cell::put(
-            row.as_bytes(),
-            b"cf",
-            format!("q{}", i % 3).as_bytes(),
-            1_700_000_000_000 - i as i64,
-            format!("value {i} {}", "x".repeat(i % 17)).as_bytes(),
-        );
-        if i % 5 == 0 {
-            c.tags = vec![0, 2, 1, i as u8];
-        }
-        if i % 7 == 0 {
-            c.cell_type = CellTypeOwned(CellType::DeleteColumn);
-            c.value.clear();
-        }
-        c.seq_id = i as u64;
-        out.push(c);
-    }
-    out
-}
-
-fn write(cells: &[Cell], opts: WriterOptions) -> Vec<u8> {
-    let mut w = HFileWriter::new(Vec::new(), opts).unwrap();
-    for c in cells {
-        w.append(&c.as_ref()).unwrap();
-    }
-    w.finish().unwrap().0
-}
-
-/// The base files: (name, bytes).
-fn base_files() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let small = cells(90);
-    for (i, compression) in Compression::SUPPORTED.into_iter().enumerate() {
-        for checksum_type in [ChecksumType::Null, ChecksumType::Crc32c] {
-            let opts = WriterOptions {
-                compression,
-                checksum_type,
-                block_size: 256 + 128 * i,
-                index_block_size: 128,
-                index_min_entries: 2,
-                include_tags: i % 2 == 0,
-                include_mvcc: i != 3,
-                ..WriterOptions::default()
-            };
-            out.push((
-                format!("{}_{}", compression.name(), checksum_type.name()),
-                write(&small, opts),
-            ));
-        }
-    }
-    out.push((
-        "NONE_CRC32_single_level".into(),
-        write(
-            &small,
-            WriterOptions {
-                checksum_type: ChecksumType::Crc32,
-                ..WriterOptions::default()
-            },
-        ),
-    ));
-    out.push(("empty".into(), write(&[], WriterOptions::default())));
-    out
 }
 
 /// Everything a reader user does with a file: open, scan, seek. Errors are fine.
@@ -317,18 +250,24 @@ fn leaf_index_entry_offset_near_i32_max_is_an_error() {
     }
 }
 
-/// Writes the base files as a cargo-fuzz seed corpus when `HFKIT_FUZZ_SEED_DIR` is set.
+/// The seed corpus the fuzz target starts from (`examples/fuzz_seed_corpus.rs`): every base
+/// file, named by codec and checksum, each one the reader opens and scans whole.
 #[test]
-fn write_seed_corpus() {
-    let Some(dir) = std::env::var_os("HFKIT_FUZZ_SEED_DIR") else {
-        return;
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, bytes) in base_files() {
-        std::fs::write(
-            std::path::Path::new(&dir).join(format!("{name}.hfile")),
-            bytes,
-        )
-        .unwrap();
+fn seed_corpus_holds_every_base_file_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("corpus/read_hfile");
+    let n = common::seed_files::write_corpus(&dir).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), n);
+    assert!(names.contains(&"GZ_NULL.hfile".to_string()), "{names:?}");
+    assert!(names.contains(&"empty.hfile".to_string()), "{names:?}");
+    for name in &names {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let n = exercise(bytes, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(n, if name == "empty.hfile" { 0 } else { 90 }, "{name}");
     }
 }

@@ -202,11 +202,8 @@ fn write_store(
 ) -> Result<(Option<Staged>, StoreReport)> {
     let enc = p.region.info.encoded_name();
     let fd = m.family(p.region, p.family.as_bytes())?;
-    let settings = fd.read_settings().map_err(HBaseError::Invalid)?;
-    let mut wopts = fd
-        .family_entry()
-        .map_err(HBaseError::Invalid)?
-        .writer_options(now_ms)?;
+    let settings = fd.read_settings()?;
+    let mut wopts = fd.family_entry()?.writer_options(now_ms)?;
     wopts.bulk_load = None;
     wopts.include_mvcc = true;
     wopts.include_tags = p.files.iter().any(|(_, o)| {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use super::proto::{self, BytesBytesPair, NameStringPair};
-use super::{pb_magic, HBaseError, Result};
+use super::{pb_magic, ContentError, HBaseError, Result};
 use hfkit_read::FamilyReadSettings;
 use hfkit_table::manifest::FamilyEntry;
 use hfkit_table::read::family_read_settings;
@@ -129,12 +129,16 @@ impl FamilyDescriptor {
     }
 
     /// The family as an hfkit [`FamilyEntry`] (HBase's defaults for absent attributes). The
-    /// error names the attribute and value.
-    pub fn family_entry(&self) -> Result<FamilyEntry, String> {
+    /// error ([`HBaseError::FamilyAttribute`]) names the family, attribute and value.
+    pub fn family_entry(&self) -> Result<FamilyEntry> {
         let name = self.name_str();
         let mut e = FamilyEntry::new(&name);
-        let bad = |k: &str, v: &str| format!("family {name}: {k} '{v}' is not valid");
-        let int = |k: &str| -> Result<Option<i64>, String> {
+        let bad = |key: &'static str, value: &str| HBaseError::FamilyAttribute {
+            family: name.clone(),
+            key,
+            value: value.to_string(),
+        };
+        let int = |k: &'static str| -> Result<Option<i64>> {
             self.value(k)
                 .map(|v| v.trim().parse::<i64>().map_err(|_| bad(k, &v)))
                 .transpose()
@@ -180,8 +184,8 @@ impl FamilyDescriptor {
     }
 
     /// The settings reads of this family use.
-    pub fn read_settings(&self) -> Result<FamilyReadSettings, String> {
-        family_read_settings(&self.family_entry()?).map_err(|e| e.to_string())
+    pub fn read_settings(&self) -> Result<FamilyReadSettings> {
+        Ok(family_read_settings(&self.family_entry()?)?)
     }
 
     /// The family of an hfkit table, with the attributes HBase's `ColumnFamilyDescriptorBuilder`
@@ -368,14 +372,11 @@ impl TableDescriptor {
     }
 
     /// A descriptor from its protobuf message.
-    pub fn from_proto(p: &proto::TableSchema) -> Result<TableDescriptor, String> {
-        let name = p
-            .table_name
-            .as_ref()
-            .ok_or_else(|| "the table schema has no table name".to_string())?;
+    pub fn from_proto(p: &proto::TableSchema) -> Result<TableDescriptor, ContentError> {
+        let name = p.table_name.as_ref().ok_or(ContentError::NoTableName)?;
         let ns = String::from_utf8_lossy(&name.namespace);
         let q = String::from_utf8_lossy(&name.qualifier);
-        let table = TableName::parse(&format!("{ns}:{q}")).map_err(|e| e.to_string())?;
+        let table = TableName::parse(&format!("{ns}:{q}"))?;
         Ok(TableDescriptor {
             table,
             attributes: pairs(&p.attributes),
@@ -514,7 +515,7 @@ fn read_tableinfo(path: &Path, name: &str) -> Result<TableDescriptor> {
     let body = pb_magic(path, &bytes)?;
     let p = proto::TableSchema::decode(body)
         .map_err(|e| HBaseError::corrupt(path, format!("not a TableSchema: {e}")))?;
-    TableDescriptor::from_proto(&p).map_err(|e| HBaseError::corrupt(path, e))
+    TableDescriptor::from_proto(&p).map_err(|e| HBaseError::content(path, e))
 }
 
 /// The name of the first descriptor file of a table holding `bytes`.
@@ -576,8 +577,32 @@ mod tests {
         bad.attributes
             .retain(|(k, v)| k != b"VERSIONS" || v == b"x");
         assert_eq!(
-            bad.family_entry().unwrap_err(),
+            bad.family_entry().unwrap_err().to_string(),
             "family cf: VERSIONS 'x' is not valid"
         );
+    }
+
+    #[test]
+    fn descriptor_errors_are_typed() {
+        let mut d = FamilyDescriptor::from_family_entry(&FamilyEntry::new("cf"));
+        d.attributes.retain(|(k, _)| k != b"TTL");
+        d.attributes.push((b"TTL".to_vec(), b"-5".to_vec()));
+        match d.family_entry() {
+            Err(HBaseError::FamilyAttribute { family, key, value }) => {
+                assert_eq!((family.as_str(), key, value.as_str()), ("cf", "TTL", "-5"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            d.read_settings(),
+            Err(HBaseError::FamilyAttribute { key: "TTL", .. })
+        ));
+        let table = TableName::parse("ns:t").unwrap();
+        let mut p = TableDescriptor::from_families(table, &[FamilyEntry::new("f")]).to_proto();
+        p.table_name = None;
+        assert!(matches!(
+            TableDescriptor::from_proto(&p),
+            Err(ContentError::NoTableName)
+        ));
     }
 }

@@ -44,8 +44,10 @@ pub use region::RegionInfo;
 pub use root::HBaseRoot;
 
 use hfkit_format::fileinfo::PB_MAGIC;
+use hfkit_table::to_string_binary;
 
-/// Errors of the HBase layout: each names the file (or directory) and the problem.
+/// Errors of the HBase layout: each names the file (or directory) and the problem (a family
+/// attribute: the family, attribute and value).
 #[derive(Debug, thiserror::Error)]
 pub enum HBaseError {
     #[error("{}: {source}", path.display())]
@@ -64,10 +66,86 @@ pub enum HBaseError {
         #[source]
         source: hfkit_format::FormatError,
     },
+    /// A file of the layout holds a message hfkit cannot use; [`ContentError`] says what.
+    #[error("{}: {source}", path.display())]
+    Content {
+        path: PathBuf,
+        #[source]
+        source: ContentError,
+    },
+    /// A family descriptor attribute hfkit cannot use (HBase would not have written it).
+    #[error("family {family}: {key} '{value}' is not valid")]
+    FamilyAttribute {
+        family: String,
+        key: &'static str,
+        value: String,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
     Table(#[from] hfkit_table::TableError),
+}
+
+/// What is wrong inside one of the layout's messages (`RegionInfo`, `TableSchema`,
+/// `Reference`, `SnapshotDescription`) or between the regions they describe, found by code
+/// that parses the message and does not know which file it came from: the reader of the file
+/// wraps it in [`HBaseError::Content`] with the file's path.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    #[error("the table schema has no table name")]
+    NoTableName,
+    /// `part` is `namespace` or `qualifier`.
+    #[error("the table {part} is not UTF-8")]
+    TableNameNotUtf8 { part: &'static str },
+    /// (Boxed to keep [`HBaseError`] small.)
+    #[error(transparent)]
+    TableName(Box<hfkit_table::SchemaError>),
+    #[error("reference range {0} is not TOP or BOTTOM")]
+    ReferenceRange(i32),
+    #[error("the reference's split key is not a valid cell key")]
+    ReferenceSplitKey,
+    #[error("unknown snapshot type {0}")]
+    SnapshotType(i32),
+    /// Two live regions (by region name) share keys.
+    #[error(
+        "regions {} and {} overlap and neither is a split or merge parent",
+        to_string_binary(first),
+        to_string_binary(second)
+    )]
+    RegionsOverlap { first: Vec<u8>, second: Vec<u8> },
+    /// The live regions leave the rows from `start` up to the region named `next` uncovered.
+    #[error(
+        "no live region starts at '{}' (next: {})",
+        to_string_binary(start),
+        to_string_binary(next)
+    )]
+    RegionHole { start: Vec<u8>, next: Vec<u8> },
+    /// The last live region ends at `end` instead of covering the rows to the table's end.
+    #[error("no live region covers the rows from '{}' on", to_string_binary(end))]
+    RegionTail { end: Vec<u8> },
+    /// The entry for store file `name` of a manifest or file list.
+    #[error("{name}: {source}")]
+    StoreFile {
+        name: String,
+        #[source]
+        source: Box<ContentError>,
+    },
+}
+
+impl From<hfkit_table::SchemaError> for ContentError {
+    fn from(e: hfkit_table::SchemaError) -> ContentError {
+        ContentError::TableName(Box::new(e))
+    }
+}
+
+impl ContentError {
+    /// This error, as found in the entry for store file `name`.
+    pub fn in_store_file(self, name: &str) -> ContentError {
+        ContentError::StoreFile {
+            name: name.to_string(),
+            source: Box::new(self),
+        }
+    }
 }
 
 impl HBaseError {
@@ -82,6 +160,13 @@ impl HBaseError {
         HBaseError::Corrupt {
             path: path.to_path_buf(),
             detail: detail.into(),
+        }
+    }
+
+    pub fn content(path: &Path, source: ContentError) -> HBaseError {
+        HBaseError::Content {
+            path: path.to_path_buf(),
+            source,
         }
     }
 }

@@ -97,7 +97,7 @@ impl Manifest {
     /// regions overlap or leave a hole.
     pub(crate) fn mark_live(regions: &mut [RegionManifest], what: &Path) -> Result<()> {
         let infos: Vec<RegionInfo> = regions.iter().map(|r| r.info.clone()).collect();
-        let live = live_regions(&infos).map_err(|e| HBaseError::corrupt(what, e))?;
+        let live = live_regions(&infos).map_err(|e| HBaseError::content(what, e))?;
         for (r, l) in regions.iter_mut().zip(live) {
             r.live = l;
         }
@@ -315,7 +315,7 @@ fn read_filelist(store_dir: &Path) -> Result<Vec<StoreFile>> {
                 let reference = match &e.reference {
                     Some(r) => Some(
                         Reference::from_proto(r)
-                            .map_err(|d| HBaseError::corrupt(&dir, format!("{}: {d}", e.name)))?,
+                            .map_err(|d| HBaseError::content(&dir, d.in_store_file(&e.name)))?,
                     ),
                     None => match StoreFileName::parse(&e.name) {
                         Some(StoreFileName::Reference { .. }) => {

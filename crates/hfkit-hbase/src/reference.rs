@@ -7,7 +7,7 @@ use std::path::Path;
 use prost::Message;
 
 use super::proto;
-use super::{HBaseError, Result};
+use super::{ContentError, HBaseError, Result};
 use hfkit_format::cell::{first_on_row, KeyView};
 use hfkit_format::fileinfo::PB_MAGIC;
 use hfkit_format::reader::HalfRange;
@@ -39,14 +39,14 @@ impl Reference {
     }
 
     /// From the protobuf message; an error for a range HBase does not know.
-    pub fn from_proto(p: &proto::Reference) -> Result<Reference, String> {
+    pub fn from_proto(p: &proto::Reference) -> Result<Reference, ContentError> {
         let range = match proto::ReferenceRange::try_from(p.range) {
             Ok(proto::ReferenceRange::Top) => HalfRange::Top,
             Ok(proto::ReferenceRange::Bottom) => HalfRange::Bottom,
-            Err(_) => return Err(format!("reference range {} is not TOP or BOTTOM", p.range)),
+            Err(_) => return Err(ContentError::ReferenceRange(p.range)),
         };
         if KeyView::parse(&p.splitkey).is_none() {
-            return Err("the reference's split key is not a valid cell key".into());
+            return Err(ContentError::ReferenceSplitKey);
         }
         Ok(Reference {
             split_key: p.splitkey.clone(),
@@ -81,7 +81,7 @@ impl Reference {
         if let Some(body) = bytes.strip_prefix(PB_MAGIC.as_slice()) {
             let p =
                 proto::Reference::decode(body).map_err(|e| bad(format!("not a Reference: {e}")))?;
-            return Reference::from_proto(&p).map_err(bad);
+            return Reference::from_proto(&p).map_err(|e| HBaseError::content(path, e));
         }
         let (&top, rest) = bytes
             .split_first()
@@ -110,5 +110,39 @@ impl Reference {
     pub fn read_file(path: &Path) -> Result<Reference> {
         let bytes = std::fs::read(path).map_err(|e| HBaseError::io(path, e))?;
         Reference::from_file_bytes(path, &bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_references_are_typed_errors_naming_the_file() {
+        let good = Reference::at_row(b"r5", HalfRange::Top);
+        let mut p = good.to_proto();
+        p.range = 7;
+        assert!(matches!(
+            Reference::from_proto(&p),
+            Err(ContentError::ReferenceRange(7))
+        ));
+        let mut bytes = PB_MAGIC.to_vec();
+        p.encode(&mut bytes).unwrap();
+        let path = Path::new("t/r/f/0123.abcd");
+        match Reference::from_file_bytes(path, &bytes) {
+            Err(HBaseError::Content {
+                path: at,
+                source: ContentError::ReferenceRange(7),
+            }) => assert_eq!(at, path),
+            other => panic!("{other:?}"),
+        }
+        let mut p = good.to_proto();
+        p.splitkey = b"not a key".to_vec();
+        let e = Reference::from_proto(&p).unwrap_err();
+        assert!(matches!(e, ContentError::ReferenceSplitKey));
+        assert_eq!(
+            e.in_store_file("0123.abcd").to_string(),
+            "0123.abcd: the reference's split key is not a valid cell key"
+        );
     }
 }

@@ -10,7 +10,7 @@ use md5::{Digest, Md5};
 use prost::Message;
 
 use super::proto;
-use super::{pb_magic, HBaseError, Result};
+use super::{pb_magic, ContentError, HBaseError, Result};
 use hfkit_format::fileinfo::PB_MAGIC;
 use hfkit_table::{to_string_binary, TableName};
 
@@ -110,13 +110,13 @@ impl RegionInfo {
     }
 
     /// The region from its protobuf message.
-    pub fn from_proto(p: &proto::RegionInfo) -> Result<RegionInfo, String> {
-        let namespace = String::from_utf8(p.table_name.namespace.clone())
-            .map_err(|_| "the table namespace is not UTF-8".to_string())?;
-        let qualifier = String::from_utf8(p.table_name.qualifier.clone())
-            .map_err(|_| "the table qualifier is not UTF-8".to_string())?;
-        let table = TableName::parse(&format!("{namespace}:{qualifier}"))
-            .map_err(|e| format!("table name: {e}"))?;
+    pub fn from_proto(p: &proto::RegionInfo) -> Result<RegionInfo, ContentError> {
+        let utf8 = |bytes: &[u8], part| {
+            String::from_utf8(bytes.to_vec()).map_err(|_| ContentError::TableNameNotUtf8 { part })
+        };
+        let namespace = utf8(&p.table_name.namespace, "namespace")?;
+        let qualifier = utf8(&p.table_name.qualifier, "qualifier")?;
+        let table = TableName::parse(&format!("{namespace}:{qualifier}"))?;
         Ok(RegionInfo {
             table,
             start_key: p.start_key.clone().unwrap_or_default(),
@@ -160,7 +160,7 @@ impl RegionInfo {
         let body = pb_magic(path, &bytes)?;
         let p = proto::RegionInfo::decode_length_delimited(body)
             .map_err(|e| HBaseError::corrupt(path, format!("not a RegionInfo: {e}")))?;
-        RegionInfo::from_proto(&p).map_err(|e| HBaseError::corrupt(path, e))
+        RegionInfo::from_proto(&p).map_err(|e| HBaseError::content(path, e))
     }
 }
 
@@ -169,7 +169,7 @@ impl RegionInfo {
 /// region is a parent when it is flagged split, or when regions with a greater region id
 /// (its daughters, or the merged region) cover its whole key range. Returns, per region, the
 /// live flag; an error when live regions overlap or leave a hole in the key space.
-pub fn live_regions(regions: &[RegionInfo]) -> Result<Vec<bool>, String> {
+pub fn live_regions(regions: &[RegionInfo]) -> Result<Vec<bool>, ContentError> {
     let mut order: Vec<usize> = (0..regions.len()).collect();
     // Newest first; equal ids in key order.
     order.sort_by(|&a, &b| {
@@ -190,11 +190,10 @@ pub fn live_regions(regions: &[RegionInfo]) -> Result<Vec<bool>, String> {
             continue;
         }
         if let Some(&j) = accepted.iter().find(|&&j| overlaps(r, &regions[j])) {
-            return Err(format!(
-                "regions {} and {} overlap and neither is a split or merge parent",
-                regions[j].region_name_string(),
-                r.region_name_string()
-            ));
+            return Err(ContentError::RegionsOverlap {
+                first: regions[j].region_name(),
+                second: r.region_name(),
+            });
         }
         let at = accepted.partition_point(|&j| regions[j].start_key < r.start_key);
         accepted.insert(at, i);
@@ -204,19 +203,17 @@ pub fn live_regions(regions: &[RegionInfo]) -> Result<Vec<bool>, String> {
     for (n, &j) in accepted.iter().enumerate() {
         let r = &regions[j];
         if r.start_key != expect || (n > 0 && expect.is_empty()) {
-            return Err(format!(
-                "no live region starts at '{}' (next: {})",
-                to_string_binary(expect),
-                r.region_name_string()
-            ));
+            return Err(ContentError::RegionHole {
+                start: expect.to_vec(),
+                next: r.region_name(),
+            });
         }
         expect = &r.end_key;
     }
     if !accepted.is_empty() && !expect.is_empty() {
-        return Err(format!(
-            "no live region covers the rows from '{}' on",
-            to_string_binary(expect)
-        ));
+        return Err(ContentError::RegionTail {
+            end: expect.to_vec(),
+        });
     }
     Ok(live)
 }
@@ -307,6 +304,40 @@ mod tests {
         // the regions then overlap, which is an error.
         assert!(live_regions(&[parent, d1.clone()]).is_err());
         assert!(live_regions(&[d1, region("t", "n", "", 2)]).is_err());
+    }
+
+    #[test]
+    fn region_errors_are_typed_with_the_regions_and_keys() {
+        let d1 = region("t", "", "m", 2);
+        match live_regions(&[d1.clone(), region("t", "k", "", 2)]) {
+            Err(ContentError::RegionsOverlap { first, second }) => {
+                assert_eq!(first, d1.region_name());
+                assert_eq!(second, region("t", "k", "", 2).region_name());
+            }
+            other => panic!("{other:?}"),
+        }
+        let d3 = region("t", "n", "", 2);
+        match live_regions(&[d1.clone(), d3.clone()]) {
+            Err(ContentError::RegionHole { start, next }) => {
+                assert_eq!((start.as_slice(), next), (&b"m"[..], d3.region_name()));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            live_regions(&[d1]),
+            Err(ContentError::RegionTail { end }) if end == b"m"
+        ));
+        let mut p = region("t", "", "", 1).to_proto();
+        p.table_name.qualifier = vec![0xff];
+        assert!(matches!(
+            RegionInfo::from_proto(&p),
+            Err(ContentError::TableNameNotUtf8 { part: "qualifier" })
+        ));
+        p.table_name.qualifier = b"bad name".to_vec();
+        assert!(matches!(
+            RegionInfo::from_proto(&p),
+            Err(ContentError::TableName(_))
+        ));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::manifest::{read_families, FamilyFiles, Manifest, RegionManifest, Sour
 use super::proto;
 use super::reference::Reference;
 use super::region::{RegionInfo, REGION_INFO_FILE};
-use super::{HBaseError, Result};
+use super::{ContentError, HBaseError, Result};
 use hfkit_table::TableName;
 
 /// The snapshots directory under the root.
@@ -44,13 +44,13 @@ pub struct SnapshotInfo {
 
 impl SnapshotInfo {
     /// From the message; an error for an unknown type.
-    pub fn from_proto(p: &proto::SnapshotDescription) -> Result<SnapshotInfo, String> {
+    pub fn from_proto(p: &proto::SnapshotDescription) -> Result<SnapshotInfo, ContentError> {
         let t = p.r#type.unwrap_or(proto::SnapshotType::Flush as i32);
         let snapshot_type = match proto::SnapshotType::try_from(t) {
             Ok(proto::SnapshotType::Disabled) => "DISABLED",
             Ok(proto::SnapshotType::Flush) => "FLUSH",
             Ok(proto::SnapshotType::SkipFlush) => "SKIPFLUSH",
-            Err(_) => return Err(format!("unknown snapshot type {t}")),
+            Err(_) => return Err(ContentError::SnapshotType(t)),
         };
         Ok(SnapshotInfo {
             name: p.name.clone(),
@@ -89,7 +89,7 @@ impl SnapshotInfo {
         let p = proto::SnapshotDescription::decode(bytes.as_slice()).map_err(|e| {
             HBaseError::corrupt(&path, format!("unable to parse snapshot description: {e}"))
         })?;
-        SnapshotInfo::from_proto(&p).map_err(|e| HBaseError::corrupt(&path, e))
+        SnapshotInfo::from_proto(&p).map_err(|e| HBaseError::content(&path, e))
     }
 
     /// The snapshot's table.
@@ -161,7 +161,7 @@ pub fn read_snapshot(root: &Path, name: &str) -> Result<Manifest> {
 }
 
 fn region_from_proto(path: &Path, m: &proto::SnapshotRegionManifest) -> Result<RegionManifest> {
-    let info = RegionInfo::from_proto(&m.region_info).map_err(|e| HBaseError::corrupt(path, e))?;
+    let info = RegionInfo::from_proto(&m.region_info).map_err(|e| HBaseError::content(path, e))?;
     let mut families = Vec::new();
     for f in &m.family_files {
         let mut files = Vec::new();
@@ -171,7 +171,7 @@ fn region_from_proto(path: &Path, m: &proto::SnapshotRegionManifest) -> Result<R
                 .as_ref()
                 .map(Reference::from_proto)
                 .transpose()
-                .map_err(|e| HBaseError::corrupt(path, format!("{}: {e}", sf.name)))?;
+                .map_err(|e| HBaseError::content(path, e.in_store_file(&sf.name)))?;
             files.push(StoreFile {
                 name: sf.name.clone(),
                 reference,
@@ -199,7 +199,7 @@ fn read_v2(dir: &Path) -> Result<(TableDescriptor, Vec<RegionManifest>)> {
                 HBaseError::corrupt(&path, format!("unable to parse data manifest: {e}"))
             })?;
             let descriptor = TableDescriptor::from_proto(&m.table_schema)
-                .map_err(|e| HBaseError::corrupt(&path, e))?;
+                .map_err(|e| HBaseError::content(&path, e))?;
             let regions = m
                 .region_manifests
                 .iter()
@@ -264,4 +264,38 @@ fn read_v1_regions(dir: &Path, descriptor: &TableDescriptor) -> Result<Vec<Regio
         });
     }
     Ok(regions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_snapshot_type_is_a_typed_error_naming_the_file() {
+        let info = SnapshotInfo {
+            name: "s".into(),
+            table: "t".into(),
+            creation_time: 1,
+            snapshot_type: "FLUSH".into(),
+            version: VERSION_2,
+            owner: None,
+            ttl: 0,
+        };
+        let mut p = info.to_proto();
+        assert_eq!(SnapshotInfo::from_proto(&p).unwrap(), info);
+        p.r#type = Some(9);
+        assert!(matches!(
+            SnapshotInfo::from_proto(&p),
+            Err(ContentError::SnapshotType(9))
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SNAPSHOT_INFO_FILE), p.encode_to_vec()).unwrap();
+        match SnapshotInfo::read(dir.path()) {
+            Err(HBaseError::Content {
+                path,
+                source: ContentError::SnapshotType(9),
+            }) => assert_eq!(path, dir.path().join(SNAPSHOT_INFO_FILE)),
+            other => panic!("{other:?}"),
+        }
+    }
 }

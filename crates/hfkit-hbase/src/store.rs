@@ -193,7 +193,7 @@ impl Manifest {
         let mut stores = Vec::new();
         for ff in &region.families {
             let fd = self.family(region, &ff.family)?;
-            let settings = fd.read_settings().map_err(HBaseError::Invalid)?;
+            let settings = fd.read_settings()?;
             let files = self.open_store(region, ff)?;
             if files.is_empty() {
                 continue;
@@ -217,8 +217,7 @@ impl Manifest {
             .families
             .iter()
             .map(FamilyDescriptor::family_entry)
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(HBaseError::Invalid)
+            .collect()
     }
 
     /// A reader over every live region, with the table layer's Get and Scan (and their

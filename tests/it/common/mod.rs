@@ -19,6 +19,8 @@ use hfkit::format::writer::{BulkLoadInfo, WriterOptions};
 
 pub use hfkit_testkit as test_fixtures;
 
+pub mod seed_files;
+
 /// The fixtures root (holding `hbase/`, `hbase-corrupt/`, `hashes/`, `splits/`) for test
 /// `test`, or `None` when it is to be skipped ([`test_fixtures::dir`]).
 pub fn fixtures_root(test: &str) -> Option<PathBuf> {

@@ -1,9 +1,10 @@
-//! Throughput of a major compaction beside a plain read-plus-write floor on the same files.
-//! Run once, single-threaded, in release:
+//! Throughput of a major compaction (`table::compact`) beside a plain read-plus-write floor on
+//! the same files: 8 interleaved input files (the merge really merges), 2 columns a row, every
+//! 4th row with an older version that VERSIONS 1 drops. Plain timing, one run (no criterion:
+//! the compaction takes seconds). Run, single-threaded:
 //!
 //! ```text
-//! RAYON_NUM_THREADS=1 CARGO_TARGET_DIR=/work/target-maint \
-//!   cargo test --release --test compaction_perf -- --ignored --nocapture --test-threads=1
+//! RAYON_NUM_THREADS=1 cargo bench --bench compaction
 //! ```
 //!
 //! `HFKIT_BENCH_DIR` chooses the scratch directory (default: `/dev/shm` when present, so the
@@ -72,9 +73,7 @@ fn write_input(path: &Path, f: usize, cells: usize) -> (usize, usize) {
     (n, old)
 }
 
-#[test]
-#[ignore]
-fn major_compaction_throughput() {
+fn main() {
     let total: usize = std::env::var("HFKIT_BENCH_CELLS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -1,5 +1,11 @@
-//! Throughput of the store merge and of a full scan (run with
-//! `cargo test --release --test read_perf -- --ignored --nocapture`).
+//! Throughput of the store merge (`read::MergeScanner`) and of a full scan (`read::scan`, with
+//! the matcher) beside sequential scanners of the same files: 8 in-memory HFiles of 250,000
+//! cells, rows interleaved across the files, 4 versions a column. Plain timing, one run, in
+//! ns/cell. Run:
+//!
+//! ```text
+//! cargo bench --bench merge_scan
+//! ```
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,9 +36,19 @@ fn files(n_files: usize, per_file: usize) -> Vec<Arc<HFileReader>> {
         .collect()
 }
 
-#[test]
-#[ignore]
-fn merge_and_scan_throughput() {
+/// A merge scanner over `fs` (file `i` with sequence id `i + 1`), at the first cell.
+fn merge_from_first(fs: &[Arc<HFileReader>]) -> MergeScanner<'_> {
+    let mut m = MergeScanner::new(
+        fs.iter()
+            .enumerate()
+            .map(|(i, f)| (f.as_ref(), i as u64 + 1)),
+    )
+    .unwrap();
+    m.seek_to_first().unwrap();
+    m
+}
+
+fn main() {
     let (n, per) = (8, 250_000);
     let fs = files(n, per);
     let total = (n * per) as f64;
@@ -49,13 +65,7 @@ fn merge_and_scan_throughput() {
     assert_eq!(count, n * per);
 
     let t = Instant::now();
-    let mut m = MergeScanner::new(
-        fs.iter()
-            .enumerate()
-            .map(|(i, f)| (f.as_ref(), i as u64 + 1)),
-    )
-    .unwrap();
-    m.seek_to_first().unwrap();
+    let mut m = merge_from_first(&fs);
     let mut count = 0usize;
     while m.peek().is_some() {
         count += 1;
@@ -65,13 +75,7 @@ fn merge_and_scan_throughput() {
     assert_eq!(count, n * per);
 
     let t = Instant::now();
-    let mut m = MergeScanner::new(
-        fs.iter()
-            .enumerate()
-            .map(|(i, f)| (f.as_ref(), i as u64 + 1)),
-    )
-    .unwrap();
-    m.seek_to_first().unwrap();
+    let mut m = merge_from_first(&fs);
     let mut owned = Vec::new();
     while let Some(c) = m.peek() {
         owned.push(c.to_owned());
