@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::directory::{unique_hex, verify_store_file, Table, DATA_DIR, STAGING_DIR};
-use super::manifest::{self, FamilyEntry, Manifest, StoreFileEntry};
+use super::manifest::{FamilyEntry, Manifest, StoreFileEntry};
 use super::read::family_read_settings;
 use super::TableError;
 use hfkit_format::cell::{CellRef, CellType, KeyView};
@@ -492,20 +492,9 @@ impl Table {
             }
         };
         let next = next_manifest(&m, &plans, &staged);
-        let published = manifest::publish(self.fs(), self.dir(), &next);
+        let committed = self.commit(&next, &placed);
         let _ = std::fs::remove_dir_all(&staging);
-        if let Err(e) = published {
-            if self.manifest().is_ok_and(|l| l.version == next.version) {
-                return Err(TableError::NotDurable {
-                    version: next.version,
-                    detail: e.to_string(),
-                });
-            }
-            for p in &placed {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
+        committed?;
         garbage_removed += self.collect_garbage(&lock)?;
         Ok(CompactReport {
             version: Some(next.version),
@@ -801,15 +790,7 @@ impl Table {
             return Ok(out);
         }
         next.version += 1;
-        if let Err(e) = manifest::publish(self.fs(), self.dir(), &next) {
-            if self.manifest().is_ok_and(|l| l.version == next.version) {
-                return Err(TableError::NotDurable {
-                    version: next.version,
-                    detail: e.to_string(),
-                });
-            }
-            return Err(e);
-        }
+        self.commit(&next, &[])?;
         Ok(out)
     }
 }

@@ -524,25 +524,9 @@ impl Table {
         next.version += 1;
         next.next_seq_id += 1;
         next.files.extend(entries.iter().cloned());
-        if let Err(e) = manifest::publish(self.fs.as_ref(), &self.dir, &next) {
-            let _ = std::fs::remove_dir_all(&staging);
-            // Once CURRENT names the new version the attach has happened, whatever failed
-            // after that (the directory fsync): its files must stay.
-            if self
-                .manifest()
-                .is_ok_and(|live| live.version == next.version)
-            {
-                return Err(TableError::NotDurable {
-                    version: next.version,
-                    detail: e.to_string(),
-                });
-            }
-            for p in &placed {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
+        let committed = self.commit(&next, &placed);
         let _ = std::fs::remove_dir_all(&staging);
+        committed?;
         drop(lock);
         Ok(AttachReport {
             version: next.version,

@@ -9,6 +9,7 @@
 //! | [`schema`] | [`TableSchema`], [`FamilySchema`], validation, the TOML form, [`ImportMapping`] | `schema.md` |
 //! | [`shell`] | the HBase shell `create` statement | `schema.md` §"HBase shell form" |
 //! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer | `table.md` §"Manifest" |
+//! | [`commit`] | the commit step of every write: publish, or undo what was placed, or report a commit whose durability is in doubt | `table.md` §"Commit protocol" |
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`staging`] | temporary directories held by a live process ([`staging::OwnedDir`]), and sweeping those of dead ones | `table.md` §"Writers and garbage" |
@@ -20,6 +21,7 @@
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
 
+pub mod commit;
 pub mod compact;
 pub mod directory;
 pub mod error;

@@ -259,15 +259,7 @@ impl Table {
         let mut next = snap.manifest.clone();
         next.version = live.version + 1;
         next.next_seq_id = live.next_seq_id.max(snap.manifest.next_seq_id);
-        if let Err(e) = manifest::publish(self.fs(), self.dir(), &next) {
-            if self.manifest().is_ok_and(|m| m.version == next.version) {
-                return Err(TableError::NotDurable {
-                    version: next.version,
-                    detail: e.to_string(),
-                });
-            }
-            return Err(e);
-        }
+        self.commit(&next, &[])?;
         let garbage_removed = self.collect_garbage(&lock)?;
         Ok(RestoreReport {
             version: next.version,
