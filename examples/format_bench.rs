@@ -17,13 +17,9 @@ use hfkit::format::encoding::DataBlockEncoding;
 use hfkit::format::reader::HFileReader;
 use hfkit::format::writer::{HFileWriter, WriterOptions};
 
-/// Process CPU seconds (utime + stime).
+/// Process CPU seconds (utime + stime), 0 where unknown.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    hfkit::pipeline::sys::cpu_seconds().unwrap_or(0.0)
 }
 
 fn measure<T>(mut f: impl FnMut() -> T) -> (T, f64, f64) {

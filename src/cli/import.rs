@@ -318,19 +318,6 @@ fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
         })
 }
 
-fn total_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(8 << 30)
-}
-
 pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let parsed = load_schema(&a.schema)?;
     if let Some(t) = a.threads {
@@ -366,7 +353,8 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     opts.index_out = Some(index_dirs.clone());
     opts.memory_budget = match &a.memory {
         Some(m) => parse_size("memory", m)? as usize,
-        None => (total_memory() / 4) as usize,
+        // A quarter of the machine's memory (of 8 GiB where it is unknown).
+        None => (crate::pipeline::sys::total_memory().unwrap_or(8 << 30) / 4) as usize,
     };
     opts.temp_dir = a.temp_dir.clone();
     opts.streaming = !a.no_lanes;

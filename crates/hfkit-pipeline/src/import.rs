@@ -1212,7 +1212,7 @@ pub fn run_import(
         ));
     }
     report.wall_seconds = started.elapsed().as_secs_f64();
-    report.peak_rss_bytes = peak_rss_bytes();
+    report.peak_rss_bytes = super::sys::peak_rss_bytes();
     dir_guard.armed = false;
     for g in &mut index_guards {
         g.armed = false;
@@ -1899,20 +1899,6 @@ pub(crate) fn sample_keys(
         }
     }
     Ok(sample)
-}
-
-/// Peak resident set size of this process (Linux `VmHWM`), 0 where unknown.
-pub fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

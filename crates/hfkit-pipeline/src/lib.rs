@@ -16,6 +16,7 @@
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
 //! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
+//! | [`sys`] | what `/proc` says: peak RSS, the machine's memory, CPU time | |
 //!
 //! Each stage has its own error enum; the import driver reports them with the file, line and
 //! field at fault.
@@ -33,6 +34,7 @@ pub mod route;
 pub mod rowkey;
 pub mod sort;
 pub mod source;
+pub mod sys;
 pub mod timestamp;
 pub mod value;
 
