@@ -259,7 +259,7 @@ fn salted_event_table_100_regions() {
     let mut per_salt = [0u32; 100];
     for r in csv(&Path::new(SEEDS).join("events.csv"), ',') {
         let id = &r["event_id"];
-        let salt = (hfkit::pipeline::hash::murmur_hash(id.as_bytes(), 0) as u32) % 100;
+        let salt = (hfkit::format::bloom::hash::murmur(id.as_bytes(), 0) as u32) % 100;
         per_salt[salt as usize] += 1;
         let row = format!("{salt:02}_{:0>8}", id);
         put(

@@ -8,7 +8,6 @@
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
 //! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
-//! | [`hash`] | HBase's MurmurHash (the `salt` function's hash) | `rowkey.md` §"salt" |
 //! | [`route`] | a store's cells straight to its file while they arrive in order, else to the sorter | `import.md` §"Lanes" |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
 //! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
@@ -24,7 +23,6 @@
 pub mod cell_export;
 pub mod error;
 pub mod export;
-pub mod hash;
 pub mod import;
 pub mod output;
 pub mod parquet_source;

@@ -35,8 +35,8 @@
 use md5::{Digest, Md5};
 
 use super::error::{quote, RowkeyError};
-use super::hash::murmur_hash;
 use super::timestamp::TimestampFormat;
+use hfkit_format::bloom::hash::murmur;
 use hfkit_format::cell::MAX_ROW_LEN;
 
 mod inverse;
@@ -373,7 +373,7 @@ fn apply(
 ) -> Result<(), RowkeyError> {
     match func {
         Func::Salt { buckets, width } => {
-            let bucket = (murmur_hash(x, 0) as u32) % buckets;
+            let bucket = (murmur(x, 0) as u32) % buckets;
             push_padded(out, u64::from(bucket), width);
         }
         Func::HashPrefix { chars } => {
@@ -1095,7 +1095,7 @@ mod tests {
     #[test]
     fn salt_bytes() {
         // murmur("user42", 0) as u32 mod 16, two digits.
-        let h = murmur_hash(b"user42", 0) as u32;
+        let h = murmur(b"user42", 0) as u32;
         assert_eq!(
             one("salt(16, x)", b"user42").unwrap(),
             format!("{:02}", h % 16).as_bytes()

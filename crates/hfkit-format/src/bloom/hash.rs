@@ -222,6 +222,7 @@ mod tests {
         assert_eq!(murmur(b"row1", 155_469_074), -1_581_353_726);
         assert_eq!(murmur(b"abc", 0), 324_500_635);
         assert_eq!(murmur(b"abc", 324_500_635), -211_163_648);
+        assert_eq!(murmur(b"", 0), 0);
     }
 
     #[test]
