@@ -1,6 +1,16 @@
-//! [`RowkeyError`], the pipeline layer's one error type: a rowkey spec that does not parse or
-//! compile, or a record whose fields cannot be encoded (rowkey or cell value). Messages name the
-//! spec column, the function, or the field, and what was wrong.
+//! The pipeline's errors shared by its stages: [`RowkeyError`], a rowkey spec that does not
+//! parse or compile, or a record whose fields cannot be encoded (rowkey or cell value), its
+//! messages naming the spec column, the function, or the field, and what was wrong; and
+//! [`ImportError`], what stops an import or a plan, naming where it happened. The sources,
+//! the sorter and the output have their own enums, which [`ImportError`] wraps.
+
+use std::path::PathBuf;
+
+use super::encode::Rejection;
+use super::output::OutputError;
+use super::sort::SortError;
+use super::source::{RecordPosition, SourceError};
+use hfkit_table::SchemaError;
 
 /// Longest excerpt of an offending value quoted in a message.
 const MAX_QUOTED: usize = 64;
@@ -108,4 +118,45 @@ pub enum RowkeyError {
     /// The encoded row key exceeds HBase's limit.
     #[error("the row key is {len} bytes, more than HBase's maximum of {max}")]
     KeyTooLong { len: usize, max: usize },
+}
+
+/// Errors of an import (and of a plan); each names where it happened.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    #[error("{context}: {source}")]
+    Rowkey {
+        context: String,
+        #[source]
+        source: RowkeyError,
+    },
+    /// A record that cannot be imported.
+    #[error("{position}: {reason}")]
+    Record {
+        position: RecordPosition,
+        reason: Box<Rejection>,
+    },
+    /// One rejected record more than `--max-bad-rows` allows; the last one is named.
+    #[error("{count} rejected records, more than --max-bad-rows {max}; last: {last}: {reason}")]
+    TooManyBadRows {
+        count: u64,
+        max: u64,
+        last: RecordPosition,
+        reason: Box<Rejection>,
+    },
+    #[error(transparent)]
+    Sort(#[from] SortError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
 }

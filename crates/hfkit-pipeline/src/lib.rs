@@ -8,9 +8,12 @@
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
 //! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
+//! | [`encode`] | a record → its cells: the mapping compiled, bound to a file's columns, run on batches in parallel; why a record is rejected | `import.md` §"Rejected records" |
+//! | [`input`] | an import's input files opened as batch readers, read ahead on threads in input order | `import.md` §"Sources" |
+//! | [`regions`] | the tables' regions from the splits or a sample of row keys; hot-region and row-key warnings | `schema.md` §"Splits" |
 //! | [`route`] | a store's cells straight to its file while they arrive in order, else to the sorter | `import.md` §"Lanes" |
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
-//! | [`import`] | the driver: schema + mapping + inputs → bulk-load directory and report | `import.md` |
+//! | [`import`] | the driver, in phases: regions, outputs, read and encode, route and sort, write, report | `import.md` |
 //! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
@@ -21,12 +24,15 @@
 //! field at fault.
 
 pub mod cell_export;
+pub mod encode;
 pub mod error;
 pub mod export;
 pub mod import;
+pub mod input;
 pub mod output;
 pub mod parquet_source;
 pub mod plan;
+pub mod regions;
 pub mod retention;
 pub mod route;
 pub mod rowkey;

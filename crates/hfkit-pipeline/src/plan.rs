@@ -20,11 +20,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::import::{
-    encode_batch, hot_region_warnings, key_warnings, open_input, sample_keys, slice, Bound,
-    Compiled, ImportError, InputFormat, DEFAULT_BATCH_ROWS, DEFAULT_SAMPLE_ROWS,
-};
+use super::encode::{bind, encode_batch, slice, Bound, Compiled, KeyStats};
+use super::error::ImportError;
+use super::input::{open_input, InputFormat, DEFAULT_BATCH_ROWS};
 use super::parquet_source;
+use super::regions::{hot_region_warnings, key_warnings, sample_keys, DEFAULT_SAMPLE_ROWS};
 use super::source::{Batch, CsvSource};
 use hfkit_table::{
     sample_splits, to_string_binary, ImportMapping, Regions, SplitSpec, TableSchema,
@@ -138,11 +138,7 @@ struct Sampled {
     first_rejection: Option<String>,
     records_read: u64,
     whole_input: bool,
-    keys: u64,
-    ascending: u64,
-    key_len_sum: u64,
-    key_len_min: usize,
-    key_len_max: usize,
+    keys: KeyStats,
     input_records: Option<(u64, &'static str)>,
 }
 
@@ -218,12 +214,7 @@ pub fn plan(
             )
         }),
     );
-    let mean_len = if s.keys > 0 {
-        s.key_len_sum as f64 / s.keys as f64
-    } else {
-        0.0
-    };
-    warnings.extend(key_warnings(s.keys, s.ascending, mean_len));
+    warnings.extend(key_warnings(&s.keys));
 
     let mut indexes = Vec::new();
     for (i, ix) in mapping.indexes.iter().enumerate() {
@@ -282,9 +273,9 @@ pub fn plan(
             input_records_basis: s.input_records.map(|(_, b)| b.to_string()),
             scale,
         },
-        rowkey_len_min: if s.keys > 0 { s.key_len_min } else { 0 },
-        rowkey_len_mean: mean_len,
-        rowkey_len_max: s.key_len_max,
+        rowkey_len_min: s.keys.len_min,
+        rowkey_len_mean: s.keys.mean_len(),
+        rowkey_len_max: s.keys.len_max,
         warnings,
     })
 }
@@ -376,7 +367,6 @@ fn draw_sample(
     let wanted = compiled.wanted_fields(mapping);
     let mut s = Sampled {
         index_rows: vec![Vec::new(); compiled.indexes.len()],
-        key_len_min: usize::MAX,
         ..Sampled::default()
     };
     // Input size: per file, (records read, whether read to the end, known record count or
@@ -388,7 +378,6 @@ fn draw_sample(
     let mut csv_rate: Option<(u64, u64)> = None; // (records, bytes) of plain CSV read
     let mut header_bytes = 0u64; // of the last CSV file opened
     let mut unread: Vec<&Path> = Vec::new();
-    let mut prev_key: Vec<u8> = Vec::new();
     let mut stopped = false;
     let limit = match opts.sampling {
         Sampling::FirstRows(n) => n as u64,
@@ -418,7 +407,7 @@ fn draw_sample(
                 (u, c, None)
             }
         };
-        let bound = super::import::bind(compiled, mapping, &families, &columns, path, 0)?;
+        let bound = bind(compiled, mapping, &families, &columns, path, 0)?;
         let mut unit = 0;
         loop {
             let room = limit.saturating_sub(s.records_read);
@@ -463,7 +452,7 @@ fn draw_sample(
                     &chosen
                 }
             };
-            take(&mut s, b, &bound, n_main, &mut prev_key);
+            take(&mut s, b, &bound, n_main);
         }
         // What this file tells about the size of the input.
         if at_end {
@@ -545,22 +534,12 @@ fn choose(batch: &Batch, chosen: &mut Batch, first_ordinal: u64, fraction: f64) 
 }
 
 /// Encodes one batch of sampled records and keeps what the plan counts.
-fn take(s: &mut Sampled, batch: &Batch, bound: &Bound, n_main: usize, prev_key: &mut Vec<u8>) {
+fn take(s: &mut Sampled, batch: &Batch, bound: &Bound, n_main: usize) {
     s.records += batch.records.len() as u64;
     let mut encoded = Vec::new();
     encode_batch(batch, bound, &mut encoded);
     for e in encoded {
-        s.keys += e.keys;
-        s.ascending += e.ascending;
-        s.key_len_sum += e.key_len_sum;
-        if e.keys > 0 {
-            s.key_len_min = s.key_len_min.min(e.key_len_min);
-            s.key_len_max = s.key_len_max.max(e.key_len_max);
-            if !prev_key.is_empty() && e.first_key >= *prev_key {
-                s.ascending += 1;
-            }
-            prev_key.clone_from(&e.last_key);
-        }
+        s.keys.add(&e);
         if let Some((i, reason)) = e.rejected.first() {
             if s.first_rejection.is_none() {
                 s.first_rejection = Some(format!("{}: {reason}", batch.position(*i)));

@@ -28,7 +28,8 @@
 use std::cmp::Ordering;
 use std::path::PathBuf;
 
-use super::import::{slice, Encoded, EncodedCell, ImportError};
+use super::encode::{slice, Encoded, EncodedCell};
+use super::error::ImportError;
 use super::output::{BulkOutput, OutputError, LANE_MEMORY};
 use super::sort::CellSorter;
 use hfkit_format::bytes::{compare_bytes, copy_short};

@@ -142,17 +142,52 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Where record `i` is.
+    pub fn record_position(&self, i: usize) -> RecordPosition {
+        RecordPosition {
+            file: self.file.clone(),
+            at: match (self.row_groups.get(i), self.lines.get(i)) {
+                (Some(&row_group), Some(&row)) => Some(RecordAt::Row { row_group, row }),
+                (None, Some(&line)) => Some(RecordAt::Line(line)),
+                _ => None,
+            },
+        }
+    }
+
     /// "file: line N" / "file: row group G, row N" for record `i`.
     pub fn position(&self, i: usize) -> String {
-        let file = self
-            .file
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        match (self.row_groups.get(i), self.lines.get(i)) {
-            (Some(g), Some(r)) => format!("{file}: row group {g}, row {r}"),
-            (None, Some(l)) => format!("{file}: line {l}"),
-            _ => file,
+        self.record_position(i).to_string()
+    }
+}
+
+/// Where a record is in its input: the file, and the line (CSV) or the row group and row
+/// (Parquet). Shown as "file: line N" / "file: row group G, row N".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordPosition {
+    pub file: Option<Arc<PathBuf>>,
+    pub at: Option<RecordAt>,
+}
+
+/// A record's place within its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordAt {
+    /// 1-based line of a CSV file.
+    Line(u64),
+    /// Parquet row group and row within it, both from 0.
+    Row { row_group: usize, row: u64 },
+}
+
+impl std::fmt::Display for RecordPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}", file.display())?;
+        }
+        match self.at {
+            Some(RecordAt::Row { row_group, row }) => {
+                write!(f, ": row group {row_group}, row {row}")
+            }
+            Some(RecordAt::Line(line)) => write!(f, ": line {line}"),
+            None => Ok(()),
         }
     }
 }
