@@ -20,39 +20,39 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{ArrowError, DataType, TimeUnit};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 
 use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
+use super::timestamp::civil_from_days;
 
-/// Number of row groups in a Parquet file.
-pub fn row_group_count(path: &Path) -> Result<usize, SourceError> {
-    let f = File::open(path).map_err(|source| SourceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
-    Ok(b.metadata().num_row_groups())
+/// Why a row group's records cannot be read (the file and row group are the
+/// [`SourceError::RowGroup`]'s).
+#[derive(Debug, thiserror::Error)]
+pub enum RowGroupError {
+    /// The Parquet reader's own error (a damaged page, a failed decompression...).
+    #[error(transparent)]
+    Read(#[from] ArrowError),
+    /// A column of a type that has no text form here (see the module doc).
+    #[error("column type {0} is not supported")]
+    UnsupportedType(DataType),
 }
 
-/// Number of rows in a Parquet file (from its footer).
-pub fn row_count(path: &Path) -> Result<u64, SourceError> {
+/// The reader builder of a Parquet file: its footer read.
+fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, SourceError> {
     let f = File::open(path).map_err(|source| SourceError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
-    Ok(u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0))
+    ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))
 }
 
-/// Column names of a Parquet file.
-pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
-    let f = File::open(path).map_err(|source| SourceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
+/// The column names of a file's schema, which must be unique.
+fn unique_names(
+    path: &Path,
+    b: &ParquetRecordBatchReaderBuilder<File>,
+) -> Result<Vec<String>, SourceError> {
     let names: Vec<String> = b
         .schema()
         .fields()
@@ -61,6 +61,23 @@ pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
         .collect();
     check_unique_columns(path, ColumnNames::ParquetSchema, &names)?;
     Ok(names)
+}
+
+/// Number of row groups in a Parquet file.
+pub fn row_group_count(path: &Path) -> Result<usize, SourceError> {
+    Ok(builder(path)?.metadata().num_row_groups())
+}
+
+/// Number of rows in a Parquet file (from its footer).
+pub fn row_count(path: &Path) -> Result<u64, SourceError> {
+    let b = builder(path)?;
+    Ok(u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0))
+}
+
+/// Column names of a Parquet file (those of a file without row groups, which has no
+/// [`ParquetSource`] to ask).
+pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
+    unique_names(path, &builder(path)?)
 }
 
 fn perr(path: &Path, e: impl std::fmt::Display) -> SourceError {
@@ -89,18 +106,8 @@ impl ParquetSource {
         row_group: usize,
         batch_size: usize,
     ) -> Result<ParquetSource, SourceError> {
-        let f = File::open(path).map_err(|source| SourceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))?;
-        let names: Vec<String> = b
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect();
-        check_unique_columns(path, ColumnNames::ParquetSchema, &names)?;
+        let b = builder(path)?;
+        let names = unique_names(path, &b)?;
         let (mask, columns) = match columns {
             None => (ProjectionMask::all(), names.clone()),
             Some(wanted) => {
@@ -156,9 +163,13 @@ impl ParquetSource {
             batch.records.clear();
             return Ok(false);
         };
-        let rb = rb.map_err(|e| perr(&self.path, format!("row group {}: {e}", self.row_group)))?;
-        render(&rb, batch)
-            .map_err(|e| perr(&self.path, format!("row group {}: {e}", self.row_group)))?;
+        let at = |source: RowGroupError| SourceError::RowGroup {
+            path: self.path.to_path_buf(),
+            row_group: self.row_group,
+            source,
+        };
+        let rb = rb.map_err(|e| at(e.into()))?;
+        render(&rb, batch).map_err(at)?;
         for _ in 0..rb.num_rows() {
             batch.lines.push(self.row);
             batch.row_groups.push(self.row_group);
@@ -170,7 +181,7 @@ impl ParquetSource {
 
 /// Renders a record batch into text records, a column at a time (the column's type decided
 /// once, integers through `itoa`: per-value dispatch and `fmt` were most of the source's time).
-fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), String> {
+fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), RowGroupError> {
     let n = rb.num_rows();
     batch.records.resize_with(n, csv::ByteRecord::new);
     batch.records.truncate(n);
@@ -224,7 +235,7 @@ fn texts(
     });
 }
 
-fn render_column(col: &dyn Array, records: &mut [csv::ByteRecord]) -> Result<(), String> {
+fn render_column(col: &dyn Array, records: &mut [csv::ByteRecord]) -> Result<(), RowGroupError> {
     use std::fmt::Write;
     match col.data_type() {
         DataType::Utf8 => {
@@ -313,7 +324,7 @@ fn render_column(col: &dyn Array, records: &mut [csv::ByteRecord]) -> Result<(),
                 rec.push_field(b.format(ms(i)).as_bytes())
             });
         }
-        other => return Err(format!("column type {other} is not supported")),
+        other => return Err(RowGroupError::UnsupportedType(other.clone())),
     }
     Ok(())
 }
@@ -341,21 +352,13 @@ fn write_decimal(out: &mut String, v: i128, scale: i8) {
 
 /// Days since 1970-01-01 as `YYYY-MM-DD` (proleptic Gregorian).
 fn write_date(out: &mut String, days: i64) {
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    let (y, m, d) = civil_from_days(days);
     if (0..=9999).contains(&y) {
         let digit = |v: i64| char::from(b'0' + v as u8);
         for v in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
             out.push(digit(v));
         }
+        let (m, d) = (i64::from(m), i64::from(d));
         out.push('-');
         out.push(digit(m / 10));
         out.push(digit(m % 10));

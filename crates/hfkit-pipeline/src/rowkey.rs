@@ -35,7 +35,7 @@
 use md5::{Digest, Md5};
 
 use super::error::{quote, RowkeyError};
-use super::timestamp::TimestampFormat;
+use super::timestamp::{civil_from_days, TimestampFormat};
 use hfkit_format::bloom::hash::murmur;
 use hfkit_format::cell::MAX_ROW_LEN;
 
@@ -520,20 +520,6 @@ pub fn f64_ordered(v: f64) -> [u8; 8] {
         bits | (1 << 63)
     };
     ordered.to_be_bytes()
-}
-
-/// Year, month (1-12), day (1-31) of a day count from 1970-01-01 (proleptic Gregorian).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 fn push_bucket(out: &mut Vec<u8>, ms: i64, unit: BucketUnit) {

@@ -29,6 +29,14 @@ pub enum SourceError {
     },
     #[error("{}: {detail}", path.display())]
     Parquet { path: PathBuf, detail: String },
+    /// A Parquet row group whose records cannot be read.
+    #[error("{}: row group {row_group}: {source}", path.display())]
+    RowGroup {
+        path: PathBuf,
+        row_group: usize,
+        #[source]
+        source: super::parquet_source::RowGroupError,
+    },
     /// Two columns with one name: which of them a mapping means is unknowable.
     #[error(
         "{}: {names}: column '{name}' appears twice, as columns {first} and {second}{}",

@@ -16,11 +16,14 @@
 //! Surrounding ASCII whitespace of the field is ignored in every form. A format is checked
 //! once, when compiled ([`TimestampFormat::parse`]): an unknown specifier, or a format that
 //! cannot determine a date (say `%H:%M`), is refused before any record is read.
+//!
+//! Dates of day counts ([`civil_from_days`], for the rowkey's `bucket` and Parquet dates) are
+//! chrono's proleptic Gregorian calendar.
 
 use std::fmt::Write as _;
 
-use chrono::format::{Item, Parsed, StrftimeItems};
-use chrono::{DateTime, Utc};
+use chrono::format::{Item, ParseError, ParseErrorKind, Parsed, StrftimeItems};
+use chrono::{DateTime, Datelike, Days, Utc};
 
 use super::error::quote;
 
@@ -48,10 +51,23 @@ pub enum TimestampError {
     NoMatch {
         value: String,
         format: String,
-        reason: String,
+        reason: Mismatch,
     },
     #[error("'{value}' is out of range: more than 64 bits of epoch milliseconds")]
     OutOfRange { value: String },
+}
+
+/// Why a value does not read in a format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    #[error("the value is not UTF-8")]
+    NotUtf8,
+    /// chrono's reason: a field out of range, too short or too long, an invalid character...
+    #[error("{0}")]
+    Parse(ParseError),
+    /// A time past what 64 bits of epoch milliseconds hold.
+    #[error("out of range")]
+    OutOfRange,
 }
 
 /// How a field's text becomes epoch milliseconds.
@@ -102,7 +118,10 @@ impl TimestampFormat {
         })?;
         format.to_millis(probe.as_bytes()).map_err(|e| {
             err(match e {
-                TimestampError::NoMatch { reason, .. } if reason.contains("not enough") => {
+                TimestampError::NoMatch {
+                    reason: Mismatch::Parse(p),
+                    ..
+                } if p.kind() == ParseErrorKind::NotEnough => {
                     "does not determine a date (it needs year, month and day, or %s)".into()
                 }
                 other => format!("cannot read back what it writes ({other})"),
@@ -142,7 +161,7 @@ impl TimestampFormat {
     pub fn to_millis(&self, text: &[u8]) -> Result<i64, TimestampError> {
         let s = std::str::from_utf8(text)
             .map(|s| s.trim_matches(|c: char| c.is_ascii_whitespace()))
-            .map_err(|_| self.mismatch(text, "the value is not UTF-8".into()))?;
+            .map_err(|_| self.mismatch(text, Mismatch::NotUtf8))?;
         match self {
             TimestampFormat::EpochMillis => {
                 s.parse::<i64>().map_err(|_| TimestampError::NotANumber {
@@ -163,13 +182,13 @@ impl TimestampFormat {
             TimestampFormat::Strftime { items, .. } => {
                 let mut p = Parsed::new();
                 chrono::format::parse(&mut p, s, items.iter())
-                    .map_err(|e| self.mismatch(text, e.to_string()))?;
+                    .map_err(|e| self.mismatch(text, Mismatch::Parse(e)))?;
                 strftime_millis(&mut p).map_err(|e| self.mismatch(text, e))
             }
         }
     }
 
-    fn mismatch(&self, text: &[u8], reason: String) -> TimestampError {
+    fn mismatch(&self, text: &[u8], reason: Mismatch) -> TimestampError {
         TimestampError::NoMatch {
             value: quote(text),
             format: self.name().to_string(),
@@ -209,25 +228,42 @@ fn epoch_seconds(s: &str) -> Option<i64> {
 
 /// Resolves parsed strftime fields to epoch milliseconds: UTC unless an offset was read,
 /// midnight when no time was read, minute 0 when only the hour was.
-fn strftime_millis(p: &mut Parsed) -> Result<i64, String> {
+fn strftime_millis(p: &mut Parsed) -> Result<i64, Mismatch> {
     let no_hour = p.hour_div_12().is_none() && p.hour_mod_12().is_none();
     if p.timestamp().is_none() {
         if no_hour && p.minute().is_none() {
-            p.set_hour(0).map_err(|e| e.to_string())?;
+            p.set_hour(0).map_err(Mismatch::Parse)?;
         }
         if p.minute().is_none() {
-            p.set_minute(0).map_err(|e| e.to_string())?;
+            p.set_minute(0).map_err(Mismatch::Parse)?;
         }
     }
     let offset = p.offset().unwrap_or(0);
     let local = p
         .to_naive_datetime_with_offset(offset)
-        .map_err(|e| e.to_string())?;
+        .map_err(Mismatch::Parse)?;
     local
         .and_utc()
         .timestamp_millis()
         .checked_sub(i64::from(offset) * 1000)
-        .ok_or_else(|| "out of range".to_string())
+        .ok_or(Mismatch::OutOfRange)
+}
+
+/// Days in 400 Gregorian years, after which the calendar repeats.
+const DAYS_PER_400_YEARS: i64 = 146_097;
+
+/// Year, month (1-12) and day (1-31) of a count of days from 1970-01-01, in the proleptic
+/// Gregorian calendar (chrono's), for any count: chrono dates the day's place in its 400-year
+/// cycle, counted from 1970, and the cycles add 400 years each.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let cycles = days.div_euclid(DAYS_PER_400_YEARS);
+    let in_cycle = days.rem_euclid(DAYS_PER_400_YEARS).unsigned_abs();
+    let date = DateTime::UNIX_EPOCH.date_naive() + Days::new(in_cycle);
+    (
+        i64::from(date.year()) + 400 * cycles,
+        date.month(),
+        date.day(),
+    )
 }
 
 #[cfg(test)]
@@ -341,6 +377,28 @@ mod tests {
             "%Y-%m-%d"
         );
         assert_eq!(TimestampFormat::parse("epoch_s").unwrap().name(), "epoch_s");
+    }
+
+    #[test]
+    fn days_are_dated_by_chronos_calendar_in_every_cycle() {
+        // Within chrono's range, the date of the day itself.
+        for days in (-800_000..800_000)
+            .step_by(97)
+            .chain([-1, 0, 1, 11_016, 11_017])
+        {
+            let d = chrono::NaiveDate::from_epoch_days(days).unwrap();
+            let want = (i64::from(d.year()), d.month(), d.day());
+            assert_eq!(civil_from_days(i64::from(days)), want, "{days}");
+        }
+        // Beyond it, the calendar's 400-year cycle.
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-719_468), (0, 3, 1));
+        assert_eq!(civil_from_days(146_097 * 1_000_000), (400_001_970, 1, 1));
+        assert_eq!(
+            civil_from_days(-146_097 * 1_000_000 - 1),
+            (-399_998_031, 12, 31)
+        );
+        assert_eq!(civil_from_days(i64::MAX / 86_400_000), (292_278_994, 8, 17));
     }
 
     #[test]
