@@ -1,5 +1,5 @@
-//! `hfkit import`, `hfkit plan` and `hfkit table create`: the import pipeline and schemas on the
-//! command line.
+//! `hfkit import` and `hfkit plan`: the import pipeline on the command line. The tables an
+//! `import --table` creates, and `hfkit table create`, are in [`super::create`].
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -7,17 +7,16 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::create::{open_or_create_tables, warn_of_index_beside, CreatedTables};
 use super::{CliError, EXIT_OK};
 use crate::pipeline::import::{
-    check_inputs, check_mapping, default_index_dirs, has_mapping, import_regions, run_import,
-    ImportOptions, ImportRegions, InputFormat, Progress,
+    check_inputs, default_index_dirs, run_import, ImportOptions, InputFormat, Progress,
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::{Table, INDEX_DIR, STAGING_DIR};
-use crate::table::manifest::{Attributes, FamilyEntry, CURRENT};
+use crate::table::directory::{INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
-use crate::table::{ImportMapping, ParsedSchema, Regions, SplitSpec, TableSchema};
+use crate::table::{ParsedSchema, TableSchema};
 
 /// Name prefix of an import's staging directory in a table's `.tmp/` (with `--table`).
 const IMPORT_STAGING_PREFIX: &str = "import-";
@@ -278,7 +277,7 @@ pub fn plan(a: PlanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     Ok(EXIT_OK)
 }
 
-fn load_schema(path: &Path) -> Result<ParsedSchema, CliError> {
+pub(super) fn load_schema(path: &Path) -> Result<ParsedSchema, CliError> {
     let parsed = TableSchema::from_file(path).map_err(|e| CliError::failure(e.to_string()))?;
     for w in &parsed.warnings {
         eprintln!("hfkit: warning: {w}");
@@ -552,282 +551,6 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
             }
         })
     }
-}
-
-/// Tables an `import --table` created: removed again (back to an absent or empty directory)
-/// unless the import succeeded, so that a failed import leaves no table it made.
-#[derive(Default)]
-struct CreatedTables(Vec<(PathBuf, bool)>);
-
-impl CreatedTables {
-    /// `dir` was just created; `existed`: as an empty directory.
-    fn add(&mut self, dir: &Path, existed: bool) {
-        self.0.push((dir.to_path_buf(), existed));
-    }
-
-    /// The import succeeded: the tables stay.
-    fn keep(&mut self) {
-        self.0.clear();
-    }
-}
-
-impl Drop for CreatedTables {
-    fn drop(&mut self) {
-        for (dir, existed) in self.0.drain(..).rev() {
-            let _ = std::fs::remove_dir_all(&dir);
-            if existed {
-                let _ = std::fs::create_dir(&dir);
-            }
-        }
-    }
-}
-
-/// The tables of an `import --table`: the main table at `main_dir`, then each index table at
-/// its directory (`index_dirs`, schema order). A table that exists is opened (an index table
-/// must hold the table its schema names) and keeps its regions: its splits, `sample` included,
-/// are not used (a note on stderr says so for `sample`). The others are created with the
-/// regions their splits give, sampling the inputs for `sample = N` exactly as an `--out`
-/// import does. Returns the tables and their regions, for the import to write.
-fn open_or_create_tables(
-    parsed: &ParsedSchema,
-    main_dir: &Path,
-    index_dirs: &[PathBuf],
-    opts: &ImportOptions,
-    created: &mut CreatedTables,
-) -> Result<(Vec<Table>, ImportRegions), CliError> {
-    let failure = |e: &dyn std::fmt::Display| CliError::failure(e.to_string());
-    let targets: Vec<(&Path, &TableSchema, bool)> =
-        std::iter::once((main_dir, &parsed.table, false))
-            .chain(
-                parsed
-                    .mapping
-                    .indexes
-                    .iter()
-                    .zip(index_dirs)
-                    .map(|(ix, dir)| (dir.as_path(), &ix.table, true)),
-            )
-            .collect();
-    let mut existing = Vec::new();
-    for (dir, schema, check_name) in &targets {
-        existing.push(open_existing(dir, check_name.then_some(*schema))?);
-    }
-    // Only the splits of the tables to create are used (and sampled for).
-    let mut to_create = parsed.clone();
-    if existing[0].is_some() {
-        to_create.table.splits = SplitSpec::None;
-    }
-    for (ix, e) in to_create.mapping.indexes.iter_mut().zip(&existing[1..]) {
-        if e.is_some() {
-            ix.table.splits = SplitSpec::None;
-        }
-    }
-    let planned = import_regions(
-        &to_create.table,
-        &to_create.mapping,
-        &opts.inputs,
-        &opts.format,
-        opts.sample_rows,
-    )
-    .map_err(|e| failure(&e))?;
-    let mut planned = std::iter::once(planned.main).chain(planned.indexes);
-    let mut tables = Vec::new();
-    let mut regions = Vec::new();
-    for ((dir, schema, _), table) in targets.iter().zip(existing) {
-        let r = planned.next().unwrap_or_default();
-        match table {
-            Some(t) => {
-                let m = t.manifest().map_err(|e| failure(&e))?;
-                if let SplitSpec::Sampled { regions: n } = schema.splits {
-                    eprintln!(
-                        "hfkit: note: {} exists with {} regions, which an import does not \
-                         change: its [splits] sample = {n} is not used",
-                        dir.display(),
-                        m.regions.len()
-                    );
-                }
-                regions.push(Regions::from_sorted(m.split_keys()).map_err(|e| failure(&e))?);
-                tables.push(t);
-            }
-            None => {
-                let existed = dir.exists();
-                tables.push(create_table(dir, schema, &r)?);
-                created.add(dir, existed);
-                regions.push(r);
-            }
-        }
-    }
-    let main = regions.remove(0);
-    Ok((
-        tables,
-        ImportRegions {
-            main,
-            indexes: regions,
-        },
-    ))
-}
-
-/// The table at `dir`, or `None` when there is none. With `schema`, the table must be the one
-/// it names.
-fn open_existing(dir: &Path, schema: Option<&TableSchema>) -> Result<Option<Table>, CliError> {
-    if !dir.join(CURRENT).exists() {
-        return Ok(None);
-    }
-    let t = Table::open(dir).map_err(|e| CliError::failure(e.to_string()))?;
-    if let Some(schema) = schema {
-        let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
-        if m.table != schema.full_name() {
-            return Err(CliError::failure(format!(
-                "{} holds table {}, not {}",
-                dir.display(),
-                m.table,
-                schema.full_name()
-            )));
-        }
-    }
-    Ok(Some(t))
-}
-
-/// Before index tables went inside their table's directory (`formats/import.md` §"Index
-/// tables"), an import put them next to it: says so when such a table is there and `dir`, where
-/// this import writes, is not a table yet (the entries of both together are the index).
-fn warn_of_index_beside(table: &Path, dir: &Path, schema: &TableSchema) {
-    let Some(beside) = table.parent().map(|p| p.join(&schema.qualifier)) else {
-        return;
-    };
-    let holds_it = || {
-        Table::open(&beside)
-            .and_then(|t| t.manifest())
-            .is_ok_and(|m| m.table == schema.full_name())
-    };
-    if !dir.join("CURRENT").exists() && holds_it() {
-        eprintln!(
-            "hfkit: warning: index table {} of an earlier import is at {}; this import writes it to {} (move the old one there first to keep one index: mv {} {})",
-            schema.full_name(),
-            beside.display(),
-            dir.display(),
-            beside.display(),
-            dir.display()
-        );
-    }
-}
-
-/// Creates a table directory from a schema: its families and table attributes (all of them,
-/// as the manifest keeps them) over `regions`.
-fn create_table(dir: &Path, schema: &TableSchema, regions: &Regions) -> Result<Table, CliError> {
-    let families = schema
-        .families
-        .iter()
-        .map(FamilyEntry::from_schema)
-        .collect();
-    Table::create_with_attributes(
-        dir,
-        &schema.full_name(),
-        Attributes::of_table(schema),
-        families,
-        regions.split_keys(),
-    )
-    .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))
-}
-
-const CREATE_HELP: &str = "\
-A schema file (TOML) that carries an import mapping is checked as an import checks it before
-creating anything: the rowkey specs parse, the timestamp formats compile, the columns map to
-families of the table; with --input, also that every field they read is one of each input's.
-
-[splits] sample = N cuts the table at the quantiles of the row keys of the input's first
---sample-rows records, as `hfkit import` does; give --input FILE... to sample (or create the
-table by importing into it with `hfkit import --table`). Examples:
-
-  hfkit table create tables/orders --schema orders.toml
-  hfkit table create tables/events --schema events.toml --input 'data/2024-*.csv.gz'
-  hfkit table create tables/t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"";
-
-/// `hfkit table create`.
-#[derive(Debug, Args)]
-#[command(after_help = CREATE_HELP)]
-pub struct CreateArgs {
-    /// The table directory to create (absent or empty).
-    pub table: PathBuf,
-    /// Schema file (TOML, or a text file holding a shell `create` statement).
-    #[arg(long)]
-    pub schema: Option<PathBuf>,
-    /// An HBase shell `create` statement.
-    #[arg(long)]
-    pub hbase_shell: Option<String>,
-    /// Input files or globs (as for `hfkit import`): their row keys are sampled for
-    /// `[splits] sample = N`, and the schema's mapping is checked against their fields.
-    #[arg(long, num_args = 1.., requires = "schema")]
-    pub input: Vec<String>,
-    #[command(flatten)]
-    pub input_format: InputArgs,
-    /// Records (from the start of the input) sampled for `[splits] sample = N`.
-    #[arg(long, default_value_t = crate::pipeline::import::DEFAULT_SAMPLE_ROWS)]
-    pub sample_rows: usize,
-}
-
-/// `hfkit table create DIR (--schema S [--input FILE...] | --hbase-shell "create ...")`.
-pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let dir = a.table.as_path();
-    let parsed = match (&a.schema, &a.hbase_shell) {
-        (Some(p), None) => load_schema(p)?,
-        (None, Some(text)) => {
-            let p = TableSchema::from_shell(text).map_err(|e| CliError::failure(e.to_string()))?;
-            for w in &p.warnings {
-                eprintln!("hfkit: warning: {w}");
-            }
-            p
-        }
-        _ => {
-            return Err(CliError::usage(
-                "give exactly one of --schema FILE or --hbase-shell \"create ...\"",
-            ))
-        }
-    };
-    let failure = |e: crate::pipeline::import::ImportError| CliError::failure(e.to_string());
-    let regions = if a.input.is_empty() {
-        if has_mapping(&parsed.mapping) {
-            check_mapping(&parsed.table, &parsed.mapping).map_err(failure)?;
-        }
-        if let SplitSpec::Sampled { regions } = parsed.table.splits {
-            return Err(CliError::failure(format!(
-                "{}: [splits] sample = {regions} cuts the table at the quantiles of the input's \
-                 row keys, and there is no input to sample: give --input FILE... (its first \
-                 --sample-rows records are sampled, as hfkit import samples them), or create \
-                 the table by importing into it (hfkit import --table {}), or write the split \
-                 points hfkit plan --regions {regions} prints as [splits] keys",
-                a.schema.as_deref().unwrap_or(Path::new("")).display(),
-                dir.display()
-            )));
-        }
-        parsed
-            .table
-            .splits
-            .regions(None)
-            .map_err(|e| CliError::failure(e.to_string()))?
-    } else {
-        let inputs = expand_paths(&a.input).map_err(|e| CliError::failure(e.to_string()))?;
-        let format = a.input_format.format(&inputs)?;
-        check_inputs(&parsed.table, &parsed.mapping, &inputs, &format).map_err(failure)?;
-        // Index tables are not created here: only the main table's splits are sampled.
-        let main_only = ImportMapping {
-            indexes: Vec::new(),
-            ..parsed.mapping.clone()
-        };
-        import_regions(&parsed.table, &main_only, &inputs, &format, a.sample_rows)
-            .map_err(failure)?
-            .main
-    };
-    let t = create_table(dir, &parsed.table, &regions)?;
-    let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
-    writeln!(
-        out,
-        "created table {} at {} with {} families and {} regions",
-        m.table,
-        dir.display(),
-        m.families.len(),
-        m.regions.len()
-    )?;
-    Ok(EXIT_OK)
 }
 
 #[cfg(test)]

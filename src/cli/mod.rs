@@ -16,6 +16,7 @@ macro_rules! examples {
     };
 }
 
+mod create;
 mod hbase;
 mod hfile;
 mod import;

@@ -18,7 +18,7 @@ pub enum TableCommand {
         "hfkit table create /tmp/hfkit-events --schema fixtures/seeds/events.toml",
         "hfkit table create /tmp/hfkit-t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"",
     ))]
-    Create(super::import::CreateArgs),
+    Create(super::create::CreateArgs),
     /// Show the table's families, regions and live store files, and the index tables imported
     /// with it (under TABLE/indexes/).
     #[command(after_help = examples!(
@@ -51,7 +51,7 @@ fn open(dir: &Path) -> Result<Table, CliError> {
 
 pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
-        TableCommand::Create(args) => super::import::table_create(args, out),
+        TableCommand::Create(args) => super::create::table_create(args, out),
         TableCommand::Describe { table, json } => describe(&table, json, out),
         TableCommand::Check { table } => check(&table, out),
         TableCommand::Alter(args) => {

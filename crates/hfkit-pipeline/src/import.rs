@@ -180,7 +180,9 @@ pub fn run_import(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let compiled = Compiled::new(schema, mapping)?;
+    // Phase 1: plan regions.
     let targets = Targets::plan(schema, mapping, &mut opts)?;
+    // Phase 2: open outputs.
     let mut outputs = TableOutputs::open(
         schema,
         mapping,
@@ -189,8 +191,9 @@ pub fn run_import(
         &targets.index_dirs,
         &targets.regions.indexes,
     )?;
-    // After the outputs: dropped (removed) before their directories' guards on a failure.
+    // After the outputs: on a failure, removed before their directories are.
     let spill_dir = spill_dir(&opts)?;
+    // Phases 3 and 4: read and encode, route and sort.
     let threads = rayon::current_num_threads();
     let ticker = Ticker::new(opts.progress.take(), targets.input_bytes);
     let mut ingest = Ingest::new(
@@ -204,46 +207,12 @@ pub fn run_import(
     )?;
     let lane_threads = if ingest.lanes > 0 { threads } else { 1 };
     outputs.with_lane_sink(lane_threads, |sink| ingest.read_all(sink))?;
-    let Ingest {
-        router,
-        sorter,
-        mut stats,
-        mut ticker,
-        ..
-    } = ingest.finish()?;
-
-    // Phase 5: the sorter yields the main table's families, then each index's.
-    ticker.progress.phase = "writing";
-    ticker.report();
-    let mut sorted = sorter.finish()?;
-    let n_main = schema.families.len();
-    stats.streamed_cells = (0..n_main).map(|f| router.streamed(f)).sum();
-    (stats.lanes_taken_back, stats.cells_re_read) = router.taken();
-    stats.written = stats.streamed_cells;
-    for (i, n) in stats.index_written.iter_mut().enumerate() {
-        *n = router.streamed(n_main + i);
-    }
-    let mut written = 0u64;
-    outputs.write_sorted(&mut sorted, threads, &mut |f: usize| {
-        match f.checked_sub(n_main) {
-            None => stats.written += 1,
-            Some(i) => {
-                if let Some(n) = stats.index_written.get_mut(i) {
-                    *n += 1;
-                }
-            }
-        }
-        written += 1;
-        if written.is_multiple_of(1 << 20) {
-            ticker.tick(|p| p.cells = written);
-        }
-    })?;
-    stats.spilled_runs = sorted.runs();
-    stats.spilled_bytes = sorted.spilled_bytes();
-    drop(sorted);
+    let ingested = ingest.finish()?;
+    // Phase 5: write.
+    let stats = write_sorted(ingested, &mut outputs, schema.families.len(), threads)?;
+    drop(spill_dir);
     let (main, indexes) = outputs.publish()?;
-
-    // Phase 6.
+    // Phase 6: report.
     let finished = Finished {
         main,
         indexes,
@@ -540,12 +509,69 @@ impl<'a> Ingest<'a> {
     }
 
     /// The input is read: the bad-rows file is flushed.
-    fn finish(mut self) -> Result<Ingest<'a>, ImportError> {
-        if let Some(b) = self.bad_rows.take() {
+    fn finish(self) -> Result<Ingested, ImportError> {
+        if let Some(b) = self.bad_rows {
             b.finish()?;
         }
-        Ok(self)
+        Ok(Ingested {
+            router: self.router,
+            sorter: self.sorter,
+            stats: self.stats,
+            ticker: self.ticker,
+        })
     }
+}
+
+/// What reading leaves for writing: the lanes' counts, the sorter's cells, the counts so far.
+struct Ingested {
+    router: Router,
+    sorter: CellSorter,
+    stats: ImportStats,
+    ticker: Ticker,
+}
+
+/// Phase 5: writes the sorter's cells (the main table's families, then each index's) to
+/// `outputs`, and counts what the outputs hold, the lanes' cells included. The spill runs are
+/// done with when it returns.
+fn write_sorted(
+    ingested: Ingested,
+    outputs: &mut TableOutputs,
+    n_main: usize,
+    threads: usize,
+) -> Result<ImportStats, ImportError> {
+    let Ingested {
+        router,
+        sorter,
+        mut stats,
+        mut ticker,
+    } = ingested;
+    ticker.progress.phase = "writing";
+    ticker.report();
+    let mut sorted = sorter.finish()?;
+    stats.streamed_cells = (0..n_main).map(|f| router.streamed(f)).sum();
+    (stats.lanes_taken_back, stats.cells_re_read) = router.taken();
+    stats.written = stats.streamed_cells;
+    for (i, n) in stats.index_written.iter_mut().enumerate() {
+        *n = router.streamed(n_main + i);
+    }
+    let mut written = 0u64;
+    outputs.write_sorted(&mut sorted, threads, &mut |f: usize| {
+        match f.checked_sub(n_main) {
+            None => stats.written += 1,
+            Some(i) => {
+                if let Some(n) = stats.index_written.get_mut(i) {
+                    *n += 1;
+                }
+            }
+        }
+        written += 1;
+        if written.is_multiple_of(1 << 20) {
+            ticker.tick(|p| p.cells = written);
+        }
+    })?;
+    stats.spilled_runs = sorted.runs();
+    stats.spilled_bytes = sorted.spilled_bytes();
+    Ok(stats)
 }
 
 /// The `--bad-rows` file: a line per rejected record, `position TAB reason TAB fields` (the
