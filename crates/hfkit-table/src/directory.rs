@@ -171,7 +171,7 @@ impl Table {
         }
         let mut m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
         m.table_attributes = attributes;
-        m.check_regions().map_err(TableError::Invalid)?;
+        m.check_regions()?;
         // Built beside `dir` and renamed into place when complete: a process killed half-way
         // leaves no half-made table, and its staging is removed by the next create.
         let staged = super::staging::beside(dir).map_err(|e| TableError::io(dir, e))?;
@@ -401,7 +401,7 @@ impl Table {
             ..CheckReport::default()
         };
         if let Err(e) = m.check_regions() {
-            r.problems.push(e);
+            r.problems.push(e.to_string());
         }
         for e in &m.files {
             let p = self.file_path(e);

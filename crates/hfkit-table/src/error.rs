@@ -72,6 +72,39 @@ impl fmt::Display for Owner {
     }
 }
 
+/// `section` or `key` for [`SchemaError::UnknownKey`].
+struct Kind<'a>(&'a Option<String>);
+
+impl fmt::Display for Kind<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "key" } else { "section" })
+    }
+}
+
+/// ` in [splits]` or nothing.
+struct InSection<'a>(&'a Option<String>);
+
+impl fmt::Display for InSection<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(s) => write!(f, " in {s}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `, not integer` or nothing.
+struct Found<'a>(&'a Option<&'static str>);
+
+impl fmt::Display for Found<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(t) => write!(f, ", not {t}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Everything that can be wrong with a table schema, its splits or its import mapping.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
@@ -84,7 +117,7 @@ pub enum SchemaError {
     TableName {
         at: At,
         name: String,
-        reason: String,
+        reason: crate::schema::NameError,
     },
 
     /// A family name `ColumnFamilyDescriptorBuilder.isLegalColumnFamilyName` would refuse.
@@ -92,7 +125,7 @@ pub enum SchemaError {
     FamilyName {
         at: At,
         name: String,
-        reason: String,
+        reason: crate::schema::FamilyNameError,
     },
 
     /// The same family twice (TOML form; the shell replaces with a warning).
@@ -109,6 +142,30 @@ pub enum SchemaError {
         at: At,
         owner: Owner,
         attribute: String,
+    },
+
+    /// A key that a section of the TOML schema file does not have (`section` is `None` for a
+    /// top-level section); `expected` lists the keys it has.
+    #[error(
+        "{at}unknown {} '{key}'{} (expected {expected})",
+        Kind(section),
+        InSection(section)
+    )]
+    UnknownKey {
+        at: At,
+        key: String,
+        section: Option<String>,
+        expected: &'static str,
+    },
+
+    /// A value of the TOML schema file of the wrong type or range: `item` names it (`[splits]
+    /// regions`), `found` is the TOML type given when the type is wrong.
+    #[error("{at}{item} must be {expected}{}", Found(found))]
+    WrongValue {
+        at: At,
+        item: String,
+        expected: String,
+        found: Option<&'static str>,
     },
 
     /// A known attribute with a value HBase would refuse.

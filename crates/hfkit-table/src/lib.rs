@@ -75,6 +75,9 @@ pub enum TableError {
     },
     #[error(transparent)]
     Schema(#[from] SchemaError),
+    /// A manifest's regions do not chain.
+    #[error(transparent)]
+    Regions(#[from] manifest::RegionChainError),
 }
 
 impl TableError {

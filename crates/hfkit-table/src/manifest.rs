@@ -387,23 +387,38 @@ impl Manifest {
 
     /// Checks the regions chain: first starts at the empty key, each ends where the next
     /// starts, the last ends at the empty key.
-    pub fn check_regions(&self) -> Result<(), String> {
+    pub fn check_regions(&self) -> Result<(), RegionChainError> {
         let Some(first) = self.regions.first() else {
-            return Err("the table has no regions".into());
+            return Err(RegionChainError::NoRegions);
         };
         if !first.start_key.is_empty() {
-            return Err("the first region does not start at the empty key".into());
+            return Err(RegionChainError::FirstStart);
         }
         for w in self.regions.windows(2) {
             if w[0].end_key != w[1].start_key || w[0].end_key.is_empty() {
-                return Err(format!("regions {} and {} do not chain", w[0].id, w[1].id));
+                return Err(RegionChainError::Gap(w[0].id.clone(), w[1].id.clone()));
             }
         }
         if self.regions.last().is_some_and(|r| !r.end_key.is_empty()) {
-            return Err("the last region does not end at the empty key".into());
+            return Err(RegionChainError::LastEnd);
         }
         Ok(())
     }
+}
+
+/// Why a manifest's regions are not one chain from the empty key to the empty key
+/// ([`Manifest::check_regions`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegionChainError {
+    #[error("the table has no regions")]
+    NoRegions,
+    #[error("the first region does not start at the empty key")]
+    FirstStart,
+    /// Region ids of the two neighbours that do not meet.
+    #[error("regions {0} and {1} do not chain")]
+    Gap(String, String),
+    #[error("the last region does not end at the empty key")]
+    LastEnd,
 }
 
 /// File name of manifest `version`.

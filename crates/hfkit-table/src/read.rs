@@ -200,7 +200,7 @@ impl TableReader {
     ) -> Result<TableReader, TableError> {
         let entries = regions.iter().map(|(r, _)| r.clone()).collect();
         let manifest = Manifest::new(table, families, entries);
-        manifest.check_regions().map_err(TableError::Invalid)?;
+        manifest.check_regions()?;
         let regions = regions
             .into_iter()
             .map(|(region, stores)| RegionStores { region, stores })

@@ -1,0 +1,102 @@
+//! The import mapping a TOML schema carries for the import pipeline: the rowkey spec,
+//! [`ColumnMapping`]s (input field → cell, value type, timestamp source) and [`IndexSchema`]s
+//! (index tables written in the same run). Specs are kept as text with their [`Location`];
+//! the pipeline compiles them. Prose: `formats/schema.md` §"Import mapping" and §"Index tables".
+
+use super::attributes::FamilySchema;
+use super::table::TableSchema;
+use crate::error::Location;
+
+/// Type of an input field stored as a cell value (`formats/rowkey.md` §"Cell values").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ValueType {
+    #[default]
+    String,
+    Int64,
+    Double,
+}
+
+impl ValueType {
+    pub fn from_name(s: &str) -> Option<ValueType> {
+        match s {
+            "string" => Some(ValueType::String),
+            "int64" => Some(ValueType::Int64),
+            "double" => Some(ValueType::Double),
+            _ => None,
+        }
+    }
+}
+
+/// Where a cell's timestamp comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum TimestampSource {
+    /// One timestamp for the whole import, chosen when it starts.
+    #[default]
+    ImportTime,
+    /// A fixed value in epoch milliseconds.
+    Fixed(i64),
+    /// An input field holding epoch milliseconds as decimal text.
+    Field(String),
+}
+
+/// One `[[column]]`: an input field stored as a cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnMapping {
+    /// Input field name.
+    pub source: String,
+    /// Family (one of the table's) and qualifier of the cell.
+    pub family: String,
+    pub qualifier: Vec<u8>,
+    pub value_type: ValueType,
+    pub timestamp: TimestampSource,
+    /// How a [`TimestampSource::Field`] is read: `epoch_ms` (when `None`), `epoch_s` or a
+    /// strftime format; kept as text, compiled by the import pipeline.
+    pub timestamp_format: Option<String>,
+    /// Where it was written, for messages.
+    pub location: Option<Location>,
+}
+
+/// One `[[index]]`: an index table written in the same import run. Each record whose index
+/// fields are all non-empty (and that writes at least one main cell) gives one index cell: row
+/// = the index rowkey spec, `family:qualifier` = [`IndexSchema::qualifier`] in the index table's
+/// only family, value = the main row key. Prose: `formats/schema.md` §"Index tables".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSchema {
+    /// The index table: its name, its one family (with attributes) and its splits.
+    pub table: TableSchema,
+    /// Rowkey spec of the index rows (text, parsed by the pipeline).
+    pub rowkey: String,
+    pub rowkey_location: Option<Location>,
+    /// Qualifier of the index cell (in `table.families[0]`).
+    pub qualifier: Vec<u8>,
+    pub timestamp: TimestampSource,
+    /// As [`ColumnMapping::timestamp_format`].
+    pub timestamp_format: Option<String>,
+    /// Where the `[[index]]` was written, for messages.
+    pub location: Option<Location>,
+}
+
+impl IndexSchema {
+    /// The index table's full name (`ns:qualifier`, or the qualifier in `default`).
+    pub fn full_name(&self) -> String {
+        self.table.full_name()
+    }
+
+    /// The family of the index cell.
+    pub fn family(&self) -> &FamilySchema {
+        &self.table.families[0]
+    }
+}
+
+/// How input records become cells: the rowkey spec (text, parsed by the pipeline) and columns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportMapping {
+    pub rowkey: Option<String>,
+    pub rowkey_location: Option<Location>,
+    /// `[rowkey] timestamp_format`: how `reverse_ts` and `bucket` read their input (default
+    /// epoch ms); kept as text like the spec.
+    pub rowkey_timestamp_format: Option<(String, Location)>,
+    pub columns: Vec<ColumnMapping>,
+    /// `[[index]]` tables written in the same run.
+    pub indexes: Vec<IndexSchema>,
+}

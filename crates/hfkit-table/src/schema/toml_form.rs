@@ -1,0 +1,703 @@
+//! The TOML schema file: parsed by toml into [`super::toml_doc`]'s serde types (syntax, unknown
+//! keys and value types are the library's, located by it), then checked for meaning here and
+//! assembled with a [`SchemaBuilder`] into a [`ParsedSchema`] with its [`ImportMapping`]. Every
+//! error names `file:line:column` (of the key for an attribute, of the value otherwise, of the
+//! section header for what a section lacks). Prose: `formats/schema.md` §"Sections",
+//! §"Splits", §"Import mapping", §"Index tables".
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::de::DeTable;
+use toml::Spanned;
+
+use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
+use super::builder::SchemaBuilder;
+use super::mapping::{ColumnMapping, ImportMapping, IndexSchema, TimestampSource, ValueType};
+use super::table::{explicit_keys, ParsedSchema, SplitSpec};
+use super::toml_doc::{
+    key_offset, located, AttrSection, ColumnSection, FamilySection, IndexSection, RowkeySection,
+    SchemaDoc, SplitsSection, TableSection, Timestamp,
+};
+use crate::error::{At, Location, SchemaError};
+use crate::split::SplitAlgorithm;
+
+/// Parses TOML schema text (see [`super::TableSchema::from_toml_str`]).
+pub(super) fn read(
+    text: &str,
+    source: &str,
+    base_dir: Option<&Path>,
+) -> Result<ParsedSchema, SchemaError> {
+    let root = DeTable::parse(text).map_err(|e| SchemaError::Syntax {
+        at: At::from(Location::of_offset(
+            source,
+            text,
+            e.span().map_or(0, |s| s.start),
+        )),
+        message: format!("TOML: {}", e.message().trim()),
+    })?;
+    let r = TomlReader {
+        text,
+        source,
+        base_dir,
+        root: root.get_ref(),
+    };
+    let doc = SchemaDoc::deserialize(toml::de::Deserializer::from(root.clone()))
+        .map_err(|e| located(&e, r.root, |offset| r.at(offset)))?;
+    r.schema(doc)
+}
+
+struct TomlReader<'a> {
+    text: &'a str,
+    source: &'a str,
+    base_dir: Option<&'a Path>,
+    /// The document as toml parsed it, for the places of keys.
+    root: &'a DeTable<'a>,
+}
+
+impl TomlReader<'_> {
+    fn location(&self, offset: usize) -> Location {
+        Location::of_offset(self.source, self.text, offset)
+    }
+
+    fn at(&self, offset: usize) -> At {
+        At::from(self.location(offset))
+    }
+
+    /// The place of the key whose value is written at `value_offset`.
+    fn key_at(&self, value_offset: usize) -> At {
+        self.at(key_offset(self.root, value_offset))
+    }
+
+    fn syntax(&self, offset: usize, message: impl Into<String>) -> SchemaError {
+        SchemaError::Syntax {
+            at: self.at(offset),
+            message: message.into(),
+        }
+    }
+
+    fn schema(&self, doc: SchemaDoc) -> Result<ParsedSchema, SchemaError> {
+        let Some(table) = doc.table else {
+            return Err(self.syntax(0, "missing [table] section with name = \"...\""));
+        };
+        let table_at = self.at(table.span().start);
+        let mut b = self.table(table)?;
+        for f in doc.family.map(|f| f.0).unwrap_or_default() {
+            self.family(&mut b, f)?;
+        }
+        if let Some(s) = doc.splits {
+            b.splits = self.splits(s)?;
+        }
+        let mut mapping = ImportMapping::default();
+        if let Some(r) = doc.rowkey {
+            self.rowkey(&mut mapping, r)?;
+        }
+        for (i, c) in doc
+            .column
+            .map(|c| c.0)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            mapping.columns.push(self.column(i, c)?);
+        }
+        let mut index_warnings = Vec::new();
+        for (i, v) in doc
+            .index
+            .map(|x| x.0)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            let (index, warnings) = self.index(i, v)?;
+            let at = At(index.location.clone().map(Box::new));
+            let name = index.full_name();
+            if name == b.table_name().full_name() {
+                return Err(SchemaError::Mapping {
+                    at,
+                    what: format!("index '{name}'"),
+                    reason: "an index table must not be the table itself".into(),
+                });
+            }
+            if mapping.indexes.iter().any(|x| x.full_name() == name) {
+                return Err(SchemaError::Mapping {
+                    at,
+                    what: format!("index '{name}'"),
+                    reason: "defined twice".into(),
+                });
+            }
+            index_warnings.extend(warnings);
+            mapping.indexes.push(index);
+        }
+        let mut parsed = b.finish(table_at, mapping)?;
+        parsed.warnings.extend(index_warnings);
+        Ok(parsed)
+    }
+
+    /// `[table]`: the name, then the table attributes in document order.
+    fn table(&self, v: Spanned<TableSection>) -> Result<SchemaBuilder, SchemaError> {
+        let start = v.span().start;
+        let TableSection(t) = v.into_inner();
+        let Some(name) = &t.name else {
+            return Err(self.syntax(start, "[table] needs name = \"namespace:table\""));
+        };
+        let mut b = SchemaBuilder::new(name.get_ref(), self.at(name.span().start))?;
+        t.maps_into(&mut b.metadata, &mut b.configuration);
+        self.set_attributes(&t.attributes, None, |k, v| b.set_table_attribute(k, v))?;
+        Ok(b)
+    }
+
+    /// One `[[family]]`.
+    fn family(&self, b: &mut SchemaBuilder, v: Spanned<FamilySection>) -> Result<(), SchemaError> {
+        let start = v.span().start;
+        let FamilySection(mut t) = v.into_inner();
+        let name = t
+            .name
+            .take()
+            .or_else(|| t.upper_name.take())
+            .ok_or_else(|| self.syntax(start, "[[family]] needs name = \"...\""))?;
+        let name_at = self.at(name.span().start);
+        SchemaBuilder::check_family_name(name.get_ref(), &name_at)?;
+        let mut f = FamilySchema::new(name.get_ref());
+        self.family_attributes(&mut f, t)?;
+        b.add_family(f, name_at, false)
+    }
+
+    /// The attributes, `METADATA` and `CONFIGURATION` of a family table.
+    fn family_attributes(&self, f: &mut FamilySchema, t: AttrSection) -> Result<(), SchemaError> {
+        t.maps_into(&mut f.metadata, &mut f.configuration);
+        let name = f.name.clone();
+        self.set_attributes(&t.attributes, Some(&name), |k, v| f.set_attribute(k, v))
+    }
+
+    /// Sets each attribute with `set`, in document order; a refusal is located at the
+    /// attribute's key and names `family` (the table when `None`).
+    fn set_attributes(
+        &self,
+        attributes: &[(Spanned<String>, AttrValue)],
+        family: Option<&str>,
+        mut set: impl FnMut(&str, &AttrValue) -> Result<(), AttrError>,
+    ) -> Result<(), SchemaError> {
+        for (key, value) in attributes {
+            set(key.get_ref(), value).map_err(|e| {
+                attr_error(e, self.at(key.span().start), family, key.get_ref(), value)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `[splits]` (and `[index.splits]`): one of keys, file, algorithm + regions, sample.
+    fn splits(&self, v: Spanned<SplitsSection>) -> Result<SplitSpec, SchemaError> {
+        /// The keys that choose the splits, by position: the second one in the file is the error.
+        enum Given {
+            Keys(Vec<Spanned<String>>),
+            File(String),
+            Algorithm(String),
+            Sample(usize),
+        }
+        let at = self.at(v.span().start);
+        let s = v.into_inner();
+        let mut given: Vec<(usize, Given)> = Vec::new();
+        if let Some(k) = s.keys {
+            given.push((k.span().start, Given::Keys(k.into_inner().0)));
+        }
+        if let Some(f) = s.file {
+            given.push((f.span().start, Given::File(f.into_inner())));
+        }
+        if let Some(a) = s.algorithm {
+            given.push((a.span().start, Given::Algorithm(a.into_inner())));
+        }
+        if let Some(n) = s.sample {
+            given.push((n.span().start, Given::Sample(n.into_inner().0)));
+        }
+        given.sort_by_key(|(offset, _)| *offset);
+        let mut spec: Option<SplitSpec> = None;
+        let mut algo: Option<(SplitAlgorithm, At)> = None;
+        let mut set = |s: SplitSpec, at: At| -> Result<(), SchemaError> {
+            if spec.is_some() {
+                return Err(SchemaError::Splits {
+                    at,
+                    reason: "use only one of keys, file, algorithm or sample".into(),
+                });
+            }
+            spec = Some(s);
+            Ok(())
+        };
+        for (offset, g) in given {
+            let (key_at, value_at) = (self.key_at(offset), self.at(offset));
+            match g {
+                Given::Keys(keys) => {
+                    let keys = keys
+                        .into_iter()
+                        .map(|k| {
+                            let at = self.at(k.span().start);
+                            (k.into_inner(), at)
+                        })
+                        .collect();
+                    set(explicit_keys(keys)?, key_at)?;
+                }
+                Given::File(p) => {
+                    let p = PathBuf::from(p);
+                    let p = match self.base_dir {
+                        Some(base) if p.is_relative() => base.join(p),
+                        _ => p,
+                    };
+                    set(SplitSpec::File(p), key_at)?;
+                }
+                Given::Algorithm(name) => {
+                    let Some(a) = SplitAlgorithm::from_name(&name) else {
+                        return Err(SchemaError::UnknownSplitAlgorithm { at: value_at, name });
+                    };
+                    algo = Some((a, key_at));
+                }
+                Given::Sample(n) => {
+                    if n < 2 {
+                        return Err(SchemaError::Splits {
+                            at: value_at,
+                            reason: format!(
+                                "sample = {n}: the number of regions must be greater than 1"
+                            ),
+                        });
+                    }
+                    set(SplitSpec::Sampled { regions: n }, key_at)?;
+                }
+            }
+        }
+        let (first_row, last_row) = (s.first_row, s.last_row);
+        match (algo, s.regions.map(|n| n.0)) {
+            (Some((a, a_at)), Some(n)) => {
+                if n < 2 {
+                    return Err(SchemaError::Splits {
+                        at: a_at,
+                        reason: format!(
+                            "regions = {n}: the number of regions must be greater than 1"
+                        ),
+                    });
+                }
+                let s = SplitSpec::Algorithm {
+                    algo: a,
+                    regions: n,
+                    first_row,
+                    last_row,
+                };
+                // Check now so errors point at the schema, not at import time.
+                s.regions(None).map_err(|e| SchemaError::Splits {
+                    at: a_at.clone(),
+                    reason: e.to_string(),
+                })?;
+                set(s, a_at)?;
+            }
+            (Some((_, a_at)), None) => {
+                return Err(SchemaError::Splits {
+                    at: a_at,
+                    reason: "algorithm needs regions = N".into(),
+                })
+            }
+            (None, Some(_)) => {
+                return Err(SchemaError::Splits {
+                    at,
+                    reason: "regions needs algorithm = \"HexStringSplit\" (or DecimalStringSplit, \
+                             UniformSplit)"
+                        .into(),
+                })
+            }
+            (None, None) => {
+                if first_row.is_some() || last_row.is_some() {
+                    return Err(SchemaError::Splits {
+                        at,
+                        reason: "first_row/last_row need an algorithm".into(),
+                    });
+                }
+            }
+        }
+        Ok(spec.unwrap_or_default())
+    }
+
+    /// `[rowkey]`: the spec and the format its time functions read.
+    fn rowkey(&self, mapping: &mut ImportMapping, r: RowkeySection) -> Result<(), SchemaError> {
+        if let Some(spec) = r.spec {
+            if spec.get_ref().trim().is_empty() {
+                return Err(self.syntax(spec.span().start, "[rowkey] spec is empty"));
+            }
+            mapping.rowkey_location = Some(self.location(spec.span().start));
+            mapping.rowkey = Some(spec.into_inner());
+        }
+        if let Some(f) = r.timestamp_format {
+            let location = self.location(f.span().start);
+            mapping.rowkey_timestamp_format = Some((f.into_inner(), location));
+        }
+        Ok(())
+    }
+
+    /// `cell = "family:qualifier"`, split; the error names `what`.
+    fn cell<'c>(
+        &self,
+        cell: &'c Spanned<String>,
+        what: &str,
+    ) -> Result<(&'c str, &'c str), SchemaError> {
+        cell.get_ref()
+            .split_once(':')
+            .ok_or_else(|| SchemaError::Mapping {
+                at: self.at(cell.span().start),
+                what: what.to_string(),
+                reason: format!("cell '{}' must be family:qualifier", cell.get_ref()),
+            })
+    }
+
+    /// `timestamp_format` only with `timestamp = "field"`; returns the format.
+    fn timestamp_format(
+        &self,
+        format: Option<Spanned<String>>,
+        timestamp: &TimestampSource,
+        what: &str,
+    ) -> Result<Option<String>, SchemaError> {
+        match format {
+            Some(f) if !matches!(timestamp, TimestampSource::Field(_)) => {
+                Err(SchemaError::Mapping {
+                    at: self.at(f.span().start),
+                    what: what.to_string(),
+                    reason: "timestamp_format needs timestamp = \"field\" (the field it reads)"
+                        .into(),
+                })
+            }
+            f => Ok(f.map(Spanned::into_inner)),
+        }
+    }
+
+    /// One `[[column]]` (the `index`-th).
+    fn column(
+        &self,
+        index: usize,
+        v: Spanned<ColumnSection>,
+    ) -> Result<ColumnMapping, SchemaError> {
+        let location = self.location(v.span().start);
+        let c = v.into_inner();
+        let what = match &c.source {
+            Some(s) => format!("column '{s}'"),
+            None => format!("column #{}", index + 1),
+        };
+        let value_type = match &c.value_type {
+            None => ValueType::String,
+            Some(t) => ValueType::from_name(t.get_ref()).ok_or_else(|| {
+                self.syntax(
+                    t.span().start,
+                    format!("type '{}': expected string, int64 or double", t.get_ref()),
+                )
+            })?,
+        };
+        let at = At::from(location.clone());
+        let Some(source) = c.source else {
+            return Err(SchemaError::Mapping {
+                at,
+                what,
+                reason: "needs source = \"field\"".into(),
+            });
+        };
+        let Some(cell) = &c.cell else {
+            return Err(SchemaError::Mapping {
+                at,
+                what,
+                reason: "needs cell = \"family:qualifier\"".into(),
+            });
+        };
+        let (family, qualifier) = self.cell(cell, &what)?;
+        let timestamp = timestamp_source(c.timestamp);
+        let timestamp_format = self.timestamp_format(c.timestamp_format, &timestamp, &what)?;
+        Ok(ColumnMapping {
+            source,
+            family: family.to_string(),
+            qualifier: qualifier.as_bytes().to_vec(),
+            value_type,
+            timestamp,
+            timestamp_format,
+            location: Some(location),
+        })
+    }
+
+    /// One `[[index]]` (the `index`-th): `name`, `rowkey`, `cell = "family:qualifier"`,
+    /// optional `timestamp` and `timestamp_format` (as in `[[column]]`), optional
+    /// `[index.family]` attributes and `[index.splits]` (as `[splits]`). Returns the index with
+    /// the warnings of its table.
+    fn index(
+        &self,
+        index: usize,
+        v: Spanned<IndexSection>,
+    ) -> Result<(IndexSchema, Vec<String>), SchemaError> {
+        let location = self.location(v.span().start);
+        let at = At::from(location.clone());
+        let x = v.into_inner();
+        if let Some(r) = &x.rowkey {
+            if r.get_ref().trim().is_empty() {
+                return Err(self.syntax(r.span().start, "[[index]] rowkey is empty"));
+            }
+        }
+        let splits = match x.splits {
+            Some(s) => self.splits(s)?,
+            None => SplitSpec::None,
+        };
+        let what = match &x.name {
+            Some(n) => format!("index '{}'", n.get_ref()),
+            None => format!("index #{}", index + 1),
+        };
+        let missing = |key: &str| SchemaError::Mapping {
+            at: at.clone(),
+            what: what.clone(),
+            reason: format!("needs {key}"),
+        };
+        let name = x
+            .name
+            .ok_or_else(|| missing("name = \"namespace:table\""))?;
+        let rowkey = x.rowkey.ok_or_else(|| missing("rowkey = '<spec>'"))?;
+        let cell = x
+            .cell
+            .ok_or_else(|| missing("cell = \"family:qualifier\""))?;
+        let (family, qualifier) = self.cell(&cell, &what)?;
+        let timestamp = timestamp_source(x.timestamp);
+        let timestamp_format = self.timestamp_format(x.timestamp_format, &timestamp, &what)?;
+        let family_at = self.at(cell.span().start);
+        SchemaBuilder::check_family_name(family, &family_at)?;
+        let mut f = FamilySchema::new(family);
+        if let Some(attrs) = x.family {
+            let FamilySection(mut t) = attrs.into_inner();
+            if let Some(n) = t.name.take().or_else(|| t.upper_name.take()) {
+                if n.get_ref() != family {
+                    return Err(SchemaError::Mapping {
+                        at: self.at(n.span().start),
+                        what,
+                        reason: format!(
+                            "[index.family] name must be the family of cell '{}' ('{family}')",
+                            cell.get_ref()
+                        ),
+                    });
+                }
+            }
+            self.family_attributes(&mut f, t)?;
+        }
+        let mut b = SchemaBuilder::new(name.get_ref(), self.at(name.span().start))?;
+        b.add_family(f, family_at, false)?;
+        b.splits = splits;
+        let parsed = b.finish(at, ImportMapping::default())?;
+        Ok((
+            IndexSchema {
+                table: parsed.table,
+                rowkey_location: Some(self.location(rowkey.span().start)),
+                rowkey: rowkey.into_inner(),
+                qualifier: qualifier.as_bytes().to_vec(),
+                timestamp,
+                timestamp_format,
+                location: Some(location),
+            },
+            parsed.warnings,
+        ))
+    }
+}
+
+/// `timestamp = <epoch ms>` or `timestamp = "field"`; the import time without one.
+fn timestamp_source(t: Option<Timestamp>) -> TimestampSource {
+    match t {
+        None => TimestampSource::ImportTime,
+        Some(Timestamp::Fixed(ms)) => TimestampSource::Fixed(ms),
+        Some(Timestamp::Field(f)) => TimestampSource::Field(f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use crate::SchemaError;
+    use hfkit_format::compression::Compression;
+    use std::path::{Path, PathBuf};
+
+    fn toml(text: &str) -> Result<ParsedSchema, SchemaError> {
+        TableSchema::from_toml_str(text, "s.toml", None)
+    }
+
+    fn err(text: &str) -> String {
+        toml(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn splits_forms() {
+        let base = "[table]\nname = \"t\"\n[[family]]\nname = \"f\"\n";
+        let p = toml(&format!("{base}[splits]\nkeys = [\"b\", \"a\\\\x00\"]\n")).unwrap();
+        assert_eq!(
+            p.table.splits,
+            SplitSpec::Explicit(vec![b"b".to_vec(), b"a\x00".to_vec()])
+        );
+        assert_eq!(
+            p.table.splits.regions(None).unwrap().split_keys(),
+            [b"a\x00".to_vec(), b"b".to_vec()]
+        );
+        let p = TableSchema::from_toml_str(
+            &format!("{base}[splits]\nfile = \"s.txt\"\n"),
+            "x",
+            Some(Path::new("/d")),
+        )
+        .unwrap();
+        assert_eq!(p.table.splits, SplitSpec::File(PathBuf::from("/d/s.txt")));
+        let p = toml(&format!("{base}[splits]\nsample = 8\n")).unwrap();
+        assert_eq!(p.table.splits, SplitSpec::Sampled { regions: 8 });
+        assert!(p.table.splits.regions(None).is_err());
+        let sample: Vec<Vec<u8>> = (0..80u8).map(|i| vec![i]).collect();
+        assert_eq!(p.table.splits.regions(Some(&sample)).unwrap().len(), 8);
+        let p = toml(&format!(
+            "{base}[splits]\nalgorithm = \"org.apache.hadoop.hbase.util.RegionSplitter$UniformSplit\"\nregions = 4\nlast_row = \"\\\\xFF\"\n"
+        ))
+        .unwrap();
+        let keys = p.table.splits.regions(None).unwrap();
+        assert_eq!(keys.split_keys(), [vec![0x40], vec![0x80], vec![0xC0]]);
+        assert!(toml(base).unwrap().table.splits == SplitSpec::None);
+
+        let e = err(&format!("{base}[splits]\nkeys = [\"a\", \"b\", \"a\"]\n"));
+        assert!(
+            e.starts_with("s.toml:6:19: split key 'a'") && e.contains("unique"),
+            "{e}"
+        );
+        let e = err(&format!("{base}[splits]\nkeys = [\"\"]\n"));
+        assert!(
+            e.starts_with("s.toml:6:9: split key ''") && e.contains("empty"),
+            "{e}"
+        );
+        let e = err(&format!("{base}[splits]\nkeys = [\"a\"]\nsample = 3\n"));
+        assert!(e.contains("only one of"), "{e}");
+        let e = err(&format!("{base}[splits]\nalgorithm = \"HexStringSplit\"\n"));
+        assert!(e.contains("needs regions"), "{e}");
+        let e = err(&format!(
+            "{base}[splits]\nalgorithm = \"MD5StringSplit\"\nregions = 3\n"
+        ));
+        assert!(
+            e.starts_with("s.toml:6:13: unknown split algorithm 'MD5StringSplit'"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{base}[splits]\nalgorithm = \"DecimalStringSplit\"\nregions = 1\n"
+        ));
+        assert!(e.contains("greater than 1"), "{e}");
+        let e = err(&format!("{base}[splits]\nregion = 3\n"));
+        assert!(
+            e.starts_with("s.toml:6:1: unknown key 'region' in [splits]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_item() {
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nVERSION = 3\n");
+        assert_eq!(e, "s.toml:5:1: family 'd': unknown attribute 'VERSION'");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nversions = 0\n");
+        assert_eq!(
+            e,
+            "s.toml:5:1: family 'd': attribute VERSIONS = 0: must be between 1 and 2147483647"
+        );
+        let e = err(
+            "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nVERSIONS = 2\nMIN_VERSIONS = 3\n",
+        );
+        assert_eq!(
+            e,
+            "s.toml:4:8: family 'd': attribute MIN_VERSIONS = 3: must not exceed VERSIONS (2)"
+        );
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nCOMPRESSION = \"LZO\"\n");
+        assert!(e.starts_with("s.toml:5:1: family 'd': attribute COMPRESSION = 'LZO': HBase knows LZO, but hfkit cannot write it"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nCOMPRESSION = \"FAST\"\n");
+        assert!(e.contains("expected one of NONE, GZ"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nBLOOMFILTER = \"ROWPREFIX_FIXED_LENGTH\"\n");
+        assert!(
+            e.contains("family 'd': attribute BLOOMFILTER")
+                && e.contains("RowPrefixBloomFilter.prefix_length"),
+            "{e}"
+        );
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nTTL = 0\n");
+        assert!(e.contains("TTL must be positive"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nTTL = \"soon\"\n");
+        assert!(e.contains("attribute TTL = 'soon'"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nBLOCKSIZE = 512\n");
+        assert!(e.contains("between 1024 (1K) and 16777216 (16MB)"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nIN_MEMORY = \"yes\"\n");
+        assert!(e.contains("expected true or false"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nENCRYPTION = \"AES\"\n");
+        assert!(e.contains("encrypted"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \".d\"\n");
+        assert_eq!(
+            e,
+            "s.toml:4:8: family name '.d': column family names cannot start with a period"
+        );
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[family]]\nname = \"d\"\n");
+        assert_eq!(e, "s.toml:6:8: family 'd' is defined twice");
+        let e = err("[table]\nname = \"t\"\n");
+        assert_eq!(e, "s.toml:1:1: table 't' has no column family");
+        let e = err("[table]\nname = \"bad name\"\n[[family]]\nname = \"d\"\n");
+        assert!(e.starts_with("s.toml:2:8: table name 'bad name'"), "{e}");
+        let e = err("[table]\nname = \"t\"\nCOLOR = 1\n[[family]]\nname = \"d\"\n");
+        assert_eq!(e, "s.toml:3:1: table: unknown attribute 'COLOR'");
+        let e = err("[tabel]\nname = \"t\"\n");
+        assert!(e.starts_with("s.toml:1:2: unknown section 'tabel'"), "{e}");
+        let e = err("[table]\nname = \n");
+        assert!(e.starts_with("s.toml:2:") && e.contains("TOML"), "{e}");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[column]]\nsource = \"a\"\ncell = \"x:q\"\n");
+        assert_eq!(
+            e,
+            "s.toml:5:1: column 'a': family 'x' is not a family of the table"
+        );
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[column]]\nsource = \"a\"\ncell = \"dq\"\n");
+        assert_eq!(
+            e,
+            "s.toml:7:8: column 'a': cell 'dq' must be family:qualifier"
+        );
+        let e =
+            err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[column]]\ncell = \"d:q\"\n");
+        assert_eq!(e, "s.toml:5:1: column #1: needs source = \"field\"");
+        let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[column]]\nsource = \"a\"\ncell = \"d:q\"\ntype = \"int\"\n");
+        assert!(e.starts_with("s.toml:8:8: type 'int'"), "{e}");
+    }
+
+    #[test]
+    fn warnings_do_not_fail() {
+        let p = toml("[table]\nname = \"hbase:t\"\n[[family]]\nname = \"a\"\n[[family]]\nname = \"b\"\n[[family]]\nname = \"c\"\n[[family]]\nname = \"d\"\n").unwrap();
+        assert_eq!(p.table.families.len(), 4);
+        assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+        assert!(p.warnings[0].contains("system namespace"));
+        assert!(p.warnings[1].contains("4 column families"));
+    }
+
+    #[test]
+    fn attribute_names_in_any_case_and_values_in_every_form_hbase_takes() {
+        let p = toml(
+            "[table]\nname = \"t\"\nmax_filesize = '1 GB'\nReadOnly = 'TRUE'\n\
+             [[family]]\nNAME = \"a\"\nversions = '3'\nTtl = 'forever'\nIn_Memory = 'true'\n\
+             blocksize = '1 MB'\ncompression = 'gz'\nkeep_deleted_cells = true\n\
+             [[family]]\nname = \"b\"\nVERSIONS = 2\nTTL = '1 DAY 2 HOURS'\nIN_MEMORY = true\n\
+             BLOCKSIZE = 8192\nKEEP_DELETED_CELLS = 'ttl'\n\
+             [[family]]\nname = \"c\"\nName = 7\nTTL = 86400\nBLOCKCACHE = false\n",
+        )
+        .unwrap();
+        let t = &p.table;
+        assert_eq!(t.attributes["MAX_FILESIZE"], (1u64 << 30).to_string());
+        assert_eq!(t.attributes["READONLY"], "true");
+        let a = t.family("a").unwrap();
+        assert_eq!(
+            (a.versions, a.ttl_seconds, a.in_memory, a.block_size),
+            (3, None, true, 1 << 20)
+        );
+        assert_eq!(a.compression, Compression::Gz);
+        assert_eq!(a.keep_deleted_cells, crate::schema::KeepDeletedCells::True);
+        let b = t.family("b").unwrap();
+        assert_eq!(
+            (b.versions, b.ttl_seconds, b.in_memory, b.block_size),
+            (2, Some(93_600), true, 8192)
+        );
+        assert_eq!(b.keep_deleted_cells, crate::schema::KeepDeletedCells::Ttl);
+        // Other spellings of NAME are skipped, as before.
+        let c = t.family("c").unwrap();
+        assert_eq!(c.ttl_seconds, Some(86_400));
+        assert_eq!(c.attributes["BLOCKCACHE"], "false");
+        // `NAME` is a family's name, not a table's.
+        assert_eq!(
+            err("[table]\nname = \"t\"\nNAME = \"x\"\n"),
+            "s.toml:3:1: table: unknown attribute 'NAME'"
+        );
+        assert_eq!(
+            err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\nIN_MEMORY = 'yes'\n"),
+            "s.toml:5:1: family 'd': attribute IN_MEMORY = 'yes': expected true or false"
+        );
+    }
+}
