@@ -5,7 +5,7 @@
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
 /// A command's `--help` examples: `Examples (...):` and one indented command per line. They
-/// run as written from a checkout of hfkit (`tests/cli.rs` runs every one), so they use the
+/// run as written from a checkout of hfkit (`tests/it/cli.rs` runs every one), so they use the
 /// bundled data and build on each other as `hfkit --help` says.
 macro_rules! examples {
     ($($line:literal),+ $(,)?) => {

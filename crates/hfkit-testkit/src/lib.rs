@@ -1,7 +1,7 @@
 //! Where tests find the files Apache HBase wrote (`../shared/fixtures`, beside the repository),
 //! and what a test does when they are missing. One copy, a dev-dependency of every crate: the
-//! crates' unit tests, the integration tests (`tests/common`) and the end-of-run report
-//! (`tests/zz_fixture_skips.rs`) use it. README §"Run the tests" says what a user sees.
+//! crates' unit tests, the integration tests (`tests/it/common`) and the end-of-run report
+//! (`crates/hfkit-testkit/tests/zz_fixture_skips.rs`) use it. README §"Run the tests" says what a user sees.
 //!
 //! * The fixtures root is `$HFKIT_HBASE_FIXTURES`, else `../shared/fixtures` from the
 //!   repository root (this crate is `crates/hfkit-testkit`);
@@ -11,7 +11,7 @@
 //!   passes), records its name in the run's skip directory and passes. The run's last test
 //!   binary, `zz_fixture_skips`, prints how many were skipped and which.
 //!
-//! Its own tests are in `tests/hbase_fixtures.rs` (here they would run in every binary that
+//! Its own tests are in `tests/it/hbase_fixtures.rs` (here they would run in every binary that
 //! includes the file).
 //!
 //! Cargo runs each test binary separately, one after the other, as children of the one `cargo`
