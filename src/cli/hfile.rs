@@ -223,10 +223,7 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             "--plain files carry no Bloom filter; drop --bloom or --plain",
         ));
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let now = crate::format::cell::now_ms();
     let opts = WriterOptions {
         block_size: a.block_size,
         compression,

@@ -8,6 +8,7 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
 use super::{CliError, EXIT_OK};
+use crate::format::cell::now_ms;
 use crate::pipeline::cell_export::{export_cells, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
@@ -181,13 +182,6 @@ fn open(dir: &Path) -> Result<Table, CliError> {
 
 fn fail(dir: &Path) -> impl Fn(crate::table::TableError) -> CliError + '_ {
     move |e| CliError::failure(format!("{}: {e}", dir.display()))
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), CliError> {

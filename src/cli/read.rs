@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
 use super::{CliError, EXIT_OK};
-use crate::format::cell::{Cell, CellType};
+use crate::format::cell::{now_ms, Cell, CellType};
 use crate::format::text::push_cell_line;
 use crate::read::{ReadOptions, ReadStats, Row, TimeRange};
 use crate::table::directory::Table;
@@ -179,13 +179,6 @@ fn parse_time_range(s: &str) -> Result<TimeRange, CliError> {
     let a: i64 = a.trim().parse().map_err(|e| bad(format!("MIN: {e}")))?;
     let b: i64 = b.trim().parse().map_err(|e| bad(format!("MAX: {e}")))?;
     TimeRange::between(a, b).map_err(|e| bad(e.to_string()))
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn base_options(c: &CommonReadArgs) -> Result<ReadOptions, CliError> {
