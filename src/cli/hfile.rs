@@ -196,28 +196,41 @@ fn verify_cmd(file: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
     }
 }
 
-fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let compression = Compression::from_name(&a.compression)
+/// `--compression`: a codec hfkit writes, by HBase's name in any case.
+pub(super) fn compression_arg(s: &str) -> Result<Compression, CliError> {
+    Compression::from_name(s)
         .filter(|c| Compression::SUPPORTED.contains(c))
         .ok_or_else(|| {
             CliError::usage(format!(
-                "--compression: '{}' is not one of none, gz, snappy, lz4, zstd",
-                a.compression
+                "--compression: '{s}' is not one of none, gz, snappy, lz4, zstd"
             ))
-        })?;
-    let encoding = DataBlockEncoding::from_name(&a.encoding).ok_or_else(|| {
+        })
+}
+
+/// `--encoding`: a data block encoding by HBase's name in any case.
+pub(super) fn encoding_arg(s: &str) -> Result<DataBlockEncoding, CliError> {
+    DataBlockEncoding::from_name(s).ok_or_else(|| {
         CliError::usage(format!(
-            "--encoding: '{}' is not one of none, prefix, diff, fast_diff, row_index_v1",
-            a.encoding
+            "--encoding: '{s}' is not one of none, prefix, diff, fast_diff, row_index_v1"
         ))
-    })?;
+    })
+}
+
+/// `--bloom`: `none`, `row`, `rowcol` or `rowprefix:N` (HBase's names too); `None` for none.
+pub(super) fn bloom_arg(s: &str) -> Result<Option<BloomType>, CliError> {
+    BloomType::parse(s).map_err(|e| CliError::usage(format!("--bloom: {e}")))
+}
+
+fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let compression = compression_arg(&a.compression)?;
+    let encoding = encoding_arg(&a.encoding)?;
     let checksum_type = ChecksumType::from_name(&a.checksum).ok_or_else(|| {
         CliError::usage(format!(
             "--checksum: '{}' is not one of crc32c, crc32, null",
             a.checksum
         ))
     })?;
-    let bloom = BloomType::parse(&a.bloom).map_err(|e| CliError::usage(format!("--bloom: {e}")))?;
+    let bloom = bloom_arg(&a.bloom)?;
     if a.plain && bloom.is_some() {
         return Err(CliError::usage(
             "--plain files carry no Bloom filter; drop --bloom or --plain",

@@ -4,16 +4,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
+use super::hfile::{bloom_arg, compression_arg, encoding_arg};
 use super::{CliError, EXIT_OK};
 use crate::format::cell::now_ms;
 use crate::pipeline::cell_export::{export_cells, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
 use crate::table::export::ExportReport;
-use crate::table::TableSchema;
+use crate::table::{BloomFilterKind, KeepDeletedCells, TableSchema};
 
 #[derive(Debug, Subcommand)]
 pub enum MaintCommand {
@@ -99,13 +101,13 @@ pub struct AlterArgs {
     table: PathBuf,
     #[arg(long)]
     family: String,
-    /// NONE, SNAPPY, GZ, LZ4, ZSTD ...
+    /// NONE, GZ, SNAPPY, LZ4, ZSTD.
     #[arg(long)]
     compression: Option<String>,
     /// NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1.
     #[arg(long)]
     encoding: Option<String>,
-    /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n>.
+    /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n> (or rowprefix:<n>).
     #[arg(long)]
     bloom: Option<String>,
     #[arg(long)]
@@ -117,8 +119,8 @@ pub struct AlterArgs {
     /// Seconds, or FOREVER.
     #[arg(long)]
     ttl: Option<String>,
-    #[arg(long, value_enum)]
-    keep_deleted_cells: Option<KeepDeletedArg>,
+    #[arg(long, value_parser = keep_deleted_cells_arg())]
+    keep_deleted_cells: Option<KeepDeletedCells>,
     #[arg(long)]
     json: bool,
 }
@@ -163,11 +165,9 @@ pub enum SnapshotCommand {
     },
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum KeepDeletedArg {
-    False,
-    True,
-    Ttl,
+/// `--keep-deleted-cells`: `false`, `true` or `ttl`, listed in `--help`.
+fn keep_deleted_cells_arg() -> impl TypedValueParser<Value = KeepDeletedCells> {
+    PossibleValuesParser::new(["false", "true", "ttl"]).try_map(|s| s.parse::<KeepDeletedCells>())
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -263,21 +263,17 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 })?)),
             };
             let changes = FamilyChanges {
-                compression,
-                data_block_encoding: encoding,
-                bloom_filter: bloom,
+                compression: compression.as_deref().map(compression_arg).transpose()?,
+                data_block_encoding: encoding.as_deref().map(encoding_arg).transpose()?,
+                bloom_filter: match bloom.as_deref() {
+                    Some(b) => Some(BloomFilterKind::from(bloom_arg(b)?)),
+                    None => None,
+                },
                 block_size,
                 versions,
                 min_versions,
                 ttl_seconds,
-                keep_deleted_cells: keep_deleted_cells.map(|k| {
-                    match k {
-                        KeepDeletedArg::False => "FALSE",
-                        KeepDeletedArg::True => "TRUE",
-                        KeepDeletedArg::Ttl => "TTL",
-                    }
-                    .to_string()
-                }),
+                keep_deleted_cells,
             };
             let t = open(&table)?;
             let f = t.alter(&family, &changes).map_err(fail(&table))?;
