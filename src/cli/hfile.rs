@@ -306,7 +306,7 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         Ok(())
     })
-    .map_err(CliError::failure)?;
+    .map_err(|e| CliError::failure(e.to_string()))?;
     writeln!(
         out,
         "wrote {} ({} cells, {} bytes, {} data blocks, {}-level index)",
