@@ -355,7 +355,7 @@ fn get(
         })
         .unwrap_or_else(|| "none".to_string());
     if !r.might_contain(query).map_err(|e| fail(file, e))? {
-        eprintln!("0 cell(s); bloom filter {bloom_name}: ruled the file out (no data block read)");
+        note!("0 cell(s); bloom filter {bloom_name}: ruled the file out (no data block read)");
         return Ok(EXIT_FAILURE);
     }
     let key = match (&family, &qualifier) {
@@ -391,7 +391,7 @@ fn get(
     } else {
         "none in this file"
     };
-    eprintln!("{n} cell(s); bloom filter {bloom_name}: {verdict}");
+    note!("{n} cell(s); bloom filter {bloom_name}: {verdict}");
     Ok(if n > 0 { EXIT_OK } else { EXIT_FAILURE })
 }
 
@@ -567,8 +567,7 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
         },
     });
     if as_json {
-        serde_json::to_writer_pretty(&mut *out, &doc)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
         writeln!(out)?;
     } else {
         print_flat(out, "", &doc)?;

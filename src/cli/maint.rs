@@ -185,7 +185,7 @@ fn fail(dir: &Path) -> impl Fn(crate::table::TableError) -> CliError + '_ {
 }
 
 fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), CliError> {
-    serde_json::to_writer_pretty(&mut *out, v).map_err(|e| CliError::failure(e.to_string()))?;
+    serde_json::to_writer_pretty(&mut *out, v)?;
     writeln!(out)?;
     Ok(())
 }
@@ -212,7 +212,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             };
             let r = t
                 .compact_with_progress(&opts, &mut |s: &StoreCompaction| {
-                    eprintln!(
+                    note!(
                         "compacted {}/{}: {} files, {} cells -> {} cells ({} markers) in {} ms",
                         s.region,
                         s.family,
@@ -368,7 +368,7 @@ fn export_rows(
     .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
     let c = &r.counts;
     if c.unmapped_cells > 0 {
-        eprintln!(
+        note!(
             "hfkit: warning: {} cells in columns {} does not map were not exported ({} rows had only such cells)",
             c.unmapped_cells,
             schema.display(),
@@ -376,7 +376,7 @@ fn export_rows(
         );
     }
     if c.untimed_cells > 0 {
-        eprintln!(
+        note!(
             "hfkit: warning: the timestamps of {} cells are not in the export (their columns have a fixed timestamp that differs, or the import time); a re-import stamps them as the schema says",
             c.untimed_cells
         );

@@ -205,7 +205,7 @@ fn open(dir: &Path) -> Result<TableReader, CliError> {
 }
 
 fn print_stats(stats: &ReadStats, rows: usize, cells: usize) {
-    eprintln!(
+    note!(
         "{rows} row(s), {cells} cell(s); store files: {} considered, {} read, skipped: {} by Bloom filter, {} by time range, {} by key range, {} by TTL",
         stats.files_considered,
         stats.files_read,
