@@ -870,6 +870,8 @@ fn cli_maintenance_commands() {
         run(&["table", "alter", &dir, "--family", "b", "--ttl", "soon"]),
         2
     );
+    let alter_b =
+        |flag: &str, value: &str| run(&["table", "alter", &dir, "--family", "b", flag, value]);
     // Names are checked by the CLI (usage errors), into the types the table takes.
     for [flag, bad] in [
         ["--compression", "nope"],
@@ -877,22 +879,10 @@ fn cli_maintenance_commands() {
         ["--bloom", "rowprefix"],
         ["--keep-deleted-cells", "maybe"],
     ] {
-        let args = ["table", "alter", &dir, "--family", "b", flag, bad];
-        assert_eq!(run(&args), 2, "{args:?}");
+        assert_eq!(alter_b(flag, bad), 2, "{flag} {bad}");
     }
     // The CLI's short Bloom form is stored in HBase's form, the length where HBase keeps it.
-    assert_eq!(
-        run(&[
-            "table",
-            "alter",
-            &dir,
-            "--family",
-            "b",
-            "--bloom",
-            "rowprefix:4"
-        ]),
-        0
-    );
+    assert_eq!(alter_b("--bloom", "rowprefix:4"), 0);
     let m = t.manifest().unwrap();
     let b = m.families.iter().find(|f| f.name == "b").unwrap();
     assert_eq!(b.bloom_filter, "ROWPREFIX_FIXED_LENGTH:4");
