@@ -14,6 +14,9 @@
 //! ROW Bloom): floor 3.57 s = 158 MB/s, 2.80 M cells/s; major compaction 7.12 s = 79 MB/s,
 //! 1.40 M cells/s of input (2.0× the floor: the 8-way merge and the matcher).
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

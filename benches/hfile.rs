@@ -9,6 +9,9 @@
 //! Throughput is in cells (`Throughput::Elements`); each file's size is printed so MB/s of
 //! file bytes follows. Run: `cargo bench --bench hfile` (a few minutes).
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod lineitem;
 
 use std::hint::black_box;

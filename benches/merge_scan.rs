@@ -7,6 +7,9 @@
 //! cargo bench --bench merge_scan
 //! ```
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -20,6 +20,9 @@
 //! RAYON_NUM_THREADS=1 taskset -c 0 target/release/deps/table_read-<hash> --bench
 //! ```
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod lineitem;
 
 use std::io::BufWriter;

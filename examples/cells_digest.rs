@@ -5,6 +5,9 @@
 //!
 //! Usage: cargo run --release --example cells_digest -- BULK_DIR
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use hfkit::format::reader::HFileReader;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

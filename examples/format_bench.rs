@@ -6,6 +6,9 @@
 //! Usage: cargo run --release --example format_bench [CELLS] [CASE-SUBSTRING] [write]
 //! (with `FORMAT_BENCH_DUMP=FILE`, the cells are also written to FILE for a peer to load)
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../benches/lineitem/mod.rs"]
 mod lineitem;
 

@@ -4,6 +4,9 @@
 //!
 //! Usage: cargo run --example fuzz_seed_corpus -- [DIR] (default `fuzz/corpus/read_hfile`)
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/it/common/seed_files.rs"]
 mod seed_files;
 

@@ -4,6 +4,9 @@
 //!
 //! Usage: cargo run --release --example import_floors -- INPUT.csv BULK_DIR
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Instant;
 
 use hfkit::format::encoding::{new_encoder, DataBlockEncoding, EncodingContext};

@@ -8,6 +8,9 @@
 //! `valgrind --tool=callgrind target/profiling/examples/write_probe 200000 snappy row row 1`
 //! (the `profiling` profile is `release` with line-level debug info).
 
+// A bench or probe, not a library path: a failed unwrap stops it with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../benches/lineitem/mod.rs"]
 mod lineitem;
 use hfkit::format::bloom::BloomType;

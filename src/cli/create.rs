@@ -60,7 +60,7 @@ pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError>
         (None, Some(text)) => {
             let p = TableSchema::from_shell(text).map_err(|e| CliError::failure(e.to_string()))?;
             for w in &p.warnings {
-                eprintln!("hfkit: warning: {w}");
+                note!("hfkit: warning: {w}");
             }
             p
         }
@@ -201,7 +201,7 @@ pub(super) fn open_or_create_tables(
             Some(t) => {
                 let m = t.manifest().map_err(|e| failure(&e))?;
                 if let SplitSpec::Sampled { regions: n } = schema.splits {
-                    eprintln!(
+                    note!(
                         "hfkit: note: {} exists with {} regions, which an import does not \
                          change: its [splits] sample = {n} is not used",
                         dir.display(),
@@ -263,7 +263,7 @@ pub(super) fn warn_of_index_beside(table: &Path, dir: &Path, schema: &TableSchem
             .is_ok_and(|m| m.table == schema.full_name())
     };
     if !dir.join("CURRENT").exists() && holds_it() {
-        eprintln!(
+        note!(
             "hfkit: warning: index table {} of an earlier import is at {}; this import writes it to {} (move the old one there first to keep one index: mv {} {})",
             schema.full_name(),
             beside.display(),

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::read::{get_from, scan_from, CommonReadArgs, ReadFormat, ScanQueryArgs};
 use super::{CliError, EXIT_OK};
+use crate::format::cell::now_ms;
 use crate::format::text::hex;
 use crate::hbase::manifest::{Manifest, Source};
 use crate::hbase::verify::{regions_in_order, verify};
@@ -401,13 +402,6 @@ fn export_snapshot(a: ExportArgs, out: &mut dyn Write) -> Result<i32, CliError> 
         )?;
     }
     Ok(EXIT_OK)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn ls(root: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {

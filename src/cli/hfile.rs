@@ -196,37 +196,47 @@ fn verify_cmd(file: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
     }
 }
 
-fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let compression = Compression::from_name(&a.compression)
+/// `--compression`: a codec hfkit writes, by HBase's name in any case.
+pub(super) fn compression_arg(s: &str) -> Result<Compression, CliError> {
+    Compression::from_name(s)
         .filter(|c| Compression::SUPPORTED.contains(c))
         .ok_or_else(|| {
             CliError::usage(format!(
-                "--compression: '{}' is not one of none, gz, snappy, lz4, zstd",
-                a.compression
+                "--compression: '{s}' is not one of none, gz, snappy, lz4, zstd"
             ))
-        })?;
-    let encoding = DataBlockEncoding::from_name(&a.encoding).ok_or_else(|| {
+        })
+}
+
+/// `--encoding`: a data block encoding by HBase's name in any case.
+pub(super) fn encoding_arg(s: &str) -> Result<DataBlockEncoding, CliError> {
+    DataBlockEncoding::from_name(s).ok_or_else(|| {
         CliError::usage(format!(
-            "--encoding: '{}' is not one of none, prefix, diff, fast_diff, row_index_v1",
-            a.encoding
+            "--encoding: '{s}' is not one of none, prefix, diff, fast_diff, row_index_v1"
         ))
-    })?;
+    })
+}
+
+/// `--bloom`: `none`, `row`, `rowcol` or `rowprefix:N` (HBase's names too); `None` for none.
+pub(super) fn bloom_arg(s: &str) -> Result<Option<BloomType>, CliError> {
+    BloomType::parse(s).map_err(|e| CliError::usage(format!("--bloom: {e}")))
+}
+
+fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let compression = compression_arg(&a.compression)?;
+    let encoding = encoding_arg(&a.encoding)?;
     let checksum_type = ChecksumType::from_name(&a.checksum).ok_or_else(|| {
         CliError::usage(format!(
             "--checksum: '{}' is not one of crc32c, crc32, null",
             a.checksum
         ))
     })?;
-    let bloom = BloomType::parse(&a.bloom).map_err(|e| CliError::usage(format!("--bloom: {e}")))?;
+    let bloom = bloom_arg(&a.bloom)?;
     if a.plain && bloom.is_some() {
         return Err(CliError::usage(
             "--plain files carry no Bloom filter; drop --bloom or --plain",
         ));
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let now = crate::format::cell::now_ms();
     let opts = WriterOptions {
         block_size: a.block_size,
         compression,
@@ -296,7 +306,7 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         Ok(())
     })
-    .map_err(CliError::failure)?;
+    .map_err(|e| CliError::failure(e.to_string()))?;
     writeln!(
         out,
         "wrote {} ({} cells, {} bytes, {} data blocks, {}-level index)",
@@ -345,7 +355,7 @@ fn get(
         })
         .unwrap_or_else(|| "none".to_string());
     if !r.might_contain(query).map_err(|e| fail(file, e))? {
-        eprintln!("0 cell(s); bloom filter {bloom_name}: ruled the file out (no data block read)");
+        note!("0 cell(s); bloom filter {bloom_name}: ruled the file out (no data block read)");
         return Ok(EXIT_FAILURE);
     }
     let key = match (&family, &qualifier) {
@@ -381,7 +391,7 @@ fn get(
     } else {
         "none in this file"
     };
-    eprintln!("{n} cell(s); bloom filter {bloom_name}: {verdict}");
+    note!("{n} cell(s); bloom filter {bloom_name}: {verdict}");
     Ok(if n > 0 { EXIT_OK } else { EXIT_FAILURE })
 }
 
@@ -557,8 +567,7 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
         },
     });
     if as_json {
-        serde_json::to_writer_pretty(&mut *out, &doc)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
         writeln!(out)?;
     } else {
         print_flat(out, "", &doc)?;

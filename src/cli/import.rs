@@ -280,7 +280,7 @@ pub fn plan(a: PlanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
 pub(super) fn load_schema(path: &Path) -> Result<ParsedSchema, CliError> {
     let parsed = TableSchema::from_file(path).map_err(|e| CliError::failure(e.to_string()))?;
     for w in &parsed.warnings {
-        eprintln!("hfkit: warning: {w}");
+        note!("hfkit: warning: {w}");
     }
     Ok(parsed)
 }
@@ -435,7 +435,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     }
     created.keep();
     for w in &report.warnings {
-        eprintln!("hfkit: warning: {w}");
+        note!("hfkit: warning: {w}");
     }
     if let Some(p) = &a.report {
         let mut v = serde_json::to_value(&report).map_err(|e| CliError::failure(e.to_string()))?;
@@ -539,7 +539,7 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
         Box::new(move |p: &Progress| {
             if last.elapsed().as_secs() >= 5 {
                 last = Instant::now();
-                eprintln!(
+                note!(
                     "hfkit: {} {} rows, {} cells, {:.0} MB of {:.0} MB input, {:.0}s",
                     p.phase,
                     p.rows,

@@ -4,15 +4,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
+use super::hfile::{bloom_arg, compression_arg, encoding_arg};
 use super::{CliError, EXIT_OK};
+use crate::format::cell::now_ms;
 use crate::pipeline::cell_export::{export_cells, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
 use crate::table::export::ExportReport;
-use crate::table::TableSchema;
+use crate::table::{BloomFilterKind, KeepDeletedCells, TableSchema};
 
 #[derive(Debug, Subcommand)]
 pub enum MaintCommand {
@@ -98,13 +101,13 @@ pub struct AlterArgs {
     table: PathBuf,
     #[arg(long)]
     family: String,
-    /// NONE, SNAPPY, GZ, LZ4, ZSTD ...
+    /// NONE, GZ, SNAPPY, LZ4, ZSTD.
     #[arg(long)]
     compression: Option<String>,
     /// NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1.
     #[arg(long)]
     encoding: Option<String>,
-    /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n>.
+    /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n> (or rowprefix:<n>).
     #[arg(long)]
     bloom: Option<String>,
     #[arg(long)]
@@ -116,8 +119,8 @@ pub struct AlterArgs {
     /// Seconds, or FOREVER.
     #[arg(long)]
     ttl: Option<String>,
-    #[arg(long, value_enum)]
-    keep_deleted_cells: Option<KeepDeletedArg>,
+    #[arg(long, value_parser = keep_deleted_cells_arg())]
+    keep_deleted_cells: Option<KeepDeletedCells>,
     #[arg(long)]
     json: bool,
 }
@@ -162,11 +165,9 @@ pub enum SnapshotCommand {
     },
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum KeepDeletedArg {
-    False,
-    True,
-    Ttl,
+/// `--keep-deleted-cells`: `false`, `true` or `ttl`, listed in `--help`.
+fn keep_deleted_cells_arg() -> impl TypedValueParser<Value = KeepDeletedCells> {
+    PossibleValuesParser::new(["false", "true", "ttl"]).try_map(|s| s.parse::<KeepDeletedCells>())
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -183,15 +184,8 @@ fn fail(dir: &Path) -> impl Fn(crate::table::TableError) -> CliError + '_ {
     move |e| CliError::failure(format!("{}: {e}", dir.display()))
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), CliError> {
-    serde_json::to_writer_pretty(&mut *out, v).map_err(|e| CliError::failure(e.to_string()))?;
+    serde_json::to_writer_pretty(&mut *out, v)?;
     writeln!(out)?;
     Ok(())
 }
@@ -218,7 +212,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             };
             let r = t
                 .compact_with_progress(&opts, &mut |s: &StoreCompaction| {
-                    eprintln!(
+                    note!(
                         "compacted {}/{}: {} files, {} cells -> {} cells ({} markers) in {} ms",
                         s.region,
                         s.family,
@@ -269,21 +263,17 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 })?)),
             };
             let changes = FamilyChanges {
-                compression,
-                data_block_encoding: encoding,
-                bloom_filter: bloom,
+                compression: compression.as_deref().map(compression_arg).transpose()?,
+                data_block_encoding: encoding.as_deref().map(encoding_arg).transpose()?,
+                bloom_filter: match bloom.as_deref() {
+                    Some(b) => Some(BloomFilterKind::from(bloom_arg(b)?)),
+                    None => None,
+                },
                 block_size,
                 versions,
                 min_versions,
                 ttl_seconds,
-                keep_deleted_cells: keep_deleted_cells.map(|k| {
-                    match k {
-                        KeepDeletedArg::False => "FALSE",
-                        KeepDeletedArg::True => "TRUE",
-                        KeepDeletedArg::Ttl => "TTL",
-                    }
-                    .to_string()
-                }),
+                keep_deleted_cells,
             };
             let t = open(&table)?;
             let f = t.alter(&family, &changes).map_err(fail(&table))?;
@@ -378,7 +368,7 @@ fn export_rows(
     .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
     let c = &r.counts;
     if c.unmapped_cells > 0 {
-        eprintln!(
+        note!(
             "hfkit: warning: {} cells in columns {} does not map were not exported ({} rows had only such cells)",
             c.unmapped_cells,
             schema.display(),
@@ -386,7 +376,7 @@ fn export_rows(
         );
     }
     if c.untimed_cells > 0 {
-        eprintln!(
+        note!(
             "hfkit: warning: the timestamps of {} cells are not in the export (their columns have a fixed timestamp that differs, or the import time); a re-import stamps them as the schema says",
             c.untimed_cells
         );

@@ -4,6 +4,9 @@
 //! (the message names the file and the line, or the block offset); 2 the command line itself
 //! is wrong. Output to a closed pipe (`hfkit ... | head`) ends quietly with 0.
 
+// Lines to stderr go through `note!`, which cannot panic.
+#![deny(clippy::print_stderr)]
+
 /// A command's `--help` examples: `Examples (...):` and one indented command per line. They
 /// run as written from a checkout of hfkit (`tests/it/cli.rs` runs every one), so they use the
 /// bundled data and build on each other as `hfkit --help` says.
@@ -13,6 +16,15 @@ macro_rules! examples {
             "Examples (from a checkout of hfkit; see `hfkit --help`):",
             $("\n  ", $line),+
         )
+    };
+}
+
+/// `eprintln!` that never panics: warnings, progress and notes go through [`stderr_line`],
+/// which drops the line when stderr cannot take it (closed, a closed pipe, a full disk),
+/// where `eprintln!` would panic and end the run with 101 after its work is done.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        $crate::cli::stderr_line(format_args!($($arg)*))
     };
 }
 
@@ -104,11 +116,14 @@ pub enum Command {
     Man(packaging::ManArgs),
 }
 
-/// An error the CLI reports: a message, and whether it is a usage error.
+/// An error the CLI reports: a message, its exit code (failure or usage), and the kind of the
+/// I/O error behind it, if one is.
 #[derive(Debug)]
 pub struct CliError {
     pub message: String,
     pub code: i32,
+    /// Writing the output to a closed pipe is `BrokenPipe`: the run then ends quietly.
+    pub io_kind: Option<io::ErrorKind>,
 }
 
 impl CliError {
@@ -116,20 +131,41 @@ impl CliError {
         CliError {
             message: message.into(),
             code: EXIT_FAILURE,
+            io_kind: None,
         }
     }
     pub fn usage(message: impl Into<String>) -> CliError {
         CliError {
             message: message.into(),
             code: EXIT_USAGE,
+            io_kind: None,
         }
     }
 }
 
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
-        CliError::failure(e.to_string())
+        CliError {
+            io_kind: Some(e.kind()),
+            ..CliError::failure(e.to_string())
+        }
     }
+}
+
+impl From<serde_json::Error> for CliError {
+    /// JSON written to the output: an I/O error keeps its kind.
+    fn from(e: serde_json::Error) -> Self {
+        CliError {
+            io_kind: e.io_error_kind(),
+            ..CliError::failure(e.to_string())
+        }
+    }
+}
+
+/// Writes one line to stderr, or nothing when stderr cannot take it; see [`note!`].
+pub(crate) fn stderr_line(args: std::fmt::Arguments<'_>) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
 
 /// Runs the CLI with `args` (including the program name) and returns the exit code.
@@ -164,14 +200,10 @@ where
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {
         Ok(code) => code,
-        Err(e) if is_broken_pipe(&e) => EXIT_OK,
+        Err(e) if e.io_kind == Some(io::ErrorKind::BrokenPipe) => EXIT_OK,
         Err(e) => {
-            let _ = writeln!(io::stderr(), "hfkit: {}", e.message);
+            note!("hfkit: {}", e.message);
             e.code
         }
     }
-}
-
-fn is_broken_pipe(e: &CliError) -> bool {
-    e.message.contains("Broken pipe")
 }

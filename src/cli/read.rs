@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
 use super::{CliError, EXIT_OK};
-use crate::format::cell::{Cell, CellType};
+use crate::format::cell::{now_ms, Cell, CellType};
 use crate::format::text::push_cell_line;
 use crate::read::{ReadOptions, ReadStats, Row, TimeRange};
 use crate::table::directory::Table;
@@ -181,13 +181,6 @@ fn parse_time_range(s: &str) -> Result<TimeRange, CliError> {
     TimeRange::between(a, b).map_err(|e| bad(e.to_string()))
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 fn base_options(c: &CommonReadArgs) -> Result<ReadOptions, CliError> {
     let mut opts = ReadOptions {
         max_versions: c.versions,
@@ -212,7 +205,7 @@ fn open(dir: &Path) -> Result<TableReader, CliError> {
 }
 
 fn print_stats(stats: &ReadStats, rows: usize, cells: usize) {
-    eprintln!(
+    note!(
         "{rows} row(s), {cells} cell(s); store files: {} considered, {} read, skipped: {} by Bloom filter, {} by time range, {} by key range, {} by TTL",
         stats.files_considered,
         stats.files_read,

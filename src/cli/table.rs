@@ -66,8 +66,7 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
     if as_json {
         let v = serde_json::to_value(&m).map_err(|e| CliError::failure(e.to_string()))?;
-        serde_json::to_writer_pretty(&mut *out, &v)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+        serde_json::to_writer_pretty(&mut *out, &v)?;
         writeln!(out)?;
         return Ok(EXIT_OK);
     }
@@ -170,8 +169,7 @@ pub fn attach(
             "skipped": r.skipped.iter().map(|(p, why)| json!({"file": p.display().to_string(), "reason": why})).collect::<Vec<_>>(),
             "garbage_removed": r.garbage_removed,
         });
-        serde_json::to_writer_pretty(&mut *out, &v)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+        serde_json::to_writer_pretty(&mut *out, &v)?;
         writeln!(out)?;
     } else {
         writeln!(

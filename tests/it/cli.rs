@@ -673,6 +673,71 @@ fn completions_into_a_closed_pipe_end_quietly() {
     assert_eq!(text(&o.stderr), "");
 }
 
+/// Only a write to a closed output ends quietly: an error whose message merely says "Broken
+/// pipe" (here a missing file of that name) is reported, with exit 1.
+#[test]
+fn only_a_closed_output_is_a_broken_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("Broken pipe.hfile");
+    let o = hfkit(&["hfile", "info", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("Broken pipe.hfile"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A line to stderr (a warning of `table create`, `hfile get`'s Bloom verdict) does not panic
+/// when stderr cannot take it: closed (`2>&-`), a full device, or a pipe closed by its reader.
+/// The command does its work and exits with its own code, not 101.
+#[test]
+fn a_stderr_that_cannot_be_written_is_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let quiet = |redirect: &str, args: &[&str]| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"$0\" \"$@\" {redirect}"))
+            .arg(env!("CARGO_BIN_EXE_hfkit"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (i, redirect) in ["2>&-", "2>/dev/full"].into_iter().enumerate() {
+        let dir = tmp.path().join(format!("t{i}"));
+        let dir = dir.to_str().unwrap();
+        // Warns that family 'f' is defined twice.
+        let create = [
+            "table",
+            "create",
+            dir,
+            "--hbase-shell",
+            "create 't', 'f', 'f'",
+        ];
+        let o = quiet(redirect, &create);
+        assert_eq!(o.status.code(), Some(0), "{redirect}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("created table t"), "{redirect}");
+    }
+    let file = tmp.path().join("s.hfile");
+    let file = file.to_str().unwrap();
+    let o = hfkit(&["hfile", "write", file, "--cells", SAMPLE, "--bloom", "row"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let get = ["hfile", "get", file, "00"];
+    assert_eq!(hfkit(&get).status.code(), Some(1));
+    for redirect in ["2>&-", "2>/dev/full"] {
+        let o = quiet(redirect, &get);
+        assert_eq!(o.status.code(), Some(1), "{redirect}: {}", text(&o.stderr));
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(get)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+}
+
 /// `hfkit man` prints hfkit(1) in roff; `hfkit man COMMAND...` a command's own page;
 /// `--dir` writes one page per command (the groups and every leaf), named as `man` looks them
 /// up, and lists them. A command that does not exist is a usage error.

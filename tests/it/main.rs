@@ -2,6 +2,9 @@
 //! per file). Each module is one area; `common` holds what they share (the fixture lookup, the
 //! `hfkit` runner, scratch directories, the layout checker).
 
+// Tests: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 mod bloom_end_to_end;

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hfkit::format::cell::{compare_cells, Cell, CellType, CellTypeOwned};
+use hfkit::format::compression::Compression;
+use hfkit::format::encoding::DataBlockEncoding;
 use hfkit::format::fileinfo::keys;
 use hfkit::format::reader::HFileReader;
 use hfkit::format::text::cell_line;
@@ -16,6 +18,7 @@ use hfkit::table::compact::{open_region_stores, CompactOptions, CompactionPolicy
 use hfkit::table::directory::Table;
 use hfkit::table::fsops::FaultFs;
 use hfkit::table::manifest::{FamilyEntry, Manifest};
+use hfkit::table::{BloomFilterKind, KeepDeletedCells};
 
 use common::{tmpdir, Rng};
 
@@ -456,14 +459,14 @@ fn alter_changes_settings_for_later_writes() {
         .alter(
             "a",
             &FamilyChanges {
-                compression: Some("gz".into()),
-                data_block_encoding: Some("FAST_DIFF".into()),
-                bloom_filter: Some("ROWCOL".into()),
+                compression: Some(Compression::Gz),
+                data_block_encoding: Some(DataBlockEncoding::FastDiff),
+                bloom_filter: Some(BloomFilterKind::RowCol),
                 block_size: Some(4096),
                 versions: Some(3),
                 min_versions: Some(0),
                 ttl_seconds: Some(None),
-                keep_deleted_cells: Some("FALSE".into()),
+                keep_deleted_cells: Some(KeepDeletedCells::False),
             },
         )
         .unwrap();
@@ -501,12 +504,9 @@ fn alter_changes_settings_for_later_writes() {
             min_versions: Some(9),
             ..FamilyChanges::default()
         },
+        // HBase knows LZO; hfkit cannot write it.
         FamilyChanges {
-            compression: Some("NOPE".into()),
-            ..FamilyChanges::default()
-        },
-        FamilyChanges {
-            keep_deleted_cells: Some("MAYBE".into()),
+            compression: Some(Compression::Lzo),
             ..FamilyChanges::default()
         },
     ] {
@@ -869,6 +869,29 @@ fn cli_maintenance_commands() {
     assert_eq!(
         run(&["table", "alter", &dir, "--family", "b", "--ttl", "soon"]),
         2
+    );
+    let alter_b =
+        |flag: &str, value: &str| run(&["table", "alter", &dir, "--family", "b", flag, value]);
+    // Names are checked by the CLI (usage errors), into the types the table takes.
+    for [flag, bad] in [
+        ["--compression", "nope"],
+        ["--encoding", "zip"],
+        ["--bloom", "rowprefix"],
+        ["--keep-deleted-cells", "maybe"],
+    ] {
+        assert_eq!(alter_b(flag, bad), 2, "{flag} {bad}");
+    }
+    // The CLI's short Bloom form is stored in HBase's form, the length where HBase keeps it.
+    assert_eq!(alter_b("--bloom", "rowprefix:4"), 0);
+    let m = t.manifest().unwrap();
+    let b = m.families.iter().find(|f| f.name == "b").unwrap();
+    assert_eq!(b.bloom_filter, "ROWPREFIX_FIXED_LENGTH:4");
+    assert_eq!(
+        b.other
+            .configuration
+            .get("RowPrefixBloomFilter.prefix_length")
+            .map(String::as_str),
+        Some("4")
     );
     // `hfkit alter` stays as a hidden alias.
     assert_eq!(run(&["alter", &dir, "--family", "b", "--versions", "3"]), 0);

@@ -16,7 +16,7 @@ use hfkit::format::bloom::BloomType;
 use hfkit::format::cell::{compare_cells, Cell, CellType, CellTypeOwned};
 use hfkit::format::reader::HFileReader;
 use hfkit::format::writer::{HFileWriter, WriterOptions};
-use hfkit::read::{get, scan, FamilyReadSettings, KeepDeleted, ReadOptions, Store, TimeRange};
+use hfkit::read::{get, scan, FamilyReadSettings, KeepDeletedCells, ReadOptions, Store, TimeRange};
 use proptest::prelude::*;
 
 const ROWS: [&[u8]; 4] = [b"a", b"ab", b"b", b"c"];
@@ -88,7 +88,11 @@ fn arb_settings() -> impl Strategy<Value = FamilyReadSettings> {
             versions: v,
             min_versions: m.min(v),
             ttl_seconds: ttl,
-            keep_deleted_cells: [KeepDeleted::False, KeepDeleted::True, KeepDeleted::Ttl][k],
+            keep_deleted_cells: [
+                KeepDeletedCells::False,
+                KeepDeletedCells::True,
+                KeepDeletedCells::Ttl,
+            ][k],
         }
     })
 }
@@ -349,8 +353,8 @@ fn model_row(cells: &BTreeMap<Key, Cell>, case: &Case, row: &[u8]) -> Vec<Cell> 
         // With MIN_VERSIONS = 0 expired cells, markers included, do not exist for the read.
         let gone = |ts: i64| s.min_versions == 0 && expired(ts);
         let applies = |ts: i64| match s.keep_deleted_cells {
-            KeepDeleted::False => *tr == TimeRange::ALL || ts >= tr.min,
-            KeepDeleted::True | KeepDeleted::Ttl => in_range(tr, ts),
+            KeepDeletedCells::False => *tr == TimeRange::ALL || ts >= tr.min,
+            KeepDeletedCells::True | KeepDeletedCells::Ttl => in_range(tr, ts),
         };
         let markers: Vec<&Cell> = mine
             .iter()

@@ -8,7 +8,7 @@ use hfkit::format::cell::{Cell, CellType, CellTypeOwned};
 use hfkit::format::reader::HFileReader;
 use hfkit::format::writer::{HFileWriter, WriterOptions};
 use hfkit::read::{
-    get, get_with_stats, scan, FamilyReadSettings, KeepDeleted, ReadError, ReadOptions, Store,
+    get, get_with_stats, scan, FamilyReadSettings, KeepDeletedCells, ReadError, ReadOptions, Store,
     TimeRange,
 };
 
@@ -216,7 +216,7 @@ fn versions_capped_by_family() {
     assert_eq!(get_r(&s, &raw), ["a@3=3", "a@2=2", "a@1=1"]);
 }
 
-fn kdc_store(kdc: KeepDeleted) -> Store {
+fn kdc_store(kdc: KeepDeletedCells) -> Store {
     store(
         FamilyReadSettings {
             versions: 5,
@@ -235,7 +235,7 @@ fn kdc_store(kdc: KeepDeleted) -> Store {
 
 #[test]
 fn keep_deleted_cells_false_markers_newer_than_range_still_apply() {
-    let s = kdc_store(KeepDeleted::False);
+    let s = kdc_store(KeepDeletedCells::False);
     assert!(get_r(&s, &all(5)).is_empty());
     let tt = ReadOptions {
         time_range: TimeRange::between(0, 25).unwrap(),
@@ -246,7 +246,7 @@ fn keep_deleted_cells_false_markers_newer_than_range_still_apply() {
 
 #[test]
 fn keep_deleted_cells_true_and_ttl_allow_time_travel() {
-    for kdc in [KeepDeleted::True, KeepDeleted::Ttl] {
+    for kdc in [KeepDeletedCells::True, KeepDeletedCells::Ttl] {
         let s = kdc_store(kdc);
         // Without a time range every marker applies.
         assert!(get_r(&s, &all(5)).is_empty(), "{kdc:?}");
@@ -296,7 +296,7 @@ fn ttl_settings(versions: u32, min_versions: u32) -> FamilyReadSettings {
         versions,
         min_versions,
         ttl_seconds: Some(10),
-        keep_deleted_cells: KeepDeleted::False,
+        keep_deleted_cells: KeepDeletedCells::False,
     }
 }
 
@@ -624,7 +624,7 @@ fn scan_skips_files_by_key_range_and_ttl() {
         versions: 1,
         min_versions: 0,
         ttl_seconds: Some(1),
-        keep_deleted_cells: KeepDeleted::False,
+        keep_deleted_cells: KeepDeletedCells::False,
     };
     let s = Store {
         family: b"f".to_vec(),

@@ -150,22 +150,25 @@ impl<'a> Cursor<'a> {
         ))
     }
 
-    /// A protobuf-style base-128 varint (at most 10 bytes).
+    /// A protobuf base-128 varint (at most 10 bytes, at most 64 bits), decoded by prost.
     pub fn varint(&mut self) -> Result<u64> {
-        let at = self.offset();
-        let mut result: u64 = 0;
-        for i in 0..10 {
-            let b = self.u8()?;
-            result |= ((b & 0x7f) as u64) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(result);
+        let mut rest = self.rest();
+        match prost::encoding::decode_varint(&mut rest) {
+            Ok(v) => {
+                self.pos = self.data.len() - rest.len();
+                Ok(v)
             }
+            // Every byte left says another follows: the varint runs past the end.
+            Err(_) if self.remaining() < 10 && self.rest().iter().all(|b| b & 0x80 != 0) => {
+                self.pos = self.data.len();
+                Err(self.truncated(1))
+            }
+            Err(_) => Err(FormatError::corrupt(
+                self.what,
+                self.offset(),
+                "varint longer than 10 bytes or over 64 bits",
+            )),
         }
-        Err(FormatError::corrupt(
-            self.what,
-            at,
-            "varint longer than 10 bytes",
-        ))
     }
 }
 
@@ -350,19 +353,30 @@ pub fn put_compressed_int(out: &mut Vec<u8>, value: u32) {
     }
 }
 
-/// Appends a protobuf varint.
-pub fn put_varint(out: &mut Vec<u8>, value: u64) {
-    let mut v = value;
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    use super::{Cursor, FormatError};
+
+    #[test]
+    fn varints_decode_as_protobuf_writes_them_and_fail_cleanly() {
+        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
+            let mut b = Vec::new();
+            prost::encoding::encode_varint(v, &mut b);
+            b.push(0xAB);
+            let mut c = Cursor::new(&b, 0, "t");
+            assert_eq!(c.varint().unwrap(), v);
+            assert_eq!(c.rest(), [0xAB]);
+        }
+        let short = Cursor::new(&[0x80, 0x80], 7, "t").varint();
+        assert!(
+            matches!(short, Err(FormatError::Truncated { offset: 9, .. })),
+            "{short:?}"
+        );
+        let long = Cursor::new(&[0xFF; 11], 0, "t").varint();
+        assert!(matches!(long, Err(FormatError::Corrupt { .. })), "{long:?}");
+    }
 
     #[test]
     fn extend_short_appends_every_length() {

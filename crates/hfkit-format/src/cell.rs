@@ -28,6 +28,15 @@ pub const LATEST_TIMESTAMP: i64 = i64::MAX;
 pub const MAX_VALUE_LEN: usize = i32::MAX as usize - 1;
 /// Longest key HBase accepts (`Integer.MAX_VALUE`).
 pub const MAX_KEY_LEN: usize = i32::MAX as usize;
+
+/// The current time as an HBase timestamp: milliseconds since the epoch
+/// (`EnvironmentEdgeManager.currentTime`); 0 on a clock before 1970.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
 /// Longest tags area HBase accepts (`KeyValue.MAX_TAGS_LENGTH`).
 pub const MAX_TAGS_LEN: usize = u16::MAX as usize;
 

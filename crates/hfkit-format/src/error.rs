@@ -1,6 +1,7 @@
-//! The format layer's error type.
+//! The format layer's error for HFile bytes.
 //!
-//! Every decoder in `format` returns [`FormatError`]. Variants carry the file offset (when one is
+//! Every decoder of HFile bytes returns [`FormatError`] (the cell text form has its own
+//! `text::CellLineError`, and `writer::write_file_atomically` its `AtomicWriteError`). Variants carry the file offset (when one is
 //! known) so that a user is told *where* a file is broken, and corruption is kept apart from I/O
 //! failures and from invalid caller input.
 

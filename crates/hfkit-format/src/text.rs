@@ -73,29 +73,81 @@ const HEX_DIGITS: [u8; 256] = {
     t
 };
 
+/// Why a hex field does not decode.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HexError {
+    #[error("hex field '{field}' has an odd number of digits")]
+    OddLength { field: String },
+    /// `offset`: the byte's place in the field, from 0.
+    #[error("'{}' is not a hex digit in '{field}'", char::from(*byte))]
+    NotADigit {
+        byte: u8,
+        offset: usize,
+        field: String,
+    },
+}
+
+/// Why a cell line does not parse: the field (numbered from 1, as the messages say) and what
+/// is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CellLineError {
+    #[error(
+        "expected 7 or 8 space-separated fields (row family qualifier timestamp type value tags [seqid]), found {found}"
+    )]
+    FieldCount { found: usize },
+    #[error("field 4 (timestamp): '{text}' is not a signed 64-bit integer")]
+    Timestamp { text: String },
+    #[error(
+        "field 5 (type): '{text}' is not one of Put, Delete, DeleteColumn, DeleteFamily, DeleteFamilyVersion"
+    )]
+    Type { text: String },
+    #[error("field 8 (seqid): '{text}' is not an unsigned integer")]
+    SeqId { text: String },
+    #[error("field {field} ({name}): {source}")]
+    Hex {
+        field: usize,
+        name: &'static str,
+        source: HexError,
+    },
+}
+
+impl CellLineError {
+    /// The field that is wrong (1-8); `None` when the line has the wrong number of fields.
+    pub fn field(&self) -> Option<usize> {
+        match self {
+            CellLineError::FieldCount { .. } => None,
+            CellLineError::Timestamp { .. } => Some(4),
+            CellLineError::Type { .. } => Some(5),
+            CellLineError::SeqId { .. } => Some(8),
+            CellLineError::Hex { field, .. } => Some(*field),
+        }
+    }
+}
+
 /// Appends the bytes that hex `s` (or `-` for empty) spells to `out`; on an error `out` may
 /// hold some of them.
-fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), HexError> {
     if s == b"-" {
         return Ok(());
     }
     let shown = || String::from_utf8_lossy(s).into_owned();
     if !s.len().is_multiple_of(2) {
-        return Err(format!(
-            "hex field '{}' has an odd number of digits",
-            shown()
-        ));
+        return Err(HexError::OddLength { field: shown() });
     }
     out.reserve(s.len() / 2);
-    for pair in s.chunks_exact(2) {
+    for (i, pair) in s.chunks_exact(2).enumerate() {
         let (hi, lo) = (HEX_DIGITS[pair[0] as usize], HEX_DIGITS[pair[1] as usize]);
         if (hi | lo) > 15 {
-            let bad = if hi > 15 { pair[0] } else { pair[1] };
-            return Err(format!(
-                "'{}' is not a hex digit in '{}'",
-                bad as char,
-                shown()
-            ));
+            let (byte, offset) = if hi > 15 {
+                (pair[0], 2 * i)
+            } else {
+                (pair[1], 2 * i + 1)
+            };
+            return Err(HexError::NotADigit {
+                byte,
+                offset,
+                field: shown(),
+            });
         }
         out.push(hi << 4 | lo);
     }
@@ -103,7 +155,7 @@ fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
 }
 
 /// Decodes hex (or `-` for empty).
-pub fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
+pub fn parse_hex(s: &str) -> Result<Vec<u8>, HexError> {
     let mut out = Vec::new();
     decode_hex_into(s.as_bytes(), &mut out)?;
     Ok(out)
@@ -118,7 +170,7 @@ pub struct CellLineParser {
 
 impl CellLineParser {
     /// Parses one cell line (without its line end). The error says which field is wrong.
-    pub fn parse(&mut self, line: &[u8]) -> Result<CellRef<'_>, String> {
+    pub fn parse(&mut self, line: &[u8]) -> Result<CellRef<'_>, CellLineError> {
         let mut f: [&[u8]; 8] = [&[]; 8];
         let mut n = 0;
         for field in line
@@ -137,36 +189,22 @@ impl CellLineParser {
                 .split(|b| b.is_ascii_whitespace())
                 .filter(|f| !f.is_empty())
                 .count();
-            return Err(format!(
-                "expected 7 or 8 space-separated fields (row family qualifier timestamp type value tags [seqid]), found {found}"
-            ));
+            return Err(CellLineError::FieldCount { found });
         }
-        let text = |i: usize| String::from_utf8_lossy(f[i]);
+        let text = |i: usize| String::from_utf8_lossy(f[i]).into_owned();
         let timestamp = std::str::from_utf8(f[3])
             .ok()
             .and_then(|t| t.parse::<i64>().ok())
-            .ok_or_else(|| {
-                format!(
-                    "field 4 (timestamp): '{}' is not a signed 64-bit integer",
-                    text(3)
-                )
-            })?;
+            .ok_or_else(|| CellLineError::Timestamp { text: text(3) })?;
         let cell_type = std::str::from_utf8(f[4])
             .ok()
             .and_then(CellType::from_name)
-            .ok_or_else(|| {
-                format!(
-                    "field 5 (type): '{}' is not one of Put, Delete, DeleteColumn, DeleteFamily, DeleteFamilyVersion",
-                    text(4)
-                )
-            })?;
+            .ok_or_else(|| CellLineError::Type { text: text(4) })?;
         let seq_id = if n == 8 {
             std::str::from_utf8(f[7])
                 .ok()
                 .and_then(|t| t.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    format!("field 8 (seqid): '{}' is not an unsigned integer", text(7))
-                })?
+                .ok_or_else(|| CellLineError::SeqId { text: text(7) })?
         } else {
             0
         };
@@ -183,8 +221,11 @@ impl CellLineParser {
         .into_iter()
         .enumerate()
         {
-            decode_hex_into(f[i], &mut self.bytes)
-                .map_err(|e| format!("field {} ({name}): {e}", i + 1))?;
+            decode_hex_into(f[i], &mut self.bytes).map_err(|source| CellLineError::Hex {
+                field: i + 1,
+                name,
+                source,
+            })?;
             ends[k] = self.bytes.len();
         }
         let b = &self.bytes;
@@ -214,7 +255,7 @@ pub fn limit_field(limit: &CellLimit) -> &'static str {
 }
 
 /// Parses one cell line. The error says which field is wrong.
-pub fn parse_cell_line(line: &str) -> Result<Cell, String> {
+pub fn parse_cell_line(line: &str) -> Result<Cell, CellLineError> {
     let mut parser = CellLineParser::default();
     let c = parser.parse(line.as_bytes())?;
     Ok(Cell {
@@ -258,28 +299,42 @@ mod tests {
         assert_eq!(second.tags, [0, 1, 0xab]);
         assert_eq!(second.seq_id, 42);
         let err = p.parse(b"72 63 71 1 Put 7g -").unwrap_err();
-        assert!(
-            err.contains("field 6 (value)") && err.contains("'g'"),
-            "{err}"
+        assert_eq!(
+            err,
+            CellLineError::Hex {
+                field: 6,
+                name: "value",
+                source: HexError::NotADigit {
+                    byte: b'g',
+                    offset: 1,
+                    field: "7g".into()
+                }
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "field 6 (value): 'g' is not a hex digit in '7g'"
         );
         let err = p.parse(b"72 63 71 1 Put 7 - 0 9").unwrap_err();
-        assert!(err.contains("found 9"), "{err}");
+        assert_eq!(err, CellLineError::FieldCount { found: 9 });
+        assert!(err.to_string().contains("found 9"), "{err}");
     }
 
     #[test]
     fn errors_name_the_field() {
-        assert!(parse_cell_line("aa bb").unwrap_err().contains("7 or 8"));
-        assert!(parse_cell_line("aa bb cc x Put - -")
-            .unwrap_err()
-            .contains("timestamp"));
-        assert!(parse_cell_line("aa bb cc 1 Putt - -")
-            .unwrap_err()
-            .contains("type"));
-        assert!(parse_cell_line("aa bb c 1 Put - -")
-            .unwrap_err()
-            .contains("qualifier"));
-        assert!(parse_cell_line("aa bb cc 1 Put zz -")
-            .unwrap_err()
-            .contains("value"));
+        let err = |line: &str| parse_cell_line(line).unwrap_err();
+        assert!(err("aa bb").to_string().contains("7 or 8"));
+        assert_eq!(err("aa bb").field(), None);
+        for (line, field, name) in [
+            ("aa bb cc x Put - -", 4, "timestamp"),
+            ("aa bb cc 1 Putt - -", 5, "type"),
+            ("aa bb c 1 Put - -", 3, "qualifier"),
+            ("aa bb cc 1 Put zz -", 6, "value"),
+            ("aa bb cc 1 Put - - x", 8, "seqid"),
+        ] {
+            let e = err(line);
+            assert_eq!(e.field(), Some(field), "{line}");
+            assert!(e.to_string().contains(name), "{e}");
+        }
     }
 }

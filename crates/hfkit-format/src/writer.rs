@@ -851,18 +851,42 @@ impl<W: Write> HFileWriter<W> {
     }
 }
 
+/// Why [`write_file_atomically`] failed: the file (named by its path), or `fill`.
+#[derive(Debug, thiserror::Error)]
+pub enum AtomicWriteError<E> {
+    /// Creating, writing or syncing the temporary file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// Renaming the complete file to its name.
+    #[error("renaming to {}: {source}", path.display())]
+    Rename {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// The writer refused the options or failed to finish the file at `path`.
+    #[error("{}: {source}", path.display())]
+    Format {
+        path: std::path::PathBuf,
+        source: FormatError,
+    },
+    /// `fill`'s error, as it was.
+    #[error("{0}")]
+    Fill(E),
+}
+
 /// Writes an HFile at `path` through `fill`, under a temporary name in the same directory that
 /// is fsynced and renamed to `path` only when the file is complete. On any error the temporary
 /// file is removed and `path` is untouched. `fill`'s error is returned as is.
-pub fn write_file_atomically<F>(
+pub fn write_file_atomically<F, E>(
     path: &std::path::Path,
     opts: WriterOptions,
     fill: F,
-) -> std::result::Result<WriteSummary, String>
+) -> std::result::Result<WriteSummary, AtomicWriteError<E>>
 where
-    F: FnOnce(
-        &mut HFileWriter<std::io::BufWriter<std::fs::File>>,
-    ) -> std::result::Result<(), String>,
+    F: FnOnce(&mut HFileWriter<std::io::BufWriter<std::fs::File>>) -> std::result::Result<(), E>,
 {
     let dir = path
         .parent()
@@ -873,18 +897,26 @@ where
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.hfkit-tmp", std::process::id()));
+    let io = |source: std::io::Error| AtomicWriteError::Io {
+        path: tmp.clone(),
+        source,
+    };
+    let format = |source: FormatError| AtomicWriteError::Format {
+        path: path.to_path_buf(),
+        source,
+    };
     let result = (|| {
-        let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let file = std::fs::File::create(&tmp).map_err(io)?;
         let mut w = HFileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file), opts)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        fill(&mut w)?;
-        let (buf, summary) = w.finish().map_err(|e| format!("{}: {e}", path.display()))?;
-        let file = buf
-            .into_inner()
-            .map_err(|e| format!("{}: {}", tmp.display(), e.error()))?;
-        file.sync_all()
-            .map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("renaming to {}: {e}", path.display()))?;
+            .map_err(format)?;
+        fill(&mut w).map_err(AtomicWriteError::Fill)?;
+        let (buf, summary) = w.finish().map_err(format)?;
+        let file = buf.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(|source| AtomicWriteError::Rename {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(summary)
     })();
     if result.is_err() {

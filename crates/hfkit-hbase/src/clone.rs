@@ -165,11 +165,11 @@ fn build(
                     let o = opts[&input.family].clone();
                     let reader = &input.opened.reader;
                     let summary = write_file_atomically(&to, o, |w| {
-                        let mut s = reader.scanner().map_err(|e| e.to_string())?;
-                        while let Some(c) = s.next().map_err(|e| e.to_string())? {
-                            w.append(&c).map_err(|e| e.to_string())?;
+                        let mut s = reader.scanner()?;
+                        while let Some(c) = s.next()? {
+                            w.append(&c)?;
                         }
-                        Ok(())
+                        Ok::<_, hfkit_format::FormatError>(())
                     })
                     .map_err(|e| {
                         HBaseError::Invalid(format!(

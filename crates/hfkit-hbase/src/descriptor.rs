@@ -465,9 +465,7 @@ impl TableDescriptor {
     /// The bytes of a `.tableinfo` file: `PBUF` + the message.
     pub fn to_file_bytes(&self) -> Vec<u8> {
         let mut b = hfkit_format::fileinfo::PB_MAGIC.to_vec();
-        self.to_proto()
-            .encode(&mut b)
-            .expect("a Vec grows as needed");
+        b.extend(self.to_proto().encode_to_vec());
         b
     }
 

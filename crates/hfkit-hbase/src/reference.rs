@@ -67,9 +67,7 @@ impl Reference {
     /// The bytes of a reference file: `PBUF` + the message.
     pub fn to_file_bytes(&self) -> Vec<u8> {
         let mut b = PB_MAGIC.to_vec();
-        self.to_proto()
-            .encode(&mut b)
-            .expect("a Vec grows as needed");
+        b.extend(self.to_proto().encode_to_vec());
         b
     }
 

@@ -148,9 +148,7 @@ impl RegionInfo {
     /// (`RegionInfo.toDelimitedByteArray`).
     pub fn to_file_bytes(&self) -> Vec<u8> {
         let mut b = PB_MAGIC.to_vec();
-        self.to_proto()
-            .encode_length_delimited(&mut b)
-            .expect("a Vec grows as needed");
+        b.extend(self.to_proto().encode_length_delimited_to_vec());
         b
     }
 

@@ -461,7 +461,7 @@ impl RecordDecoder {
         for (ci, col) in self.columns.iter().enumerate() {
             let Some(c) = cell_of[ci] else { continue };
             if col.value_type != ValueType::String {
-                let text = value_text(col, c).map_err(|r| field_err(col.field, r))?;
+                let text = value_text(col, c).map_err(|e| field_err(col.field, e.to_string()))?;
                 self.offer(&mut vals, &mut src, col.field, text, Source::Value(ci), c);
             }
             match col.timestamp {
@@ -548,20 +548,27 @@ impl RecordDecoder {
     }
 }
 
+/// A cell of a numeric column whose value is not the 8 bytes of its type.
+#[derive(Debug, thiserror::Error)]
+#[error("cell {column} holds {len} bytes, not {expected} (8 bytes)")]
+struct ValueWidthError {
+    column: String,
+    len: usize,
+    /// "an int64" or "a double".
+    expected: &'static str,
+}
+
 /// A cell value as the text its column's type imports from (string: the bytes; int64, double:
 /// decimal).
-fn value_text(col: &MappedColumn, c: &Cell) -> Result<Vec<u8>, String> {
-    let eight = || -> Result<[u8; 8], String> {
-        <[u8; 8]>::try_from(c.value.as_slice()).map_err(|_| {
-            format!(
-                "cell {} holds {} bytes, not {} (8 bytes)",
-                col.name,
-                c.value.len(),
-                match col.value_type {
-                    ValueType::Double => "a double",
-                    _ => "an int64",
-                }
-            )
+fn value_text(col: &MappedColumn, c: &Cell) -> Result<Vec<u8>, ValueWidthError> {
+    let eight = || -> Result<[u8; 8], ValueWidthError> {
+        <[u8; 8]>::try_from(c.value.as_slice()).map_err(|_| ValueWidthError {
+            column: col.name.clone(),
+            len: c.value.len(),
+            expected: match col.value_type {
+                ValueType::Double => "a double",
+                _ => "an int64",
+            },
         })
     };
     Ok(match col.value_type {

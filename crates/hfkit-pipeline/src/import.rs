@@ -101,10 +101,7 @@ pub struct ImportOptions {
 
 impl ImportOptions {
     pub fn new(inputs: Vec<PathBuf>, format: InputFormat, out_dir: PathBuf) -> ImportOptions {
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let now_ms = hfkit_format::cell::now_ms();
         ImportOptions {
             inputs,
             format,

@@ -90,14 +90,49 @@ impl ReadError {
 
 pub type Result<T, E = ReadError> = std::result::Result<T, E>;
 
-/// `KEEP_DELETED_CELLS`.
+/// A family's `KEEP_DELETED_CELLS` (HBase's `KeepDeletedCells`): the one type for it in every
+/// layer (schema, manifest checks, reads, compaction, the CLI).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum KeepDeleted {
+pub enum KeepDeletedCells {
     #[default]
     False,
     True,
     /// Like `True` for reads; differs only in compaction.
     Ttl,
+}
+
+impl KeepDeletedCells {
+    pub const ALL: [KeepDeletedCells; 3] = [
+        KeepDeletedCells::False,
+        KeepDeletedCells::True,
+        KeepDeletedCells::Ttl,
+    ];
+
+    /// HBase's name: `FALSE`, `TRUE` or `TTL`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            KeepDeletedCells::False => "FALSE",
+            KeepDeletedCells::True => "TRUE",
+            KeepDeletedCells::Ttl => "TTL",
+        }
+    }
+}
+
+/// A `KEEP_DELETED_CELLS` value that is not one of HBase's names.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("KEEP_DELETED_CELLS '{0}' is not FALSE, TRUE or TTL")]
+pub struct UnknownKeepDeletedCells(pub String);
+
+impl std::str::FromStr for KeepDeletedCells {
+    type Err = UnknownKeepDeletedCells;
+
+    /// HBase's name, case-insensitively.
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        KeepDeletedCells::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownKeepDeletedCells(s.to_string()))
+    }
 }
 
 /// The column-family settings that shape reads.
@@ -109,7 +144,7 @@ pub struct FamilyReadSettings {
     pub min_versions: u32,
     /// `TTL` in seconds; `None` (or `Some(2147483647)`, HBase's FOREVER) for no TTL.
     pub ttl_seconds: Option<u64>,
-    pub keep_deleted_cells: KeepDeleted,
+    pub keep_deleted_cells: KeepDeletedCells,
 }
 
 impl Default for FamilyReadSettings {
@@ -120,7 +155,7 @@ impl Default for FamilyReadSettings {
             versions: 1,
             min_versions: 0,
             ttl_seconds: None,
-            keep_deleted_cells: KeepDeleted::False,
+            keep_deleted_cells: KeepDeletedCells::False,
         }
     }
 }

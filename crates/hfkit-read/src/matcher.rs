@@ -19,7 +19,7 @@
 
 use hfkit_format::cell::{CellRef, CellType};
 
-use super::{FamilyReadSettings, KeepDeleted, TimeRange};
+use super::{FamilyReadSettings, KeepDeletedCells, TimeRange};
 
 /// What the store scanner should do with the cell just matched (HBase's `MatchCode`, minus the
 /// filter- and scan-level codes this crate has no use for).
@@ -432,7 +432,7 @@ impl QueryMatcher {
             raw: cfg.raw,
             now: cfg.now_ms,
             oldest,
-            see_past_delete_markers: cfg.settings.keep_deleted_cells != KeepDeleted::False,
+            see_past_delete_markers: cfg.settings.keep_deleted_cells != KeepDeletedCells::False,
         }
     }
 

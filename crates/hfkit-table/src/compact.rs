@@ -20,15 +20,18 @@ use serde::Serialize;
 use super::directory::{unique_hex, verify_store_file, Table, DATA_DIR, STAGING_DIR};
 use super::manifest::{FamilyEntry, Manifest, StoreFileEntry};
 use super::read::family_read_settings;
+use super::schema::BloomFilterKind;
 use super::TableError;
 use hfkit_format::cell::{CellRef, CellType, KeyView};
+use hfkit_format::compression::Compression;
+use hfkit_format::encoding::DataBlockEncoding;
 use hfkit_format::fileinfo::keys;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::writer::HFileWriter;
 use hfkit_read::matcher::{
     cell_ttl_expired, oldest_unexpired_ts, ColumnTracker, DeleteResult, DeleteTracker, MatchCode,
 };
-use hfkit_read::{FamilyReadSettings, KeepDeleted, MergeScanner, ReadError, Store};
+use hfkit_read::{FamilyReadSettings, KeepDeletedCells, MergeScanner, ReadError, Store};
 
 /// HBase's minor-compaction selection settings (`CompactionConfiguration` defaults).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -111,16 +114,15 @@ pub struct CompactReport {
 /// Changes to a family's settings (`None` = unchanged).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FamilyChanges {
-    pub compression: Option<String>,
-    pub data_block_encoding: Option<String>,
-    pub bloom_filter: Option<String>,
+    pub compression: Option<Compression>,
+    pub data_block_encoding: Option<DataBlockEncoding>,
+    pub bloom_filter: Option<BloomFilterKind>,
     pub block_size: Option<u32>,
     pub versions: Option<u32>,
     pub min_versions: Option<u32>,
     /// `Some(None)` = FOREVER.
     pub ttl_seconds: Option<Option<u64>>,
-    /// `FALSE`, `TRUE` or `TTL`.
-    pub keep_deleted_cells: Option<String>,
+    pub keep_deleted_cells: Option<KeepDeletedCells>,
 }
 
 /// The stores (one per family, family order) of `region` in manifest `m`, files in manifest
@@ -225,7 +227,7 @@ struct CompactionMatcher {
     rules: Rules,
     deletes: DeleteTracker,
     columns: ColumnTracker,
-    keep: KeepDeleted,
+    keep: KeepDeletedCells,
     min_versions: u32,
     oldest: i64,
     now: i64,
@@ -261,8 +263,8 @@ impl CompactionMatcher {
 
     /// `CompactionScanQueryMatcher.trackDelete`.
     fn track_delete(&mut self, cell: &CellRef<'_>) {
-        if self.keep == KeepDeleted::False
-            || (self.keep == KeepDeleted::Ttl && cell.timestamp < self.oldest)
+        if self.keep == KeepDeletedCells::False
+            || (self.keep == KeepDeletedCells::Ttl && cell.timestamp < self.oldest)
         {
             self.deletes.add(cell);
         }
@@ -291,8 +293,8 @@ impl CompactionMatcher {
                 }
                 Rules::DropDeletes { earliest_put_ts } => {
                     self.track_delete(cell);
-                    let keep_marker = self.keep == KeepDeleted::True
-                        || (self.keep == KeepDeleted::Ttl && ts >= self.oldest);
+                    let keep_marker = self.keep == KeepDeletedCells::True
+                        || (self.keep == KeepDeletedCells::Ttl && ts >= self.oldest);
                     if !keep_marker {
                         return MatchCode::Skip;
                     }
@@ -754,19 +756,19 @@ impl Table {
             .iter_mut()
             .find(|f| f.name == family)
             .ok_or_else(|| TableError::Invalid(format!("no family '{family}'")))?;
-        if let Some(v) = &changes.compression {
-            f.compression = v.to_ascii_uppercase();
+        if let Some(v) = changes.compression {
+            f.compression = v.name().into();
         }
-        if let Some(v) = &changes.data_block_encoding {
-            f.data_block_encoding = v.to_ascii_uppercase();
+        if let Some(v) = changes.data_block_encoding {
+            f.data_block_encoding = v.name().into();
         }
-        if let Some(v) = &changes.bloom_filter {
-            f.bloom_filter = v.to_ascii_uppercase();
+        if let Some(v) = changes.bloom_filter {
+            f.bloom_filter = v.manifest_form();
             // HBase keeps the ROWPREFIX_FIXED_LENGTH prefix length in the family configuration.
-            if let Some(n) = f.bloom_filter.strip_prefix("ROWPREFIX_FIXED_LENGTH:") {
+            if let BloomFilterKind::RowPrefixFixedLength(n) = v {
                 f.other
                     .configuration
-                    .insert(crate::schema::ROW_PREFIX_LENGTH_KEY.into(), n.into());
+                    .insert(crate::schema::ROW_PREFIX_LENGTH_KEY.into(), n.to_string());
             }
         }
         if let Some(v) = changes.block_size {
@@ -781,8 +783,8 @@ impl Table {
         if let Some(v) = changes.ttl_seconds {
             f.ttl_seconds = v;
         }
-        if let Some(v) = &changes.keep_deleted_cells {
-            f.keep_deleted_cells = v.to_ascii_uppercase();
+        if let Some(v) = changes.keep_deleted_cells {
+            f.keep_deleted_cells = v.name().into();
         }
         validate_family(f)?;
         let out = f.clone();

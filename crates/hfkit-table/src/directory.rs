@@ -30,7 +30,7 @@ use super::TableError;
 use hfkit_format::cell::KeyView;
 use hfkit_format::error::FormatError;
 use hfkit_format::reader::HFileReader;
-use hfkit_format::verify::verify;
+use hfkit_format::verify::{verify, Problem};
 use hfkit_format::writer::HFileWriter;
 
 /// Directory of store files.
@@ -107,14 +107,33 @@ struct Input {
 /// `cells` cells; the problem found, if any. What deletes or replaces data, or hands files out
 /// (compaction outputs, snapshot restore, clone, export), calls this on the files it relies
 /// on: `formats/table.md` §"Checks".
-pub fn verify_store_file(path: &Path, cells: u64) -> Result<(), String> {
-    let reader = HFileReader::open(path).map_err(|e| e.to_string())?;
-    let v = verify(&reader);
-    match v.problems.first() {
-        Some(p) => Err(p.to_string()),
-        None if v.cells != cells => Err(format!("{} cells, {cells} expected", v.cells)),
-        None => Ok(()),
+pub fn verify_store_file(path: &Path, cells: u64) -> Result<(), StoreFileCheckError> {
+    let reader = HFileReader::open(path).map_err(StoreFileCheckError::Open)?;
+    let mut v = verify(&reader);
+    if !v.problems.is_empty() {
+        return Err(StoreFileCheckError::Problem(v.problems.swap_remove(0)));
     }
+    if v.cells != cells {
+        return Err(StoreFileCheckError::CellCount {
+            found: v.cells,
+            expected: cells,
+        });
+    }
+    Ok(())
+}
+
+/// Why [`verify_store_file`] refused a file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreFileCheckError {
+    /// The file does not open as an HFile.
+    #[error("{0}")]
+    Open(FormatError),
+    /// The first problem verification found (with its block's offset when it has one).
+    #[error("{0}")]
+    Problem(Problem),
+    /// The file verifies but holds another number of cells.
+    #[error("{found} cells, {expected} expected")]
+    CellCount { found: u64, expected: u64 },
 }
 
 /// [`verify_store_file`] of the copy at `copy` of table file `source`, as an error naming the
@@ -733,10 +752,7 @@ impl Table {
         self.fs
             .create_dir_all(staging)
             .map_err(|e| TableError::io(staging, e))?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let now = hfkit_format::cell::now_ms();
         let mut opts = family.writer_options(now)?;
         opts.include_tags = input.reader.encoding_context().include_tags || opts.include_tags;
         let mut out = Vec::new();

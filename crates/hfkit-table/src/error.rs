@@ -1,6 +1,9 @@
-//! [`SchemaError`], the table layer's one error type, and [`Location`], where in a schema
-//! text an error was found. Messages name the offending item: file, line and column of a schema
-//! file (or the column of a shell statement), the family, the attribute, the split key.
+//! [`SchemaError`], the error of reading a schema (TOML or shell, with its splits and mapping),
+//! and [`Location`], where in a schema text an error was found. Messages name the offending
+//! item: file, line and column of a schema file (or the column of a shell statement), the
+//! family, the attribute, the split key. The table's operations return [`crate::TableError`];
+//! a few checks have their own small errors (names, units, `to_bytes_binary`, store-file and
+//! region-chain checks) that these two wrap or turn into messages.
 
 use std::fmt;
 use std::path::PathBuf;

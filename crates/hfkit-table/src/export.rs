@@ -164,10 +164,7 @@ impl Table {
     fn write_bulkload(&self, m: &Manifest, out: &Path) -> Result<(usize, u64, u64), TableError> {
         let fs = self.fs();
         let (mut files, mut cells, mut bytes) = (0, 0, 0);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let now = hfkit_format::cell::now_ms();
         for fam in &m.families {
             let fam_dir = out.join(&fam.name);
             fs.create_dir_all(&fam_dir).map_err(io_err(&fam_dir))?;

@@ -41,7 +41,8 @@ pub use schema::{
     ParsedSchema, SplitSpec, TableName, TableSchema, TimestampSource, ValueType,
 };
 pub use split::{
-    sample_splits, to_bytes_binary, to_string_binary, Regions, SplitAlgorithm, Splitter,
+    sample_splits, to_bytes_binary, to_string_binary, BytesBinaryError, Regions, SplitAlgorithm,
+    Splitter,
 };
 
 use std::path::{Path, PathBuf};

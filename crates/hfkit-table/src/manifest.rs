@@ -144,7 +144,6 @@ impl FamilyEntry {
 
     /// The entry for a family of a parsed schema: every attribute it has.
     pub fn from_schema(f: &crate::FamilySchema) -> FamilyEntry {
-        use crate::BloomFilterKind;
         FamilyEntry {
             name: f.name.clone(),
             versions: f.versions,
@@ -153,10 +152,7 @@ impl FamilyEntry {
             keep_deleted_cells: f.keep_deleted_cells.name().into(),
             compression: f.compression.name().into(),
             data_block_encoding: f.data_block_encoding.name().into(),
-            bloom_filter: match f.bloom {
-                BloomFilterKind::RowPrefixFixedLength(n) => format!("ROWPREFIX_FIXED_LENGTH:{n}"),
-                other => other.name().into(),
-            },
+            bloom_filter: f.bloom.manifest_form(),
             block_size: f.block_size,
             in_memory: f.in_memory,
             compress_tags: f.compress_tags,

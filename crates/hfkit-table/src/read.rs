@@ -29,7 +29,7 @@ use super::TableError;
 use hfkit_format::cell::Cell;
 use hfkit_read::scan::row_range;
 use hfkit_read::{
-    self as read, FamilyReadSettings, KeepDeleted, ReadError, ReadOptions, ReadStats, Row,
+    self as read, FamilyReadSettings, KeepDeletedCells, ReadError, ReadOptions, ReadStats, Row,
     RowScanner, Store,
 };
 
@@ -53,17 +53,11 @@ pub struct TableReader {
 
 /// The read settings of a family.
 pub fn family_read_settings(f: &FamilyEntry) -> Result<FamilyReadSettings, TableError> {
-    let keep_deleted_cells = match f.keep_deleted_cells.to_ascii_uppercase().as_str() {
-        "FALSE" => KeepDeleted::False,
-        "TRUE" => KeepDeleted::True,
-        "TTL" => KeepDeleted::Ttl,
-        other => {
-            return Err(TableError::Invalid(format!(
-                "family {}: KEEP_DELETED_CELLS '{other}' is not FALSE, TRUE or TTL",
-                f.name
-            )))
-        }
-    };
+    let keep_deleted_cells: KeepDeletedCells = f
+        .keep_deleted_cells
+        .to_ascii_uppercase()
+        .parse()
+        .map_err(|e| TableError::Invalid(format!("family {}: {e}", f.name)))?;
     if f.versions == 0 || f.min_versions > f.versions {
         return Err(TableError::Invalid(format!(
             "family {}: VERSIONS {} / MIN_VERSIONS {} (need 1 ≤ VERSIONS, MIN_VERSIONS ≤ VERSIONS)",
@@ -447,7 +441,7 @@ mod tests {
         assert_eq!(s.versions, 3);
         assert_eq!(s.min_versions, 1);
         assert_eq!(s.ttl_seconds, Some(60));
-        assert_eq!(s.keep_deleted_cells, KeepDeleted::Ttl);
+        assert_eq!(s.keep_deleted_cells, KeepDeletedCells::Ttl);
         f.keep_deleted_cells = "MAYBE".into();
         assert!(family_read_settings(&f)
             .unwrap_err()

@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hfkit_format::cell::now_ms;
 use serde::{Deserialize, Serialize};
 
 use super::directory::{verify_copy, Table, DATA_DIR, STAGING_DIR};
@@ -152,13 +153,6 @@ pub(crate) fn remove_snapshot_leftovers(t: &Table) -> usize {
         }
     }
     n
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 impl Table {

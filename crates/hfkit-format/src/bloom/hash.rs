@@ -213,7 +213,7 @@ pub fn jenkins(data: &[u8], seed: i32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::test_support::unhex;
+    use crate::text::parse_hex;
 
     #[test]
     fn reference_check_values() {
@@ -238,7 +238,7 @@ mod tests {
         {
             let f: Vec<&str> = line.split_whitespace().collect();
             assert_eq!(f.len(), 3, "bad line {line:?}");
-            let data = if f[0] == "-" { Vec::new() } else { unhex(f[0]) };
+            let data = parse_hex(f[0]).unwrap();
             let seed: i32 = f[1].parse().unwrap();
             let want: i32 = f[2].parse().unwrap();
             assert_eq!(

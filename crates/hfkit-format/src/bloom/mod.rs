@@ -257,16 +257,6 @@ pub(crate) mod test_support {
     use crate::fileinfo::FileInfo;
     use crate::trailer::{Trailer, TRAILER_SIZE};
 
-    pub fn unhex(s: &str) -> Vec<u8> {
-        if s == "-" {
-            return Vec::new();
-        }
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
-
     /// Names (without extension) of the fixtures that have a `.bloom.txt`, for test `test`
     /// (`None`: skipped, see [`hfkit_testkit`]).
     pub fn bloom_fixtures(test: &str) -> Option<(PathBuf, Vec<String>)> {

@@ -401,8 +401,9 @@ fn derive_chunk_sizes(meta: &BloomMeta) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::test_support::{bloom_fixtures, options, read_bloom_file, unhex};
+    use crate::bloom::test_support::{bloom_fixtures, options, read_bloom_file};
     use crate::fileinfo::keys;
+    use crate::text::parse_hex;
     use proptest::prelude::*;
 
     fn no_chunks(_: u64, _: u32) -> Result<Vec<u8>> {
@@ -494,7 +495,7 @@ mod tests {
                 .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             {
                 let (q, want) = line.split_once(' ').unwrap();
-                let parts: Vec<Vec<u8>> = q.split(':').map(unhex).collect();
+                let parts: Vec<Vec<u8>> = q.split(':').map(|h| parse_hex(h).unwrap()).collect();
                 let query = match parts.as_slice() {
                     [row] => BloomQuery::Row(row),
                     [row, family, qualifier] => BloomQuery::RowCol {

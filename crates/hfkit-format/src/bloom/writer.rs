@@ -308,8 +308,9 @@ impl InlineBlockWriter for BloomWriter {
 mod tests {
     use super::*;
     use crate::bloom::reader::{BloomQuery, BloomReader};
-    use crate::bloom::test_support::{bloom_fixtures, options, read_bloom_file, unhex};
+    use crate::bloom::test_support::{bloom_fixtures, options, read_bloom_file};
     use crate::cell::{Cell, CellType};
+    use crate::text::parse_cell_line;
 
     /// Drives `w` like the HFile writer would, writing chunks into a fake file; returns
     /// the chunk payloads with their fake offsets.
@@ -434,22 +435,6 @@ mod tests {
         assert!(ruled_out >= 0.98, "ruled out only {ruled_out}");
     }
 
-    /// One cell of a fixture's `.cells.txt`.
-    fn parse_cell(line: &str) -> Cell {
-        let f: Vec<&str> = line.split(' ').collect();
-        assert!(f.len() == 7 || f.len() == 8, "bad cell line {line:?}");
-        Cell {
-            row: unhex(f[0]),
-            family: unhex(f[1]),
-            qualifier: unhex(f[2]),
-            timestamp: f[3].parse().unwrap(),
-            cell_type: crate::cell::CellTypeOwned(CellType::from_name(f[4]).unwrap()),
-            value: unhex(f[5]),
-            tags: unhex(f[6]),
-            seq_id: f.get(7).map_or(0, |s| s.parse().unwrap()),
-        }
-    }
-
     /// Feeds the writer and checks its chunks and meta against the file's. The writer is given
     /// the file's real chunk offsets and on-disk sizes through `block_written`, so the whole
     /// meta payload, index included, must equal HBase's byte for byte.
@@ -524,7 +509,7 @@ mod tests {
                 .unwrap()
                 .lines()
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(parse_cell)
+                .map(|l| parse_cell_line(l).unwrap())
                 .collect();
             let general = BloomWriter::general(bloom_type, params).unwrap();
             let meta = file

@@ -11,9 +11,10 @@ use std::path::Path;
 
 use super::{new_decoder, new_encoder, DataBlockEncoding, EncodingContext};
 use crate::block::{BlockDecoder, BlockType};
-use crate::cell::{compare_cells, Cell, CellRef, CellType, CellTypeOwned};
+use crate::cell::{compare_cells, Cell};
 use crate::compression::Compression;
 use crate::fileinfo::{keys, FileInfo};
+use crate::text::{cell_line, hex, parse_cell_line};
 use crate::trailer::Trailer;
 
 /// Every fixture name (without extension), sorted.
@@ -36,59 +37,6 @@ fn options(dir: &Path, name: &str) -> BTreeMap<String, String> {
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    if b.is_empty() {
-        return "-".into();
-    }
-    let mut s = String::with_capacity(b.len() * 2);
-    for x in b {
-        write!(s, "{x:02x}").unwrap();
-    }
-    s
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    if s == "-" {
-        return Vec::new();
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-/// The canonical text line of a cell (fixtures/README.md).
-fn render(c: &CellRef<'_>, with_seqid: bool) -> String {
-    let mut s = format!(
-        "{} {} {} {} {} {} {}",
-        hex(c.row),
-        hex(c.family),
-        hex(c.qualifier),
-        c.timestamp,
-        c.cell_type.name(),
-        hex(c.value),
-        hex(c.tags)
-    );
-    if with_seqid {
-        write!(s, " {}", c.seq_id).unwrap();
-    }
-    s
-}
-
-fn parse_cell(line: &str) -> Cell {
-    let f: Vec<&str> = line.split(' ').collect();
-    Cell {
-        row: unhex(f[0]),
-        family: unhex(f[1]),
-        qualifier: unhex(f[2]),
-        timestamp: f[3].parse().unwrap(),
-        cell_type: CellTypeOwned(CellType::from_name(f[4]).unwrap()),
-        value: unhex(f[5]),
-        tags: unhex(f[6]),
-        seq_id: f.get(7).map(|s| s.parse().unwrap()).unwrap_or(0),
-    }
 }
 
 /// One decoded fixture: its blocks' payloads and cells, in file order.
@@ -156,7 +104,7 @@ fn every_fixture_decodes_to_its_cells_txt() {
         let mut got = Vec::new();
         for (block_type, _, cells) in &decoded.blocks {
             assert_eq!(*block_type, encoding.block_type(), "{name}");
-            got.extend(cells.iter().map(|c| render(&c.as_ref(), with_seqid)));
+            got.extend(cells.iter().map(|c| cell_line(&c.as_ref(), with_seqid)));
         }
         let want: Vec<&str> = expected.lines().collect();
         assert_eq!(got.len(), want.len(), "{name}: cell count");
@@ -239,7 +187,7 @@ fn block_cutting_matches_hbase_boundaries() {
         let file = std::fs::read(dir.join(format!("{name}.hfile"))).unwrap();
         let decoded = decode_file(&file);
         let text = std::fs::read_to_string(dir.join(format!("{name}.cells.txt"))).unwrap();
-        let cells: Vec<Cell> = text.lines().map(parse_cell).collect();
+        let cells: Vec<Cell> = text.lines().map(|l| parse_cell_line(l).unwrap()).collect();
         let want: Vec<usize> = decoded.blocks.iter().map(|(_, _, c)| c.len()).collect();
 
         let mut enc = new_encoder(encoding, decoded.ctx).unwrap();

@@ -21,10 +21,9 @@ const CTX: EncodingContext = EncodingContext {
     compress_tags: false,
 };
 
-fn unhex(s: &str) -> Vec<u8> {
-    s.split_whitespace()
-        .map(|b| u8::from_str_radix(b, 16).unwrap())
-        .collect()
+/// Bytes written as hex pairs separated by white space.
+fn spaced_hex(s: &str) -> Vec<u8> {
+    crate::text::parse_hex(&s.split_whitespace().collect::<String>()).unwrap()
 }
 
 fn check(e: DataBlockEncoding, ctx: EncodingContext, cells: &[Cell], want: &str) {
@@ -35,7 +34,7 @@ fn check(e: DataBlockEncoding, ctx: EncodingContext, cells: &[Cell], want: &str)
         enc.encode(&c.as_ref(), &mut out).unwrap();
     }
     enc.finish_block(&mut out);
-    assert_eq!(out, unhex(want), "{}", e.name());
+    assert_eq!(out, spaced_hex(want), "{}", e.name());
     let mut dec = new_decoder(e.block_type(), out, ctx, 0).unwrap();
     for c in cells {
         assert!(dec.advance().unwrap());
@@ -126,7 +125,7 @@ fn corrupt_payloads_name_where() {
         }
     };
     // PREFIX cell 2 cut short: 1 of its 10 key bytes present.
-    let mut p = unhex(&format!(
+    let mut p = spaced_hex(&format!(
         "00 02 00 00 00 5e 13 02 00 {KEY1} 76 31 00 00 0a 02 09 62"
     ));
     assert_eq!(
@@ -136,21 +135,21 @@ fn corrupt_payloads_name_where() {
     );
     // A common prefix longer than the previous key.
     p.truncate(32);
-    p.extend(unhex("01 00 30 00"));
+    p.extend(spaced_hex("01 00 30 00"));
     assert_eq!(
         err(DataBlockEncoding::Prefix, p),
         "corrupt encoded data block at offset 8192: PREFIX cell at payload byte 32: \
          corrupt cell record at offset 32: common prefix 48 is longer than the previous key (19 bytes)"
     );
     // The stated unencoded size must match the cells.
-    let p = unhex(&format!("00 04 00 00 00 21 00 13 02 00 {KEY1} 76 31 00 00"));
+    let p = spaced_hex(&format!("00 04 00 00 00 21 00 13 02 00 {KEY1} 76 31 00 00"));
     assert_eq!(
         err(DataBlockEncoding::FastDiff, p),
         "corrupt encoded data block at offset 8192: FAST_DIFF block states 33 unencoded bytes but its cells take 32"
     );
     // ROW_INDEX_V1 whose row count does not fit its trailer.
     assert_eq!(
-        err(DataBlockEncoding::RowIndexV1, unhex("00 07 00 00 00 05 00 00 00 00")),
+        err(DataBlockEncoding::RowIndexV1, spaced_hex("00 07 00 00 00 05 00 00 00 00")),
         "corrupt encoded data block at offset 8192: ROW_INDEX_V1: 5 row offsets do not fit between \
          the cell section (0 bytes) and the payload end (10 bytes)"
     );

@@ -34,7 +34,11 @@ impl NoneEncoder {
 /// variable pieces copied by [`copy_short`], no bounds check or
 /// length update per piece.
 #[inline(always)]
-pub fn write_none_cell(ctx: &EncodingContext, cell: &CellRef<'_>, out: &mut Vec<u8>) -> usize {
+pub(crate) fn write_none_cell(
+    ctx: &EncodingContext,
+    cell: &CellRef<'_>,
+    out: &mut Vec<u8>,
+) -> usize {
     let start = out.len();
     let key_len = cell.key_len();
     let tags = if ctx.include_tags {

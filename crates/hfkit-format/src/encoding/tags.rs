@@ -14,7 +14,7 @@
 //! Zero-length entries are never added. No HBase fixture uses tag compression (every fixture
 //! has `hfile.TAGS_COMPRESSED` false); the format is covered by round-trip tests only.
 
-use crate::bytes::{put_varint, Cursor};
+use crate::bytes::Cursor;
 use crate::error::{FormatError, Result};
 
 /// `TagCompressionContext` capacity (`Byte.MAX_VALUE`).
@@ -140,7 +140,7 @@ pub fn compress_tags(tags: &[u8], dict: &mut TagDictionary, out: &mut Vec<u8>) -
             Some(idx) => out.extend_from_slice(&(idx as u16).to_be_bytes()),
             None => {
                 out.push(NOT_IN_DICTIONARY);
-                put_varint(out, len as u64);
+                prost::encoding::encode_varint(len as u64, out);
                 out.extend_from_slice(tag);
             }
         }

@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 
 use super::units::{parse_interval_seconds, parse_size_bytes, TTL_FOREVER};
 use crate::error::{At, Owner, SchemaError};
+use hfkit_format::bloom::BloomType;
 use hfkit_format::compression::Compression;
 use hfkit_format::encoding::DataBlockEncoding;
+pub use hfkit_read::KeepDeletedCells;
 
 /// `ColumnFamilyDescriptorBuilder.DEFAULT_MAX_VERSIONS`.
 pub const DEFAULT_VERSIONS: u32 = 1;
@@ -45,23 +47,24 @@ impl BloomFilterKind {
             BloomFilterKind::RowPrefixFixedLength(_) => "ROWPREFIX_FIXED_LENGTH",
         }
     }
-}
 
-/// `KEEP_DELETED_CELLS`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum KeepDeletedCells {
-    #[default]
-    False,
-    True,
-    Ttl,
-}
-
-impl KeepDeletedCells {
-    pub const fn name(self) -> &'static str {
+    /// The manifest's form (`bloom_filter`): the name, with `:<n>` after ROWPREFIX_FIXED_LENGTH.
+    pub fn manifest_form(self) -> String {
         match self {
-            KeepDeletedCells::False => "FALSE",
-            KeepDeletedCells::True => "TRUE",
-            KeepDeletedCells::Ttl => "TTL",
+            BloomFilterKind::RowPrefixFixedLength(n) => format!("{}:{n}", self.name()),
+            other => other.name().into(),
+        }
+    }
+}
+
+impl From<Option<BloomType>> for BloomFilterKind {
+    /// The setting of a parsed Bloom type (`None`: no Bloom filter).
+    fn from(t: Option<BloomType>) -> Self {
+        match t {
+            None => BloomFilterKind::None,
+            Some(BloomType::Row) => BloomFilterKind::Row,
+            Some(BloomType::RowCol) => BloomFilterKind::RowCol,
+            Some(BloomType::RowPrefixFixedLength(n)) => BloomFilterKind::RowPrefixFixedLength(n),
         }
     }
 }
@@ -335,11 +338,10 @@ impl FamilySchema {
                     };
             }
             "KEEP_DELETED_CELLS" => {
-                self.keep_deleted_cells = match attr_enum(v, &["FALSE", "TRUE", "TTL"])?.as_str() {
-                    "TRUE" => KeepDeletedCells::True,
-                    "TTL" => KeepDeletedCells::Ttl,
-                    _ => KeepDeletedCells::False,
-                };
+                let names = KeepDeletedCells::ALL.map(KeepDeletedCells::name);
+                self.keep_deleted_cells = attr_enum(v, &names)?
+                    .parse()
+                    .map_err(|e: hfkit_read::UnknownKeepDeletedCells| invalid(e.to_string()))?;
             }
             "IN_MEMORY" => self.in_memory = attr_bool(v)?,
             "COMPRESS_TAGS" => self.compress_tags = attr_bool(v)?,

@@ -159,10 +159,10 @@ pub(crate) fn explicit_keys(keys: Vec<(String, At)>) -> Result<SplitSpec, Schema
     let mut out: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
     let mut seen: BTreeMap<Vec<u8>, ()> = BTreeMap::new();
     for (text, at) in keys {
-        let key = to_bytes_binary(&text).map_err(|reason| SchemaError::SplitKey {
+        let key = to_bytes_binary(&text).map_err(|e| SchemaError::SplitKey {
             at: at.clone(),
             key: text.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         if key.is_empty() {
             return Err(SchemaError::SplitKey {
