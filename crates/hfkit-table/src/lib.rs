@@ -8,6 +8,7 @@
 //! | [`split`] | split algorithms, [`Regions`], split files, `Bytes.toBytesBinary` keys, sampling | `schema.md` §"Splits" |
 //! | [`schema`] | [`TableSchema`], [`FamilySchema`], validation, the TOML form, [`ImportMapping`] | `schema.md` |
 //! | [`shell`] | the HBase shell `create` statement | `schema.md` §"HBase shell form" |
+//! | [`cursor`] | the token cursor of the shell parser, for the rowkey parser of `hfkit-pipeline` too | `schema.md` §"HBase shell form", `rowkey.md` |
 //! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer | `table.md` §"Manifest" |
 //! | [`commit`] | the commit step of every write: publish, or undo what was placed, or report a commit whose durability is in doubt | `table.md` §"Commit protocol" |
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
@@ -23,6 +24,7 @@
 
 pub mod commit;
 pub mod compact;
+pub mod cursor;
 pub mod directory;
 pub mod error;
 pub mod export;
