@@ -15,13 +15,15 @@
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`staging`] | temporary directories held by a live process ([`staging::OwnedDir`]), and sweeping those of dead ones | `table.md` §"Writers and garbage" |
 //! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
-//! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
+//! | [`compact`] | compaction (HBase's selection and compaction rules) | `table.md` §"Compaction" |
+//! | [`alter`] | `alter`: a family's settings changed in a new manifest version | `table.md` §"Alter" |
 //! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
 //! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet cells; rows to a [`export::RowWriter`] | `table.md` §"Export" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
 
+pub mod alter;
 pub mod commit;
 pub mod compact;
 pub mod cursor;
