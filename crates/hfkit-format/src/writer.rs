@@ -1,5 +1,5 @@
-//! The HFile writer: cells in, a complete HFile v3 out. Spec: `formats/hfile.md` §"Layout" and
-//! §"Writing".
+//! The HFile writer: cells in, a complete HFile v3 out. Spec: `formats/hfile.md` §"File layout"
+//! (its Bloom filters: `formats/bloom.md` §"Writing").
 //!
 //! It reproduces the sequencing of HBase's `HFileWriterImpl` + `StoreFileWriter` (+ the
 //! bulk-load keys of `HFileOutputFormat2`) so that the same cells and options give the same

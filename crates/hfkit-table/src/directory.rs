@@ -106,7 +106,7 @@ struct Input {
 /// index, the Bloom filter, the trailer and FileInfo against the cells) and that it holds
 /// `cells` cells; the problem found, if any. What deletes or replaces data, or hands files out
 /// (compaction outputs, snapshot restore, clone, export), calls this on the files it relies
-/// on: `formats/table.md` §"Checks".
+/// on: `formats/table.md` §"Checks before data is replaced, deleted or handed out".
 pub fn verify_store_file(path: &Path, cells: u64) -> Result<(), String> {
     let reader = HFileReader::open(path).map_err(|e| e.to_string())?;
     let v = verify(&reader);
@@ -235,7 +235,8 @@ impl Table {
     /// Opens store file `e` and checks it against what the manifest recorded when the file was
     /// attached or written: its length and its trailer's entry count. (A full scan then checks
     /// the entry count against the cells it decodes, so a compaction, which scans every input
-    /// to its end, never drops cells a damaged trailer hides: `formats/table.md` §"Checks".)
+    /// to its end, never drops cells a damaged trailer hides: `formats/table.md` §"Checks
+    /// before data is replaced, deleted or handed out".)
     /// A file that cannot be opened is [`TableError::Io`] (for a vanished file) or
     /// [`TableError::Corrupt`], both naming its path.
     pub fn open_store_file(&self, e: &StoreFileEntry) -> Result<HFileReader, TableError> {
