@@ -1,10 +1,7 @@
-//! Region split points: HBase's pre-split algorithms, region lookup, split files, and split
-//! points sampled from the data. Prose: `formats/schema.md` §"Splits".
+//! HBase's pre-split algorithms (`RegionSplitter`'s HexStringSplit, DecimalStringSplit and
+//! UniformSplit), bit for bit. Prose: `formats/schema.md` §"Splits".
 //!
 //! ```text
-//! n regions  <=>  n-1 split keys k_1 < k_2 < ... < k_{n-1}   (non-empty, unique)
-//! region 0 = [empty, k_1)   region i = [k_i, k_{i+1})   region n-1 = [k_{n-1}, empty)
-//!
 //! HexStringSplit / DecimalStringSplit (RegionSplitter.NumberStringSplit), radix r, rows as numbers:
 //!   range = last - first + 1 ; size = floor(range / n) ; k_i = first + size*i   (i = 1..n-1)
 //!   k_i written in radix r, lowercase, left-padded with '0' to the length of the last-row string
@@ -18,15 +15,9 @@
 //!
 //! The arithmetic is exact in `u128`, which covers the defaults and any first/last rows of up to
 //! 15 bytes (UniformSplit) or 128 bits (the number algorithms); wider rows are refused.
-//!
-//! Keys written as text (splits files, `SPLITS => [...]`, TOML `keys`) use the convention of
-//! HBase's `Bytes.toBytesBinary`: `\xNN` (two upper-case hex digits) is one byte, every other
-//! character is itself. See [`to_bytes_binary`] for the two places where we refuse input that
-//! HBase would silently misread.
 
-use std::path::Path;
-
-use super::error::{At, Location, SchemaError};
+use super::{to_bytes_binary, to_string_binary};
+use crate::error::{At, SchemaError};
 
 /// The three pre-split algorithms built into HBase's `RegionSplitter`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -361,257 +352,13 @@ fn be_value(bytes: &[u8], len: usize) -> u128 {
     v
 }
 
-/// The sorted, validated split keys of a table: region `i` covers `[key_{i-1}, key_i)`, region 0
-/// starts at the empty row and the last region ends at the empty row.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Regions {
-    splits: Vec<Vec<u8>>,
-}
-
-impl Regions {
-    /// One region covering every row.
-    pub fn single() -> Regions {
-        Regions { splits: Vec::new() }
-    }
-
-    /// Validates split keys the way HBase's `Admin.createTable` does: sorts them (raw byte
-    /// order), then refuses an empty key or a duplicate, naming it.
-    pub fn new(mut splits: Vec<Vec<u8>>) -> Result<Regions, SchemaError> {
-        splits.sort();
-        for (i, key) in splits.iter().enumerate() {
-            if key.is_empty() {
-                return Err(SchemaError::SplitKey {
-                    at: At::default(),
-                    key: String::new(),
-                    reason: "an empty split key must not be passed in the split keys".into(),
-                });
-            }
-            if i > 0 && splits[i - 1] == *key {
-                return Err(SchemaError::SplitKey {
-                    at: At::default(),
-                    key: to_string_binary(key),
-                    reason: "all split keys must be unique; this one appears more than once".into(),
-                });
-            }
-        }
-        Ok(Regions { splits })
-    }
-
-    /// Like [`Regions::new`] but refuses keys that are not already strictly increasing, naming
-    /// the first one out of order (for callers that promise sorted input).
-    pub fn from_sorted(splits: Vec<Vec<u8>>) -> Result<Regions, SchemaError> {
-        for w in splits.windows(2) {
-            if w[0] >= w[1] {
-                return Err(SchemaError::SplitKey {
-                    at: At::default(),
-                    key: to_string_binary(&w[1]),
-                    reason: format!(
-                        "not greater than the previous key '{}'",
-                        to_string_binary(&w[0])
-                    ),
-                });
-            }
-        }
-        Regions::new(splits)
-    }
-
-    /// Number of regions (split keys + 1).
-    pub fn len(&self) -> usize {
-        self.splits.len() + 1
-    }
-
-    /// Always false: a table has at least one region.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
-    /// The split keys, sorted.
-    pub fn split_keys(&self) -> &[Vec<u8>] {
-        &self.splits
-    }
-
-    /// Start row of region `i` (empty for region 0). Panics if `i >= len()`.
-    pub fn start_key(&self, i: usize) -> &[u8] {
-        assert!(i < self.len(), "region {i} of {}", self.len());
-        if i == 0 {
-            &[]
-        } else {
-            &self.splits[i - 1]
-        }
-    }
-
-    /// End row (exclusive) of region `i` (empty for the last region). Panics if `i >= len()`.
-    pub fn end_key(&self, i: usize) -> &[u8] {
-        assert!(i < self.len(), "region {i} of {}", self.len());
-        self.splits.get(i).map_or(&[], |k| k.as_slice())
-    }
-
-    /// The region holding `row`: the number of split keys <= `row` (binary search).
-    pub fn region_of(&self, row: &[u8]) -> usize {
-        self.splits.partition_point(|k| k.as_slice() <= row)
-    }
-}
-
-/// HBase's `Bytes.toBytesBinary`: `\xNN` with two hex digits is the byte 0xNN, any other
-/// character is one byte.
-///
-/// HBase reads each UTF-16 unit as its low 8 bits and accepts only upper-case hex digits (a
-/// lower-case `\xab` is kept as the four characters `\`, `x`, `a`, `b`). Both are silent
-/// surprises, so this refuses (with a message saying why) a character above U+00FF and a `\x`
-/// followed by two hex digits that are not all upper-case. A `\` not starting such an escape is
-/// kept as is, as in HBase.
-pub fn to_bytes_binary(s: &str) -> Result<Vec<u8>, String> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = Vec::with_capacity(chars.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' && i + 3 < chars.len() && chars[i + 1] == 'x' {
-            let (h1, h2) = (chars[i + 2], chars[i + 3]);
-            let upper = |c: char| c.is_ascii_digit() || ('A'..='F').contains(&c);
-            if upper(h1) && upper(h2) {
-                let d = |c: char| c.to_digit(16).unwrap_or(0) as u8;
-                out.push(d(h1) << 4 | d(h2));
-                i += 4;
-                continue;
-            }
-            if h1.is_ascii_hexdigit() && h2.is_ascii_hexdigit() {
-                return Err(format!(
-                    "escape '\\x{h1}{h2}' at character {}: HBase only decodes upper-case hex \
-                     digits and would keep it as four characters; write '\\x{}{}'",
-                    i + 1,
-                    h1.to_ascii_uppercase(),
-                    h2.to_ascii_uppercase()
-                ));
-            }
-        }
-        let code = c as u32;
-        if code > 0xFF {
-            return Err(format!(
-                "character '{c}' (U+{code:04X}) at character {}: HBase keeps only its low byte; \
-                 write the intended bytes as \\xNN escapes",
-                i + 1
-            ));
-        }
-        out.push(code as u8);
-        i += 1;
-    }
-    Ok(out)
-}
-
-/// HBase's `Bytes.toStringBinary`: printable ASCII except `\` as itself, every other byte as
-/// `\xNN` (upper-case). Round-trips through [`to_bytes_binary`].
-pub fn to_string_binary(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len());
-    for &b in bytes {
-        if (b' '..=b'~').contains(&b) && b != b'\\' {
-            s.push(b as char);
-        } else {
-            s.push_str(&format!("\\x{b:02X}"));
-        }
-    }
-    s
-}
-
-/// Parses a splits file as the HBase shell reads `SPLITS_FILE`: one key per line (the line
-/// break `\n`, `\r\n` or `\r` removed), each key in `Bytes.toBytesBinary` syntax. `source` names
-/// the file in errors, which carry the line number. An empty line is an empty key, which HBase
-/// refuses; so are duplicates (reported by [`Regions::new`]). Keys are returned in file order.
-pub fn parse_splits_file(source: &str, text: &str) -> Result<Vec<Vec<u8>>, SchemaError> {
-    let mut keys = Vec::new();
-    let mut rest = text;
-    let mut line_no = 0;
-    while !rest.is_empty() {
-        line_no += 1;
-        let (line, next) = match rest.find('\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, ""),
-        };
-        rest = next;
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let at = At::from(Location {
-            source: source.to_string(),
-            line: line_no,
-            column: 1,
-        });
-        if line.is_empty() {
-            return Err(SchemaError::SplitKey {
-                at,
-                key: String::new(),
-                reason: "empty line: HBase refuses an empty split key".into(),
-            });
-        }
-        let key = to_bytes_binary(line).map_err(|reason| SchemaError::SplitKey {
-            at: at.clone(),
-            key: line.to_string(),
-            reason,
-        })?;
-        keys.push(key);
-    }
-    Ok(keys)
-}
-
-/// Reads and parses a splits file; see [`parse_splits_file`].
-pub fn read_splits_file(path: &Path) -> Result<Vec<Vec<u8>>, SchemaError> {
-    let bytes = std::fs::read(path).map_err(|source| SchemaError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| SchemaError::SplitKey {
-        at: At::from(Location::of_offset(
-            &path.display().to_string(),
-            &String::from_utf8_lossy(e.as_bytes()),
-            e.utf8_error().valid_up_to(),
-        )),
-        key: String::new(),
-        reason: "the file is not UTF-8; write non-text bytes as \\xNN".into(),
-    })?;
-    parse_splits_file(&path.display().to_string(), &text)
-}
-
-/// Split keys for `regions` regions cut at the quantiles of a sample of encoded row keys.
-///
-/// The sample (any order, duplicates allowed) is sorted and deduplicated; with `m` distinct keys
-/// `s_0 < ... < s_{m-1}`, split key `i` (i = 1..regions-1) is `s_{floor(i*m/regions)}`. Repeated
-/// and empty cut points are dropped, as is `s_0` (it would leave region 0 without sampled rows),
-/// so a small or skewed sample yields fewer than `regions - 1` keys. The result is sorted, unique
-/// and non-empty, ready for [`Regions::new`]. `regions` above [`MAX_REGIONS`] counts as
-/// `MAX_REGIONS`.
-pub fn sample_splits<K: AsRef<[u8]>>(sample: &[K], regions: usize) -> Vec<Vec<u8>> {
-    let regions = regions.min(MAX_REGIONS);
-    let mut keys: Vec<&[u8]> = sample.iter().map(|k| k.as_ref()).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    let m = keys.len();
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    if m == 0 || regions < 2 {
-        return out;
-    }
-    for i in 1..regions {
-        let idx = ((i as u128 * m as u128) / regions as u128) as usize;
-        if idx == 0 {
-            continue;
-        }
-        let key = keys[idx];
-        if key.is_empty() || out.last().is_some_and(|last| last.as_slice() == key) {
-            continue;
-        }
-        out.push(key.to_vec());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::split::tests::strs;
+    use crate::split::Regions;
     use hfkit_testkit as fixtures;
     use proptest::prelude::*;
-
-    fn strs(keys: &[Vec<u8>]) -> Vec<String> {
-        keys.iter()
-            .map(|k| String::from_utf8(k.clone()).unwrap())
-            .collect()
-    }
 
     #[test]
     fn algorithm_names() {
@@ -753,122 +500,7 @@ mod tests {
         assert!(u.split(2).unwrap_err().to_string().contains("15 bytes"));
     }
 
-    #[test]
-    fn regions_lookup() {
-        let r = Regions::new(vec![b"m".to_vec(), b"c".to_vec(), b"x".to_vec()]).unwrap();
-        assert_eq!(
-            r.split_keys(),
-            [b"c".to_vec(), b"m".to_vec(), b"x".to_vec()]
-        );
-        assert_eq!(r.len(), 4);
-        assert_eq!(r.region_of(b""), 0);
-        assert_eq!(r.region_of(b"a"), 0);
-        assert_eq!(r.region_of(b"c"), 1);
-        assert_eq!(r.region_of(b"c\x00"), 1);
-        assert_eq!(r.region_of(b"m"), 2);
-        assert_eq!(r.region_of(b"x"), 3);
-        assert_eq!(r.region_of(b"\xff\xff"), 3);
-        assert_eq!((r.start_key(0), r.end_key(0)), (&b""[..], &b"c"[..]));
-        assert_eq!((r.start_key(3), r.end_key(3)), (&b"x"[..], &b""[..]));
-        assert_eq!(Regions::single().region_of(b"anything"), 0);
-    }
-
-    #[test]
-    fn regions_validation() {
-        let e = Regions::new(vec![b"a".to_vec(), vec![]])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("empty split key"), "{e}");
-        let e = Regions::new(vec![b"a\x00".to_vec(), b"b".to_vec(), b"a\x00".to_vec()])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("'a\\x00'") && e.contains("unique"), "{e}");
-        let e = Regions::from_sorted(vec![b"b".to_vec(), b"a".to_vec()])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("'a'") && e.contains("previous key 'b'"), "{e}");
-    }
-
-    #[test]
-    fn bytes_binary() {
-        assert_eq!(to_bytes_binary("a\\x00b\\xFF").unwrap(), b"a\x00b\xff");
-        // A backslash that does not start a full escape is kept.
-        assert_eq!(to_bytes_binary("a\\xF").unwrap(), b"a\\xF");
-        assert_eq!(to_bytes_binary("\\x0G").unwrap(), b"\\x0G");
-        assert_eq!(to_bytes_binary("\\").unwrap(), b"\\");
-        // Latin-1 characters are one byte, as in HBase.
-        assert_eq!(to_bytes_binary("\u{e9}").unwrap(), [0xE9]);
-        let e = to_bytes_binary("ab\\xff").unwrap_err();
-        assert!(e.contains("\\xFF") && e.contains("character 3"), "{e}");
-        let e = to_bytes_binary("€").unwrap_err();
-        assert!(e.contains("U+20AC"), "{e}");
-        assert_eq!(to_string_binary(b"a\\b\x00\x7f~ "), "a\\x5Cb\\x00\\x7F~ ");
-    }
-
-    #[test]
-    fn splits_file() {
-        let keys = parse_splits_file("s.txt", "a\r\nb\\x00\nc").unwrap();
-        assert_eq!(keys, [b"a".to_vec(), b"b\x00".to_vec(), b"c".to_vec()]);
-        assert_eq!(parse_splits_file("s.txt", "a\nb\n").unwrap().len(), 2);
-        let e = parse_splits_file("s.txt", "a\n\nb\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("s.txt:2:1: ") && e.contains("empty"), "{e}");
-        let e = parse_splits_file("s.txt", "a\nb\\xab\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("s.txt:2:1: ") && e.contains("upper-case"),
-            "{e}"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("splits");
-        std::fs::write(&p, b"k1\n\xff\n").unwrap();
-        let e = read_splits_file(&p).unwrap_err().to_string();
-        assert!(e.contains(":2:1: ") && e.contains("not UTF-8"), "{e}");
-        assert!(matches!(
-            read_splits_file(&dir.path().join("missing")),
-            Err(SchemaError::Io { .. })
-        ));
-    }
-
-    #[test]
-    fn sampling() {
-        let sample: Vec<Vec<u8>> = (0..100u32)
-            .rev()
-            .map(|i| format!("{i:03}").into_bytes())
-            .collect();
-        let s = sample_splits(&sample, 4);
-        assert_eq!(strs(&s), ["025", "050", "075"]);
-        // Duplicates collapse; too few distinct keys give fewer splits.
-        let s = sample_splits(&[b"a", b"a", b"b", b"b"], 8);
-        assert_eq!(strs(&s), ["b"]);
-        assert!(sample_splits::<Vec<u8>>(&[], 4).is_empty());
-        assert!(sample_splits(&[b"x"], 1).is_empty());
-    }
-
     proptest! {
-        #[test]
-        fn sampled_splits_are_valid(sample in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..200), n in 1usize..40) {
-            let s = sample_splits(&sample, n);
-            prop_assert!(s.len() < n.max(1));
-            prop_assert!(Regions::from_sorted(s.clone()).is_ok());
-        }
-
-        #[test]
-        fn region_of_matches_linear_scan(mut keys in proptest::collection::btree_set(proptest::collection::vec(any::<u8>(), 1..4), 0..20), row in proptest::collection::vec(any::<u8>(), 0..5)) {
-            let keys: Vec<Vec<u8>> = std::mem::take(&mut keys).into_iter().collect();
-            let r = Regions::new(keys).unwrap();
-            let i = r.region_of(&row);
-            prop_assert!(r.start_key(i) <= row.as_slice());
-            prop_assert!(r.end_key(i).is_empty() || row.as_slice() < r.end_key(i));
-        }
-
-        #[test]
-        fn string_binary_round_trips(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
-            prop_assert_eq!(to_bytes_binary(&to_string_binary(&bytes)).unwrap(), bytes);
-        }
-
         #[test]
         fn number_splits_are_sorted(n in 2usize..500) {
             for a in SplitAlgorithm::ALL {
@@ -877,5 +509,6 @@ mod tests {
                 prop_assert!(Regions::from_sorted(k).is_ok());
             }
         }
+
     }
 }
