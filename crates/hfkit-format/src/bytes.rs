@@ -302,6 +302,7 @@ pub fn equal_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && compare_bytes(a, b) == std::cmp::Ordering::Equal
 }
 
+/// Appends a Hadoop VLong (`WritableUtils.writeVLong`).
 pub fn put_vlong(out: &mut Vec<u8>, value: i64) {
     if (-112..=127).contains(&value) {
         out.push(value as u8);

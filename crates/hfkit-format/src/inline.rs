@@ -1,5 +1,5 @@
 //! Inline block writers: writers whose blocks are interleaved with data blocks in the
-//! scanned section (leaf index blocks, Bloom chunks). Spec: `formats/hfile.md` §"Layout".
+//! scanned section (leaf index blocks, Bloom chunks). Spec: `formats/hfile.md` §"File layout".
 //!
 //! At every data-block boundary, and once more when the file is closed, the HFile writer asks
 //! each inline writer, in registration order (data index, general Bloom, delete-family Bloom):

@@ -5,7 +5,7 @@
 //!
 //! | module | owns | spec section |
 //! |---|---|---|
-//! | [`proto`] | the layout's protobuf messages (`prost`, by hand) | §"Protobuf messages" |
+//! | [`proto`] | the layout's protobuf messages (`prost`, by hand) | each in its file's section |
 //! | [`names`] | store file names: HFile, HFileLink, reference; link search order | §"Store files" |
 //! | [`region`] | `RegionInfo`, encoded names, `.regioninfo`, region order, split parents | §"Regions" |
 //! | [`descriptor`] | `.tableinfo`, table / family descriptors, HBase's `describe` text | §"Table descriptors" |

@@ -3,7 +3,8 @@
 //! `server/io/FS.proto` (HBaseVersionFileContent, Reference), `server/Snapshot.proto`
 //! (SnapshotDescription, SnapshotRegionManifest, SnapshotDataManifest),
 //! `server/region/StoreFileTracker.proto` (StoreFileEntry, StoreFileList),
-//! `server/io/HFile.proto` (CompactionEventTracker) and `server/ClusterId.proto`. Spec: `formats/hbase-layout.md` §"Protobuf messages". Field
+//! `server/io/HFile.proto` (CompactionEventTracker) and `server/ClusterId.proto`. Spec:
+//! `formats/hbase-layout.md`, each message in the section of the file that holds it. Field
 //! numbers and types are on disk: DO NOT CHANGE. All are proto2; `required` fields are always
 //! written, `optional` ones only when `Some`.
 

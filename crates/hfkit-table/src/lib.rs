@@ -8,21 +8,25 @@
 //! | [`split`] | split algorithms, [`Regions`], split files, `Bytes.toBytesBinary` keys, sampling | `schema.md` §"Splits" |
 //! | [`schema`] | [`TableSchema`], [`FamilySchema`], validation, the TOML form, [`ImportMapping`] | `schema.md` |
 //! | [`shell`] | the HBase shell `create` statement | `schema.md` §"HBase shell form" |
+//! | [`cursor`] | the token cursor of the shell parser, for the rowkey parser of `hfkit-pipeline` too | `schema.md` §"HBase shell form", `rowkey.md` |
 //! | [`manifest`] | manifest versions and the atomic `CURRENT` pointer | `table.md` §"Manifest" |
 //! | [`commit`] | the commit step of every write: publish, or undo what was placed, or report a commit whose durability is in doubt | `table.md` §"Commit protocol" |
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`staging`] | temporary directories held by a live process ([`staging::OwnedDir`]), and sweeping those of dead ones | `table.md` §"Writers and garbage" |
 //! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
-//! | [`compact`] | compaction (HBase's selection and compaction rules) and `alter` | `table.md` §"Compaction" |
+//! | [`compact`] | compaction (HBase's selection and compaction rules) | `table.md` §"Compaction" |
+//! | [`alter`] | `alter`: a family's settings changed in a new manifest version | `table.md` §"Alter" |
 //! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
 //! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet cells; rows to a [`export::RowWriter`] | `table.md` §"Export" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].
 
+pub mod alter;
 pub mod commit;
 pub mod compact;
+pub mod cursor;
 pub mod directory;
 pub mod error;
 pub mod export;

@@ -1,7 +1,8 @@
 //! Where tests find the files Apache HBase wrote (`../shared/fixtures`, beside the repository),
 //! and what a test does when they are missing. One copy, a dev-dependency of every crate: the
 //! crates' unit tests, the integration tests (`tests/it/common`) and the end-of-run report
-//! (`crates/hfkit-testkit/tests/zz_fixture_skips.rs`) use it. README §"Run the tests" says what a user sees.
+//! (`crates/hfkit-testkit/tests/zz_fixture_skips.rs`) use it. `README.md` §"Run the tests" says
+//! what a user sees.
 //!
 //! * The fixtures root is `$HFKIT_HBASE_FIXTURES`, else `../shared/fixtures` from the
 //!   repository root (this crate is `crates/hfkit-testkit`);

@@ -1,6 +1,5 @@
 //! One Bloom chunk: sizing, adding keys, testing keys, and folding a sparse chunk.
-//! Spec: `formats/hfile.md` §"Bloom filters" (chunking, sizing, folding, bit positions);
-//! prose in `formats/bloom.md` §Sizing and §Bit positions.
+//! Spec: `formats/bloom.md` §"Chunks": §"Bit positions", §"Sizing" and §"Folding".
 //!
 //! ```text
 //! chunk = bit array of byteSize bytes (BLOOM_CHUNK payload, nothing else)

@@ -1,5 +1,5 @@
 //! The three hash functions HBase Bloom filters can use, bit-for-bit as HBase computes them.
-//! Spec: `formats/hfile.md` §"Bloom filters" (hashes), prose in `formats/bloom.md` §Hashes.
+//! Spec: `formats/bloom.md` §"Hashes".
 //!
 //! ```text
 //! code  name      function                                   note

@@ -1,6 +1,6 @@
 //! Compound Bloom filters: HBase's per-file Bloom filter made of fixed-size chunks, each its own
-//! BLOOM_CHUNK block, plus a meta block that indexes them. Spec: `formats/hfile.md` §"Bloom
-//! filters"; our prose description is `formats/bloom.md`.
+//! BLOOM_CHUNK block, plus a meta block that indexes them. Spec: `formats/bloom.md` (the Bloom
+//! part of `formats/hfile.md`; its blocks are in `formats/hfile.md` §"Blocks").
 //!
 //! | module | owns |
 //! |---|---|

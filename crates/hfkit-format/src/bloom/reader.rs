@@ -1,6 +1,6 @@
 //! [`BloomReader`]: parses a Bloom meta block and answers "might this key be in the file?"
 //! exactly as HBase's `StoreFileReader.passesBloomFilter` / `passesDeleteFamilyBloomFilter`.
-//! Spec: `formats/hfile.md` §"Bloom filters"; prose in `formats/bloom.md` §Reading.
+//! Spec: `formats/bloom.md` §"Reading" and §"Meta block".
 //!
 //! ```text
 //! meta payload (GENERAL_BLOOM_META / DELETE_FAMILY_BLOOM_META, after decompression):

@@ -1,6 +1,6 @@
 //! [`BloomWriter`]: builds one compound Bloom filter (the general Bloom or the delete-family
-//! Bloom) while the HFile writer appends cells. Spec: `formats/hfile.md` §"Bloom filters";
-//! prose in `formats/bloom.md` §Writing.
+//! Bloom) while the HFile writer appends cells. Spec: `formats/bloom.md` §"Writing" and
+//! §"Meta block".
 //!
 //! ```text
 //! per cell (before the HFile writer appends it):   writer.add(cell)

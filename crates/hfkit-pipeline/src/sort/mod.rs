@@ -25,20 +25,35 @@
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
 //! cell (the heap is `hfkit_format::heap`'s). Run files (`run`) hold the records in Snappy blocks
 //! with a CRC32C each; a run's records are read in place from its decompressed block.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `record` | the record bytes, [`SortedCell`], the import order ([`compare`]) |
+//! | `buffer` | the buffer's groups, their sort, and reading them out without duplicates |
+//! | `spill` | writing a full buffer as a run (here or on the spill thread); merging runs into fewer |
+//! | `run` | the run file format |
+//! | `merge` | the k-way merge of runs and [`SortedCells`] |
 
+mod buffer;
+mod merge;
+mod record;
 mod run;
+mod spill;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-use rayon::slice::ParallelSliceMut;
-
 use hfkit_format::bytes::{compare_bytes, equal_bytes, extend_pieces};
 use hfkit_format::cell::CellType;
-use run::{RunReader, RunWriter};
 
-/// Bytes of a record before its row, qualifier and value.
-pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1;
+use buffer::{sort_groups, Group, GroupCursor};
+pub use merge::SortedCells;
+use merge::{Coordinates, Merge, RunSource, Source};
+pub use record::{compare, SortedCell, RECORD_HEADER};
+use record::{decode, prefix_key};
+use run::RunReader;
+use spill::{merge_runs, write_run, SpillJob, Spiller};
+
 /// Bookkeeping bytes per buffered group besides its records (sort key, offset, count).
 pub const ENTRY_OVERHEAD: usize = 40;
 /// Most run files merged at once: well under the usual limit of 1024 open files. Each open
@@ -58,6 +73,7 @@ pub const MIN_MERGE_FAN_IN: usize = 16;
 /// Memory of one run being merged: its block, decompressed and compressed.
 pub const RUN_READER_BYTES: usize = 2 * run::RUN_BLOCK;
 
+<<<<<<< HEAD:crates/hfkit-pipeline/src/sort.rs
 /// A run of consecutive records in the arena with one family and row, in order.
 #[derive(Clone, Copy, Debug)]
 struct Group {
@@ -160,6 +176,8 @@ fn same_family_row(arena: &[u8], a: &Group, b: &Group) -> bool {
         }
 }
 
+=======
+>>>>>>> i23b:crates/hfkit-pipeline/src/sort/mod.rs
 /// Errors of the sorter.
 #[derive(Debug, thiserror::Error)]
 pub enum SortError {
@@ -173,165 +191,6 @@ pub enum SortError {
     Corrupt { path: PathBuf, detail: String },
     #[error("cell too large to sort: {0}")]
     TooLarge(String),
-}
-
-/// A decoded record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortedCell<'a> {
-    pub family: u8,
-    pub row: &'a [u8],
-    pub qualifier: &'a [u8],
-    pub timestamp: i64,
-    pub ordinal: u64,
-    pub cell_type: CellType,
-    pub value: &'a [u8],
-}
-
-impl<'a> SortedCell<'a> {
-    /// Same (family, row, qualifier, timestamp): duplicates for an import.
-    fn same_coordinates(&self, o: &SortedCell<'_>) -> bool {
-        self.family == o.family
-            && self.timestamp == o.timestamp
-            && equal_bytes(self.row, o.row)
-            && equal_bytes(self.qualifier, o.qualifier)
-    }
-}
-
-fn record_len(rec: &[u8]) -> Option<usize> {
-    let h = rec.get(..RECORD_HEADER)?;
-    let row = u16::from_be_bytes([h[1], h[2]]) as usize;
-    let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
-    let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
-    Some(RECORD_HEADER + row + q + v)
-}
-
-/// Decodes the record at the start of `rec` (which holds at least the whole record).
-fn decode(rec: &[u8]) -> Option<SortedCell<'_>> {
-    let h = rec.get(..RECORD_HEADER)?;
-    let row = u16::from_be_bytes([h[1], h[2]]) as usize;
-    let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
-    let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
-    let mut ts = [0u8; 8];
-    ts.copy_from_slice(&h[11..19]);
-    let mut ord = [0u8; 8];
-    ord.copy_from_slice(&h[19..27]);
-    let body = rec.get(RECORD_HEADER..RECORD_HEADER + row + q + v)?;
-    Some(SortedCell {
-        family: h[0],
-        row: &body[..row],
-        qualifier: &body[row..row + q],
-        timestamp: i64::from_be_bytes(ts),
-        ordinal: u64::from_be_bytes(ord),
-        cell_type: CellType::from_code(h[27])?,
-        value: &body[row + q..],
-    })
-}
-
-/// A record's header fields, parsed once, and where the record starts in its buffer.
-#[derive(Clone, Copy, Debug)]
-struct Head {
-    at: usize,
-    family: u8,
-    row: u16,
-    qualifier: u32,
-    value: u32,
-    timestamp: i64,
-    ordinal: u64,
-    cell_type: CellType,
-}
-
-impl Head {
-    /// Parses the record at `buf[at..]`, which must hold all of it.
-    fn parse(buf: &[u8], at: usize) -> Option<Head> {
-        let c = decode(buf.get(at..)?)?;
-        Some(Head {
-            at,
-            family: c.family,
-            row: c.row.len() as u16,
-            qualifier: c.qualifier.len() as u32,
-            value: c.value.len() as u32,
-            timestamp: c.timestamp,
-            ordinal: c.ordinal,
-            cell_type: c.cell_type,
-        })
-    }
-
-    /// Bytes of the whole record.
-    fn len(&self) -> usize {
-        RECORD_HEADER + self.row as usize + self.qualifier as usize + self.value as usize
-    }
-
-    /// The record's sort key, from the buffer it was parsed in (unchanged since).
-    #[inline(always)]
-    fn key<'a>(&self, buf: &'a [u8]) -> SortKey<'a> {
-        let row = self.at + RECORD_HEADER;
-        let q = row + self.row as usize;
-        let end = q + self.qualifier as usize;
-        (
-            self.family,
-            &buf[row..q],
-            &buf[q..end],
-            self.timestamp,
-            self.ordinal,
-        )
-    }
-
-    /// The record, from the buffer it was parsed in (unchanged since).
-    #[inline]
-    fn cell<'a>(&self, buf: &'a [u8]) -> SortedCell<'a> {
-        let row = self.at + RECORD_HEADER;
-        let q = row + self.row as usize;
-        let v = q + self.qualifier as usize;
-        SortedCell {
-            family: self.family,
-            row: &buf[row..q],
-            qualifier: &buf[q..v],
-            timestamp: self.timestamp,
-            ordinal: self.ordinal,
-            cell_type: self.cell_type,
-            value: &buf[v..v + self.value as usize],
-        }
-    }
-}
-
-/// What the import order compares: family, row, qualifier, timestamp, ordinal.
-type SortKey<'a> = (u8, &'a [u8], &'a [u8], i64, u64);
-
-/// The import order on two records (see the module documentation).
-pub fn compare(a: &SortedCell<'_>, b: &SortedCell<'_>) -> Ordering {
-    compare_keys(
-        (a.family, a.row, a.qualifier, a.timestamp, a.ordinal),
-        (b.family, b.row, b.qualifier, b.timestamp, b.ordinal),
-    )
-}
-
-/// [`compare`] on the keys alone (timestamp and ordinal descending). Always inlined: the
-/// merge calls it once per cell, and a call passes both keys through memory.
-#[inline(always)]
-fn compare_keys(a: SortKey<'_>, b: SortKey<'_>) -> Ordering {
-    a.0.cmp(&b.0)
-        .then_with(|| compare_bytes(a.1, b.1))
-        .then_with(|| compare_bytes(a.2, b.2))
-        .then_with(|| b.3.cmp(&a.3))
-        .then_with(|| b.4.cmp(&a.4))
-}
-
-/// Family and the first 23 row bytes, zero-padded, as three big-endian words: comparing these
-/// orders most pairs without decoding the records (a shorter row compares as its zero-padded
-/// form, which never inverts the order; equal prefixes fall back to the full comparison). 23
-/// bytes cover most row keys whole (HBase practice: 10-100 bytes), where 15 left each row of a
-/// 16-byte key such as `salt_orderkey_line` tied with the other lines of its order.
-fn prefix_key(family: u8, row: &[u8]) -> [u64; 3] {
-    let mut k = [0u8; 24];
-    k[0] = family;
-    let n = row.len().min(23);
-    k[1..1 + n].copy_from_slice(&row[..n]);
-    let word = |i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&k[i * 8..i * 8 + 8]);
-        u64::from_be_bytes(w)
-    };
-    [word(0), word(1), word(2)]
 }
 
 /// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches its
@@ -363,6 +222,7 @@ pub struct CellSorter {
     spilled_runs: usize,
 }
 
+<<<<<<< HEAD:crates/hfkit-pipeline/src/sort.rs
 /// A full buffer, to be sorted and written as the run file `path`.
 struct SpillJob {
     arena: Vec<u8>,
@@ -494,6 +354,8 @@ fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError> {
     w.finish()
 }
 
+=======
+>>>>>>> i23b:crates/hfkit-pipeline/src/sort/mod.rs
 /// Bytes a sort buffer holds before it spills: the budget, or half of it for each of the two
 /// buffers of a sorter with a spill thread, within 64 KiB..=[`MAX_SORT_BUFFER`].
 fn buffer_limit(memory_budget: usize, two_buffers: bool) -> usize {
@@ -756,288 +618,6 @@ impl CellSorter {
             spilled_runs: self.spilled_runs,
             spilled_bytes: self.spilled_bytes,
         })
-    }
-}
-
-/// One sorted input of the merge: a spilled run, or the last buffer, still in memory.
-enum RunSource {
-    File(RunReader),
-    Memory {
-        arena: Vec<u8>,
-        entries: Vec<Group>,
-        cursor: GroupCursor,
-        head: Option<Head>,
-    },
-}
-
-impl RunSource {
-    /// The head record, if the source is not exhausted.
-    fn head(&self) -> Option<SortedCell<'_>> {
-        match self {
-            RunSource::File(r) => r.head.map(|h| h.cell(&r.buf)),
-            RunSource::Memory { arena, head, .. } => head.map(|h| h.cell(arena)),
-        }
-    }
-
-    #[inline]
-    fn head_fields(&self) -> Option<(&Head, &[u8])> {
-        match self {
-            RunSource::File(r) => r.head.as_ref().map(|h| (h, &r.buf[..])),
-            RunSource::Memory { arena, head, .. } => head.as_ref().map(|h| (h, &arena[..])),
-        }
-    }
-
-    /// Moves to the next record; false when exhausted.
-    fn advance(&mut self) -> Result<bool, SortError> {
-        match self {
-            RunSource::File(r) => r.advance(),
-            RunSource::Memory {
-                arena,
-                entries,
-                cursor,
-                head,
-            } => {
-                *head = match cursor.next(arena, entries) {
-                    None => None,
-                    Some(at) => Some(Head::parse(arena, at).ok_or_else(|| SortError::Corrupt {
-                        path: PathBuf::from("(sort buffer)"),
-                        detail: format!("bad record at {at}"),
-                    })?),
-                };
-                Ok(head.is_some())
-            }
-        }
-    }
-}
-
-/// Whether source `a`'s head comes before source `b`'s.
-fn less(sources: &[RunSource], a: usize, b: usize) -> bool {
-    let (Some((x, xb)), Some((y, yb))) = (sources[a].head_fields(), sources[b].head_fields())
-    else {
-        return false;
-    };
-    compare_keys(x.key(xb), y.key(yb)) == Ordering::Less
-}
-
-/// A k-way merge: `current` is the source holding the smallest head; `heap` is a binary
-/// min-heap of the other non-exhausted sources, by head. After the current head is taken,
-/// its source advances and stays current while its head is still below the heap's top (one
-/// comparison per record, the usual case when runs hold long disjoint stretches); otherwise it
-/// trades places with the top.
-struct Merge {
-    sources: Vec<RunSource>,
-    heap: Vec<usize>,
-    current: Option<usize>,
-}
-
-impl Merge {
-    /// A merge of `sources`: loads every source's first record and picks the smallest.
-    fn start(sources: Vec<RunSource>) -> Result<Merge, SortError> {
-        let mut merge = Merge {
-            sources,
-            heap: Vec::new(),
-            current: None,
-        };
-        for i in 0..merge.sources.len() {
-            if merge.sources[i].advance()? {
-                merge.push(i);
-            }
-        }
-        merge.current = merge.pop();
-        Ok(merge)
-    }
-
-    /// The smallest head.
-    fn head(&self) -> Option<SortedCell<'_>> {
-        self.sources[self.current?].head()
-    }
-
-    /// The smallest head's whole record, as stored.
-    fn head_record(&self) -> Option<&[u8]> {
-        let (h, buf) = self.sources[self.current?].head_fields()?;
-        buf.get(h.at..h.at + h.len())
-    }
-
-    /// Drops the smallest head and finds the next one.
-    fn advance(&mut self) -> Result<(), SortError> {
-        let Some(cur) = self.current else {
-            return Ok(());
-        };
-        if !self.sources[cur].advance()? {
-            self.current = self.pop();
-        } else if self
-            .heap
-            .first()
-            .is_some_and(|&top| less(&self.sources, top, cur))
-        {
-            // The top goes current; `cur` takes its place at the root and sinks.
-            self.current = Some(self.heap[0]);
-            self.heap[0] = cur;
-            self.sift_down(0);
-        }
-        Ok(())
-    }
-
-    fn push(&mut self, i: usize) {
-        self.heap.push(i);
-        let sources = &self.sources;
-        let last = self.heap.len() - 1;
-        hfkit_format::heap::sift_up(&mut self.heap, last, |a, b| less(sources, a, b));
-    }
-
-    fn pop(&mut self) -> Option<usize> {
-        if self.heap.is_empty() {
-            return None;
-        }
-        let top = self.heap.swap_remove(0);
-        self.sift_down(0);
-        Some(top)
-    }
-
-    fn sift_down(&mut self, k: usize) {
-        let sources = &self.sources;
-        hfkit_format::heap::sift_down(&mut self.heap, k, |a, b| less(sources, a, b));
-    }
-}
-
-enum Source {
-    Memory {
-        arena: Vec<u8>,
-        entries: Vec<Group>,
-        cursor: GroupCursor,
-    },
-    Runs(Merge),
-}
-
-/// The sorted, de-duplicated cells.
-pub struct SortedCells {
-    source: Source,
-    /// Coordinates of the record returned last (merging runs).
-    prev: Coordinates,
-    have_current: bool,
-    duplicates: u64,
-    /// The run files still to merge (removed when dropped).
-    runs: Vec<PathBuf>,
-    spilled_runs: usize,
-    spilled_bytes: u64,
-}
-
-impl SortedCells {
-    /// Duplicates dropped so far (equal family, row, qualifier and timestamp; last added wins).
-    pub fn duplicates(&self) -> u64 {
-        // Those of the buffer still in memory are counted by its cursor.
-        let in_memory = match &self.source {
-            Source::Memory { cursor, .. } => cursor.duplicates,
-            Source::Runs(merge) => merge
-                .sources
-                .iter()
-                .map(|s| match s {
-                    RunSource::Memory { cursor, .. } => cursor.duplicates,
-                    RunSource::File(_) => 0,
-                })
-                .sum(),
-        };
-        self.duplicates + in_memory
-    }
-
-    /// Buffers spilled to disk as runs.
-    pub fn runs(&self) -> usize {
-        self.spilled_runs
-    }
-
-    /// Bytes written to spill files (merging runs into fewer writes them again).
-    pub fn spilled_bytes(&self) -> u64 {
-        self.spilled_bytes
-    }
-
-    /// [`next`](Self::next) for an in-memory sort: records are read in place, not copied (the
-    /// cursor has dropped the duplicates).
-    fn next_in_memory(&mut self) -> Option<SortedCell<'_>> {
-        let Source::Memory {
-            arena,
-            entries,
-            cursor,
-        } = &mut self.source
-        else {
-            return None;
-        };
-        let off = cursor.next(arena, entries)?;
-        decode(&arena[off..])
-    }
-
-    /// The next cell, skipping duplicates.
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Result<Option<SortedCell<'_>>, SortError> {
-        if matches!(self.source, Source::Memory { .. }) {
-            return Ok(self.next_in_memory());
-        }
-        // From runs: `prev` holds the coordinates of the record returned before, and the
-        // records with them that follow (lower ordinals) are skipped.
-        let Source::Runs(merge) = &mut self.source else {
-            return Ok(None);
-        };
-        if self.have_current {
-            merge.advance()?;
-        }
-        loop {
-            let dup = match merge.head() {
-                None => {
-                    self.have_current = false;
-                    return Ok(None);
-                }
-                Some(c) => self.have_current && self.prev.is(&c),
-            };
-            if !dup {
-                break;
-            }
-            self.duplicates += 1;
-            merge.advance()?;
-        }
-        self.have_current = true;
-        let c = merge.head();
-        if let Some(c) = &c {
-            self.prev.set(c);
-        }
-        Ok(c)
-    }
-}
-
-/// The coordinates (family, row, qualifier, timestamp) of a record, kept while the record's
-/// bytes are reused.
-#[derive(Default)]
-struct Coordinates {
-    family: u8,
-    timestamp: i64,
-    row_len: usize,
-    /// Row, then qualifier.
-    key: Vec<u8>,
-}
-
-impl Coordinates {
-    fn set(&mut self, c: &SortedCell<'_>) {
-        self.family = c.family;
-        self.timestamp = c.timestamp;
-        self.row_len = c.row.len();
-        self.key.clear();
-        self.key.extend_from_slice(c.row);
-        self.key.extend_from_slice(c.qualifier);
-    }
-
-    /// [`SortedCell::same_coordinates`] against the kept copy.
-    fn is(&self, c: &SortedCell<'_>) -> bool {
-        self.family == c.family
-            && self.timestamp == c.timestamp
-            && self.key.len() == c.row.len() + c.qualifier.len()
-            && equal_bytes(&self.key[..self.row_len], c.row)
-            && equal_bytes(&self.key[self.row_len..], c.qualifier)
-    }
-}
-
-impl Drop for SortedCells {
-    fn drop(&mut self) {
-        for p in &self.runs {
-            let _ = std::fs::remove_file(p);
-        }
     }
 }
 

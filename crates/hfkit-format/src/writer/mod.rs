@@ -1,5 +1,5 @@
-//! The HFile writer: cells in, a complete HFile v3 out. Spec: `formats/hfile.md` §"Layout" and
-//! §"Writing".
+//! The HFile writer: cells in, a complete HFile v3 out. Spec: `formats/hfile.md` §"File layout"
+//! (its Bloom filters: `formats/bloom.md` §"Writing").
 //!
 //! It reproduces the sequencing of HBase's `HFileWriterImpl` + `StoreFileWriter` (+ the
 //! bulk-load keys of `HFileOutputFormat2`) so that the same cells and options give the same
@@ -16,143 +16,32 @@
 //! REQUIRES: cells are appended in HBase order (equal keys are allowed, as in HBase). An
 //! invalid or out-of-order cell is refused with an error and the file stays as it was; a
 //! failed write (I/O, compression) leaves the writer unusable.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `options` | [`WriterOptions`], [`BulkLoadInfo`], [`WriteSummary`] |
+//! | `block` | blocks out: the block sink (offsets, the per-type chain), the data block's cell encoder, cutting a data block and its index entry, the inline blocks |
+//! | `close` | the file's end: last blocks, the load-on-open section (root index, meta index, FILE_INFO, Bloom metas) and the trailer |
+//! | this module | [`HFileWriter`]: appending cells (order checks, Bloom adds, statistics) |
+
+mod block;
+mod close;
+mod options;
 
 use std::cmp::Ordering;
 use std::io::Write;
 
-use super::block::{BlockEncoder, BlockSettings, BlockType, HEADER_LEN};
-use super::bloom::{BloomParams, BloomType, BloomWriter};
+use super::block::{BlockEncoder, BlockSettings, BlockType};
+use super::bloom::{BloomType, BloomWriter};
 use super::bytes::{compare_bytes, equal_bytes};
 use super::cell::{compare_without_row, CellRef, CellType, KeyView};
-use super::checksum::{ChecksumType, DEFAULT_BYTES_PER_CHECKSUM};
-use super::compression::Compression;
-
-use super::encoding::{new_encoder, CellEncoder, DataBlockEncoding, EncodingContext, NoneEncoder};
+use super::encoding::{new_encoder, DataBlockEncoding, EncodingContext, NoneEncoder};
 use super::error::{FormatError, Result};
-use super::fileinfo::{keys, FileInfo};
-use super::index::{midpoint_key, DataIndexWriter, DEFAULT_MAX_CHUNK_SIZE, DEFAULT_MIN_ENTRIES};
-use super::inline::InlineBlockWriter;
-use super::trailer::{Trailer, COMPARATOR_KV, MAJOR_VERSION, MINOR_VERSION, TRAILER_SIZE};
+use super::fileinfo::FileInfo;
+use super::index::DataIndexWriter;
 
-/// HBase's default family BLOCKSIZE.
-pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
-
-/// The bulk-load FileInfo keys `HFileOutputFormat2` adds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BulkLoadInfo {
-    /// `BULKLOAD_TIMESTAMP`, epoch ms.
-    pub timestamp: i64,
-    /// `BULKLOAD_SOURCE_TASK`.
-    pub task: String,
-    /// `EXCLUDE_FROM_MINOR_COMPACTION`.
-    pub exclude_from_minor_compaction: bool,
-}
-
-/// Everything that decides a file's bytes besides its cells.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WriterOptions {
-    /// Data block size target (family BLOCKSIZE).
-    pub block_size: usize,
-    pub compression: Compression,
-    pub encoding: DataBlockEncoding,
-    pub checksum_type: ChecksumType,
-    pub bytes_per_checksum: u32,
-    /// Cells carry a tags length (HBase bulk loads always do).
-    pub include_tags: bool,
-    /// Cells carry an MVCC VLong (HBase bulk loads always do, with value 0).
-    pub include_mvcc: bool,
-    /// Dictionary-compress tags in encoded blocks.
-    pub compress_tags: bool,
-    /// `hfile.index.block.max.size`.
-    pub index_block_size: usize,
-    /// `hfile.index.block.min.entries`.
-    pub index_min_entries: usize,
-    /// `hfile.CREATE_TIME_TS`, epoch ms.
-    pub create_time: i64,
-    /// Trailer comparator class name.
-    pub comparator: String,
-    /// Write the store-file keys `StoreFileWriter` adds (TIMERANGE, EARLIEST_PUT_TS,
-    /// DELETE_FAMILY_COUNT, HISTORICAL, Bloom keys). False gives what HBase's plain HFile
-    /// writer produces.
-    pub store_file: bool,
-    /// Bulk-load keys; `None` for other files.
-    pub bulk_load: Option<BulkLoadInfo>,
-    /// General Bloom filter type (store files only); `None` for no general Bloom. A store
-    /// file also gets a delete-family Bloom unless the type is ROWCOL, as in HBase.
-    pub bloom: Option<BloomType>,
-    /// Bloom sizing and hashing parameters (HBase's defaults).
-    pub bloom_params: BloomParams,
-}
-
-impl Default for WriterOptions {
-    /// The options of an HBase bulk-load file with family defaults except Bloom (none here).
-    fn default() -> Self {
-        WriterOptions {
-            block_size: DEFAULT_BLOCK_SIZE,
-            compression: Compression::None,
-            encoding: DataBlockEncoding::None,
-            checksum_type: ChecksumType::Crc32c,
-            bytes_per_checksum: DEFAULT_BYTES_PER_CHECKSUM,
-            include_tags: true,
-            include_mvcc: true,
-            compress_tags: false,
-            index_block_size: DEFAULT_MAX_CHUNK_SIZE,
-            index_min_entries: DEFAULT_MIN_ENTRIES,
-            create_time: 0,
-            comparator: COMPARATOR_KV.to_string(),
-            store_file: true,
-            bulk_load: None,
-            bloom: None,
-            bloom_params: BloomParams::default(),
-        }
-    }
-}
-
-/// What a finished file holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteSummary {
-    pub entry_count: u64,
-    pub file_size: u64,
-    pub data_blocks: u64,
-    pub index_levels: u32,
-    pub first_key: Option<Vec<u8>>,
-    pub last_key: Option<Vec<u8>>,
-    /// Min and max timestamp over all cells (TIMERANGE rules), if any cell.
-    pub time_range: Option<(i64, i64)>,
-}
-
-/// Appends blocks to the output, tracking offsets and the per-type previous-block chain.
-struct BlockSink<W: Write> {
-    out: W,
-    pos: u64,
-    prev_offsets: [i64; BlockType::CHAINS],
-    encoder: BlockEncoder,
-    scratch: Vec<u8>,
-}
-
-impl<W: Write> BlockSink<W> {
-    /// Writes one block; returns its offset and on-disk size (header and checksums included).
-    fn write_block(&mut self, block_type: BlockType, payload: &[u8]) -> Result<(u64, u32)> {
-        self.scratch.clear();
-        let chain = block_type.chain_id();
-        let e = self.encoder.encode(
-            block_type,
-            payload,
-            self.prev_offsets[chain],
-            &mut self.scratch,
-        )?;
-        let offset = self.pos;
-        self.out.write_all(&self.scratch).map_err(|e| {
-            FormatError::io(
-                format!("writing {} block at offset {offset}", block_type.name()),
-                e,
-            )
-        })?;
-        self.prev_offsets[chain] = offset as i64;
-        self.pos += e.on_disk_size_with_header as u64;
-        Ok((offset, e.on_disk_size_with_header))
-    }
-}
+use block::{BlockCellEncoder, BlockSink};
+pub use options::{BulkLoadInfo, WriteSummary, WriterOptions, DEFAULT_BLOCK_SIZE};
 
 /// The lengths and fixed fields of a flat key, kept beside its bytes so a [`KeyView`] of it
 /// needs no parsing.
@@ -196,47 +85,6 @@ impl KeyShape {
 #[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || equal_bytes(a, b)
-}
-
-/// The data block encoder: NONE (the common case) called directly so its per-cell work
-/// inlines into `append`; the other encodings through the [`CellEncoder`] trait object.
-enum BlockCellEncoder {
-    None(NoneEncoder),
-    Other(Box<dyn CellEncoder>),
-}
-
-impl BlockCellEncoder {
-    #[inline]
-    fn encoder(&mut self) -> &mut dyn CellEncoder {
-        match self {
-            BlockCellEncoder::None(e) => e,
-            BlockCellEncoder::Other(e) => e.as_mut(),
-        }
-    }
-
-    #[inline]
-    fn encode(&mut self, cell: &CellRef<'_>, out: &mut Vec<u8>) -> Result<()> {
-        match self {
-            BlockCellEncoder::None(e) => e.encode(cell, out),
-            BlockCellEncoder::Other(e) => e.encode(cell, out),
-        }
-    }
-
-    #[inline]
-    fn encoded_bytes(&self) -> usize {
-        match self {
-            BlockCellEncoder::None(e) => e.encoded_bytes(),
-            BlockCellEncoder::Other(e) => e.encoded_bytes(),
-        }
-    }
-
-    #[inline]
-    fn unencoded_bytes(&self) -> usize {
-        match self {
-            BlockCellEncoder::None(e) => e.unencoded_bytes(),
-            BlockCellEncoder::Other(e) => e.unencoded_bytes(),
-        }
-    }
 }
 
 /// Writes one HFile. See the module documentation for the sequencing.
@@ -651,203 +499,6 @@ impl<W: Write> HFileWriter<W> {
     fn include_timestamp(&mut self, ts: i64) {
         self.ts_min = self.ts_min.min(ts);
         self.ts_max = self.ts_max.max(ts);
-    }
-
-    fn new_block(&mut self) {
-        self.settle_last_key();
-        self.payload.clear();
-        self.cell_encoder.encoder().start_block(&mut self.payload);
-        self.block_open = true;
-        self.first_key_in_block = None;
-        if self.entry_count > 0 {
-            self.last_key_of_prev_block = Some(self.last_key.clone());
-        }
-    }
-
-    fn finish_block(&mut self) -> Result<()> {
-        if !self.block_open || self.cell_encoder.unencoded_bytes() == 0 {
-            return Ok(());
-        }
-        self.cell_encoder.encoder().finish_block(&mut self.payload);
-        let block_type = self.opts.encoding.block_type();
-        let (offset, size) = self.sink.write_block(block_type, &self.payload)?;
-        if self.first_data_block_offset < 0 {
-            self.first_data_block_offset = offset as i64;
-        }
-        self.last_data_block_offset = offset as i64;
-        self.data_blocks += 1;
-        self.total_uncompressed_bytes += (HEADER_LEN + self.payload.len()) as u64;
-        let right_bytes = self.first_key_in_block.take().ok_or_else(|| {
-            FormatError::Invalid("internal: data block without a first cell".into())
-        })?;
-        let right = KeyView::parse(&right_bytes)
-            .ok_or_else(|| FormatError::Invalid("internal: first key unparsable".into()))?;
-        let left = self
-            .last_key_of_prev_block
-            .as_deref()
-            .and_then(KeyView::parse);
-        let key = midpoint_key(left.as_ref(), &right);
-        self.index.add_entry(key, offset, size)?;
-        self.block_open = false;
-        Ok(())
-    }
-
-    /// Runs the inline-block protocol for every inline writer, in HBase's order.
-    fn write_inline_blocks(&mut self, closing: bool) -> Result<()> {
-        let mut writers: Vec<&mut dyn InlineBlockWriter> = vec![&mut self.index];
-        if let Some(b) = self.general_bloom.as_mut() {
-            writers.push(b);
-        }
-        if let Some(b) = self.delete_family_bloom.as_mut() {
-            writers.push(b);
-        }
-        for w in writers {
-            while w.should_write_block(closing) {
-                self.inline_buf.clear();
-                w.write_inline_block(&mut self.inline_buf);
-                let (offset, size) = self.sink.write_block(w.block_type(), &self.inline_buf)?;
-                w.block_written(offset, size, self.inline_buf.len() as u32);
-                self.total_uncompressed_bytes += (HEADER_LEN + self.inline_buf.len()) as u64;
-            }
-        }
-        Ok(())
-    }
-
-    fn file_info(&self) -> FileInfo {
-        let mut fi = self.extra_file_info.clone();
-        let o = &self.opts;
-        if self.entry_count > 0 {
-            fi.insert(keys::LASTKEY, self.last_key.clone());
-        }
-        let avg = |total: u64| total.checked_div(self.entry_count).unwrap_or(0) as i32;
-        fi.insert_i32(keys::AVG_KEY_LEN, avg(self.total_key_len));
-        fi.insert_i32(keys::AVG_VALUE_LEN, avg(self.total_value_len));
-        fi.insert_i64(keys::CREATE_TIME_TS, o.create_time);
-        if let Some(k) = &self.biggest_key {
-            fi.insert(keys::KEY_OF_BIGGEST_CELL, k.clone());
-            fi.insert_i64(keys::LEN_OF_BIGGEST_CELL, self.biggest_len);
-        }
-        if o.include_tags {
-            fi.insert_i32(keys::MAX_TAGS_LEN, self.max_tags_len as i32);
-            fi.insert_bool(
-                keys::TAGS_COMPRESSED,
-                o.encoding != DataBlockEncoding::None && o.compress_tags,
-            );
-        }
-        if o.include_mvcc {
-            fi.insert_i64(keys::MAX_MEMSTORE_TS_KEY, self.max_seq_id as i64);
-            fi.insert_i32(keys::KEY_VALUE_VERSION, 1);
-        }
-        if o.encoding != DataBlockEncoding::None {
-            fi.insert(
-                keys::DATA_BLOCK_ENCODING,
-                o.encoding.name().as_bytes().to_vec(),
-            );
-        }
-        if o.store_file {
-            let mut tr = self.ts_min.to_be_bytes().to_vec();
-            tr.extend_from_slice(&self.ts_max.to_be_bytes());
-            fi.insert(keys::TIMERANGE, tr);
-            fi.insert_i64(keys::EARLIEST_PUT_TS, self.earliest_put);
-            fi.insert_i64(keys::DELETE_FAMILY_COUNT, self.delete_family_count);
-            fi.insert_bool(keys::HISTORICAL, false);
-            if let Some(b) = &self.general_bloom {
-                b.add_file_info(&mut fi);
-            }
-        }
-        if let Some(b) = &o.bulk_load {
-            fi.insert_i64(keys::BULKLOAD_TIMESTAMP, b.timestamp);
-            fi.insert(keys::BULKLOAD_SOURCE_TASK, b.task.as_bytes().to_vec());
-            fi.insert_bool(keys::MAJOR_COMPACTION_KEY, true);
-            fi.insert_bool(
-                keys::EXCLUDE_FROM_MINOR_COMPACTION,
-                b.exclude_from_minor_compaction,
-            );
-        }
-        fi
-    }
-
-    /// Completes the file and returns the output and a summary.
-    pub fn finish(mut self) -> Result<(W, WriteSummary)> {
-        if self.failed {
-            return Err(FormatError::Invalid(
-                "writer failed earlier; the file is incomplete".into(),
-            ));
-        }
-        self.finish_block()?;
-        self.settle_last_key();
-        self.write_inline_blocks(true)?;
-
-        let sink = &mut self.sink;
-        let load_on_open = self
-            .index
-            .write_index_blocks(&mut |t, p| sink.write_block(t, p))?;
-
-        // Meta index: single level, no META blocks.
-        let (_, _) = self.sink.write_block(BlockType::RootIndex, &[])?;
-        self.total_uncompressed_bytes += HEADER_LEN as u64;
-
-        let fi_payload = self.file_info().to_payload();
-        let (file_info_offset, _) = self.sink.write_block(BlockType::FileInfo, &fi_payload)?;
-        self.total_uncompressed_bytes += (HEADER_LEN + fi_payload.len()) as u64;
-
-        // Bloom metas: general first, then delete-family; a Bloom with no keys is not written.
-        let metas = [
-            (
-                BlockType::GeneralBloomMeta,
-                self.general_bloom.as_ref().and_then(|b| b.meta_payload()),
-            ),
-            (
-                BlockType::DeleteFamilyBloomMeta,
-                self.delete_family_bloom
-                    .as_ref()
-                    .and_then(|b| b.meta_payload()),
-            ),
-        ];
-        for (block_type, meta) in metas {
-            if let Some(p) = meta {
-                self.sink.write_block(block_type, &p)?;
-                self.total_uncompressed_bytes += (HEADER_LEN + p.len()) as u64;
-            }
-        }
-
-        let trailer = Trailer {
-            file_info_offset,
-            load_on_open_data_offset: load_on_open,
-            uncompressed_data_index_size: self.index.total_uncompressed_size(),
-            total_uncompressed_bytes: self.total_uncompressed_bytes + TRAILER_SIZE as u64,
-            data_index_count: self.index.num_root_entries() as u32,
-            meta_index_count: 0,
-            entry_count: self.entry_count,
-            num_data_index_levels: self.index.num_levels(),
-            first_data_block_offset: self.first_data_block_offset,
-            last_data_block_offset: self.last_data_block_offset,
-            comparator_class_name: self.opts.comparator.clone(),
-            compression_codec: self.opts.compression.id(),
-            encryption_key: None,
-            major_version: MAJOR_VERSION,
-            minor_version: MINOR_VERSION,
-        };
-        let mut tb = Vec::with_capacity(TRAILER_SIZE);
-        trailer.write(&mut tb)?;
-        self.sink
-            .out
-            .write_all(&tb)
-            .map_err(|e| FormatError::io("writing the trailer", e))?;
-        self.sink
-            .out
-            .flush()
-            .map_err(|e| FormatError::io("flushing the file", e))?;
-        let summary = WriteSummary {
-            entry_count: self.entry_count,
-            file_size: self.sink.pos + TRAILER_SIZE as u64,
-            data_blocks: self.data_blocks,
-            index_levels: self.index.num_levels(),
-            first_key: self.first_key.clone(),
-            last_key: (self.entry_count > 0).then(|| self.last_key.clone()),
-            time_range: (self.entry_count > 0).then_some((self.ts_min, self.ts_max)),
-        };
-        Ok((self.sink.out, summary))
     }
 }
 

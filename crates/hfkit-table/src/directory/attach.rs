@@ -1,0 +1,350 @@
+//! Attach (`Table::attach`) makes every file of a bulk-load directory visible in one manifest
+//! commit, or none of them: files are verified, split at region boundaries when they straddle
+//! them, linked (or copied; a symbolic link is followed, never stored) into `data/` and
+//! fsynced, and only then is a new manifest
+//! published. A crash at any point leaves the previous manifest live; files it does not name
+//! are invisible and are removed by the next writer. Spec: `formats/table.md` §"Attach".
+
+use std::path::{Path, PathBuf};
+
+use super::{unique_hex, Table, DATA_DIR, MAX_FILES_PER_REGION_FAMILY, STAGING_DIR};
+use crate::fsops::follow_links;
+use crate::manifest::{Manifest, StoreFileEntry};
+use crate::TableError;
+use hfkit_format::cell::KeyView;
+use hfkit_format::reader::HFileReader;
+use hfkit_format::verify::verify;
+use hfkit_format::writer::HFileWriter;
+
+/// What an attach did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachReport {
+    /// Manifest version published.
+    pub version: u64,
+    /// Sequence id given to every attached file.
+    pub seq_id: u64,
+    pub files: Vec<StoreFileEntry>,
+    /// Input files that straddled region boundaries and were split.
+    pub split_inputs: usize,
+    /// Input files skipped, with the reason (empty files).
+    pub skipped: Vec<(PathBuf, String)>,
+    /// Leftover files of earlier, interrupted writers that were removed first.
+    pub garbage_removed: usize,
+}
+
+/// One input file of an attach, verified.
+struct Input {
+    path: PathBuf,
+    family: String,
+    reader: HFileReader,
+    first_row: Vec<u8>,
+    last_row: Vec<u8>,
+}
+
+impl Table {
+    /// Attaches the HFiles of a bulk-load directory (`DIR/<family>/<hfile>`, as written by
+    /// `hfkit import --out` or HBase's `HFileOutputFormat2`). All or nothing.
+    pub fn attach(&self, bulk_dir: &Path) -> Result<AttachReport, TableError> {
+        let lock = self.lock()?;
+        let garbage_removed = self.collect_garbage(&lock)?;
+        let m = self.manifest()?;
+        let mut skipped = Vec::new();
+        let inputs = self.discover(bulk_dir, &m, &mut skipped)?;
+        if inputs.is_empty() && skipped.is_empty() {
+            return Err(TableError::Invalid(format!(
+                "{}: no HFiles found (expected DIR/<family>/<hfile>)",
+                bulk_dir.display()
+            )));
+        }
+        let seq_id = m.next_seq_id;
+        let staging = self
+            .dir
+            .join(STAGING_DIR)
+            .join(format!("attach-{}", unique_hex()));
+        let mut placed: Vec<PathBuf> = Vec::new();
+        let result = self.place_all(&m, &inputs, seq_id, &staging, &mut placed);
+        let (entries, split_inputs) = match result {
+            Ok(x) => x,
+            Err(e) => {
+                for p in &placed {
+                    let _ = std::fs::remove_file(p);
+                }
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e);
+            }
+        };
+        let mut next = m.clone();
+        next.version += 1;
+        next.next_seq_id += 1;
+        next.files.extend(entries.iter().cloned());
+        let committed = self.commit(&next, &placed);
+        let _ = std::fs::remove_dir_all(&staging);
+        committed?;
+        drop(lock);
+        Ok(AttachReport {
+            version: next.version,
+            seq_id,
+            files: entries,
+            split_inputs,
+            skipped,
+            garbage_removed,
+        })
+    }
+
+    /// Lists and verifies the input files.
+    fn discover(
+        &self,
+        bulk_dir: &Path,
+        m: &Manifest,
+        skipped: &mut Vec<(PathBuf, String)>,
+    ) -> Result<Vec<Input>, TableError> {
+        let mut inputs = Vec::new();
+        let mut unknown = Vec::new();
+        for (fd, kind) in bulk_entries(bulk_dir)? {
+            if !kind.is_dir() {
+                continue;
+            }
+            let family = fd
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if m.family(&family).is_none() {
+                unknown.push(family);
+                continue;
+            }
+            for (path, kind) in bulk_entries(&fd)? {
+                if !kind.is_file() {
+                    continue;
+                }
+                let reader = HFileReader::open(&path)
+                    .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
+                let v = verify(&reader);
+                if let Some(p) = v.problems.first() {
+                    return Err(TableError::Invalid(format!(
+                        "{}: failed verification: {p}{}",
+                        path.display(),
+                        if v.problems.len() > 1 {
+                            format!(" (and {} more problems)", v.problems.len() - 1)
+                        } else {
+                            String::new()
+                        }
+                    )));
+                }
+                if reader.is_empty() {
+                    skipped.push((path, "empty file".into()));
+                    continue;
+                }
+                let (first_row, first_family) = {
+                    let mut s = reader.scanner()?;
+                    let c = s.next()?.ok_or_else(|| {
+                        TableError::Invalid(format!("{}: no first cell", path.display()))
+                    })?;
+                    (c.row.to_vec(), c.family.to_vec())
+                };
+                let last = reader.last_key().and_then(KeyView::parse).ok_or_else(|| {
+                    TableError::Invalid(format!("{}: no valid LASTKEY", path.display()))
+                })?;
+                if first_family != family.as_bytes() || last.family != family.as_bytes() {
+                    return Err(TableError::Invalid(format!(
+                        "{}: holds cells of family '{}' but sits in directory '{family}'",
+                        path.display(),
+                        String::from_utf8_lossy(&first_family)
+                    )));
+                }
+                let last_row = last.row.to_vec();
+                inputs.push(Input {
+                    path,
+                    family: family.clone(),
+                    reader,
+                    first_row,
+                    last_row,
+                });
+            }
+        }
+        if !unknown.is_empty() {
+            return Err(TableError::Invalid(format!(
+                "{}: families not in table {}: {}",
+                bulk_dir.display(),
+                m.table,
+                unknown.join(", ")
+            )));
+        }
+        Ok(inputs)
+    }
+
+    /// Places every input into `data/`, splitting straddling files. Returns the entries and how
+    /// many inputs were split. Paths created are pushed to `placed` as they are made.
+    fn place_all(
+        &self,
+        m: &Manifest,
+        inputs: &[Input],
+        seq_id: u64,
+        staging: &Path,
+        placed: &mut Vec<PathBuf>,
+    ) -> Result<(Vec<StoreFileEntry>, usize), TableError> {
+        let mut entries = Vec::new();
+        let mut split_inputs = 0;
+        let mut per_store: std::collections::HashMap<(String, String), usize> = Default::default();
+        for input in inputs {
+            let ri = m
+                .region_of(&input.first_row)
+                .ok_or_else(|| TableError::Invalid("regions do not cover the key space".into()))?;
+            let rj = m
+                .region_of(&input.last_row)
+                .ok_or_else(|| TableError::Invalid("regions do not cover the key space".into()))?;
+            let pieces: Vec<(usize, PathBuf, bool)> = if ri == rj {
+                vec![(ri, input.path.clone(), false)]
+            } else {
+                split_inputs += 1;
+                self.split_input(m, input, staging)?
+                    .into_iter()
+                    .map(|(r, p)| (r, p, true))
+                    .collect()
+            };
+            for (region_idx, src, staged) in pieces {
+                let region = &m.regions[region_idx];
+                let n = per_store
+                    .entry((region.id.clone(), input.family.clone()))
+                    .or_default();
+                *n += 1;
+                if *n > MAX_FILES_PER_REGION_FAMILY {
+                    return Err(TableError::Invalid(format!(
+                        "more than {MAX_FILES_PER_REGION_FAMILY} files for region {} family {} in one attach",
+                        region.id, input.family
+                    )));
+                }
+                let fam_dir = self.dir.join(DATA_DIR).join(&region.id).join(&input.family);
+                self.fs
+                    .create_dir_all(&fam_dir)
+                    .map_err(|e| TableError::io(&fam_dir, e))?;
+                let name = format!("{}_SeqId_{seq_id}_", unique_hex());
+                let dest = fam_dir.join(&name);
+                if staged {
+                    self.fs
+                        .rename(&src, &dest)
+                        .map_err(|e| TableError::io(&dest, e))?;
+                } else {
+                    self.fs
+                        .link_or_copy(&src, &dest)
+                        .map_err(|e| TableError::io(&dest, e))?;
+                }
+                placed.push(dest.clone());
+                self.fs
+                    .sync_dir(&fam_dir)
+                    .map_err(|e| TableError::io(&fam_dir, e))?;
+                for d in [fam_dir.parent(), fam_dir.parent().and_then(Path::parent)]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.fs.sync_dir(d).map_err(|e| TableError::io(d, e))?;
+                }
+                let reader = HFileReader::open(&dest)?;
+                let size = std::fs::metadata(&dest)
+                    .map_err(|e| TableError::io(&dest, e))?
+                    .len();
+                let first_row = {
+                    let mut s = reader.scanner()?;
+                    s.next()?.map(|c| c.row.to_vec()).unwrap_or_default()
+                };
+                let last_row = reader
+                    .last_key()
+                    .and_then(KeyView::parse)
+                    .map(|k| k.row.to_vec())
+                    .unwrap_or_default();
+                let (min_ts, max_ts) = reader
+                    .file_info()
+                    .time_range()
+                    .unwrap_or((i64::MIN, i64::MAX));
+                entries.push(StoreFileEntry {
+                    region: region.id.clone(),
+                    family: input.family.clone(),
+                    name,
+                    seq_id,
+                    size,
+                    entries: reader.entry_count(),
+                    first_row,
+                    last_row,
+                    min_ts,
+                    max_ts,
+                });
+            }
+        }
+        Ok((entries, split_inputs))
+    }
+
+    /// Rewrites a straddling input as one file per region it covers (family settings), in
+    /// `staging`. Returns (region index, staged path) pairs.
+    fn split_input(
+        &self,
+        m: &Manifest,
+        input: &Input,
+        staging: &Path,
+    ) -> Result<Vec<(usize, PathBuf)>, TableError> {
+        let family = m
+            .family(&input.family)
+            .ok_or_else(|| TableError::Invalid(format!("family {} vanished", input.family)))?;
+        self.fs
+            .create_dir_all(staging)
+            .map_err(|e| TableError::io(staging, e))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let mut opts = family.writer_options(now)?;
+        opts.include_tags = input.reader.encoding_context().include_tags || opts.include_tags;
+        let mut out = Vec::new();
+        let mut scanner = input.reader.scanner()?;
+        let mut current: Option<(usize, HFileWriter<Vec<u8>>)> = None;
+        let finish = |cur: Option<(usize, HFileWriter<Vec<u8>>)>,
+                      out: &mut Vec<(usize, PathBuf)>|
+         -> Result<(), TableError> {
+            if let Some((region, w)) = cur {
+                let (bytes, _) = w.finish()?;
+                let p = staging.join(format!("{}.{region}", unique_hex()));
+                self.fs
+                    .write_file(&p, &bytes)
+                    .map_err(|e| TableError::io(&p, e))?;
+                out.push((region, p));
+            }
+            Ok(())
+        };
+        while let Some(cell) = scanner.next()? {
+            let region = m
+                .region_of(cell.row)
+                .ok_or_else(|| TableError::Invalid("regions do not cover the key space".into()))?;
+            if current.as_ref().map(|(r, _)| *r) != Some(region) {
+                finish(current.take(), &mut out)?;
+                current = Some((region, HFileWriter::new(Vec::new(), opts.clone())?));
+            }
+            if let Some((_, w)) = current.as_mut() {
+                w.append(&cell)?;
+            }
+        }
+        finish(current.take(), &mut out)?;
+        self.fs
+            .sync_dir(staging)
+            .map_err(|e| TableError::io(staging, e))?;
+        Ok(out)
+    }
+}
+
+/// The entries of a bulk-load directory or of one of its family directories that attach reads,
+/// sorted, each with its type (of the target, for a link): names starting with `.` or `_` are left out,
+/// symbolic links are followed, and one that leads nowhere is an error naming it (a family or a
+/// file silently left out would be data missing from the table).
+fn bulk_entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, TableError> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| TableError::io(dir, e))? {
+        let p = e.map_err(|e| TableError::io(dir, e))?.path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(['_', '.']))
+        {
+            continue;
+        }
+        let target = follow_links(&p).map_err(|e| TableError::Invalid(e.to_string()))?;
+        let md = std::fs::metadata(&target).map_err(|e| TableError::io(&p, e))?;
+        out.push((p, md.file_type()));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
