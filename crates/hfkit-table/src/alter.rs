@@ -4,21 +4,24 @@
 use crate::directory::Table;
 use crate::manifest::FamilyEntry;
 use crate::read::family_read_settings;
+use crate::schema::BloomFilterKind;
 use crate::TableError;
+use hfkit_format::compression::Compression;
+use hfkit_format::encoding::DataBlockEncoding;
+use hfkit_read::KeepDeletedCells;
 
 /// Changes to a family's settings (`None` = unchanged).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FamilyChanges {
-    pub compression: Option<String>,
-    pub data_block_encoding: Option<String>,
-    pub bloom_filter: Option<String>,
+    pub compression: Option<Compression>,
+    pub data_block_encoding: Option<DataBlockEncoding>,
+    pub bloom_filter: Option<BloomFilterKind>,
     pub block_size: Option<u32>,
     pub versions: Option<u32>,
     pub min_versions: Option<u32>,
     /// `Some(None)` = FOREVER.
     pub ttl_seconds: Option<Option<u64>>,
-    /// `FALSE`, `TRUE` or `TTL`.
-    pub keep_deleted_cells: Option<String>,
+    pub keep_deleted_cells: Option<KeepDeletedCells>,
 }
 
 impl Table {
@@ -36,19 +39,19 @@ impl Table {
             .iter_mut()
             .find(|f| f.name == family)
             .ok_or_else(|| TableError::Invalid(format!("no family '{family}'")))?;
-        if let Some(v) = &changes.compression {
-            f.compression = v.to_ascii_uppercase();
+        if let Some(v) = changes.compression {
+            f.compression = v.name().into();
         }
-        if let Some(v) = &changes.data_block_encoding {
-            f.data_block_encoding = v.to_ascii_uppercase();
+        if let Some(v) = changes.data_block_encoding {
+            f.data_block_encoding = v.name().into();
         }
-        if let Some(v) = &changes.bloom_filter {
-            f.bloom_filter = v.to_ascii_uppercase();
+        if let Some(v) = changes.bloom_filter {
+            f.bloom_filter = v.manifest_form();
             // HBase keeps the ROWPREFIX_FIXED_LENGTH prefix length in the family configuration.
-            if let Some(n) = f.bloom_filter.strip_prefix("ROWPREFIX_FIXED_LENGTH:") {
+            if let BloomFilterKind::RowPrefixFixedLength(n) = v {
                 f.other
                     .configuration
-                    .insert(crate::schema::ROW_PREFIX_LENGTH_KEY.into(), n.into());
+                    .insert(crate::schema::ROW_PREFIX_LENGTH_KEY.into(), n.to_string());
             }
         }
         if let Some(v) = changes.block_size {
@@ -63,8 +66,8 @@ impl Table {
         if let Some(v) = changes.ttl_seconds {
             f.ttl_seconds = v;
         }
-        if let Some(v) = &changes.keep_deleted_cells {
-            f.keep_deleted_cells = v.to_ascii_uppercase();
+        if let Some(v) = changes.keep_deleted_cells {
+            f.keep_deleted_cells = v.name().into();
         }
         validate_family(f)?;
         let out = f.clone();

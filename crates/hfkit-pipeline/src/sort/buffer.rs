@@ -67,7 +67,13 @@ impl GroupCursor {
                 self.merged.sort_unstable_by(|&x, &y| {
                     match (decode(&arena[x..]), decode(&arena[y..])) {
                         (Some(a), Some(b)) => compare(&a, &b),
-                        _ => Ordering::Equal,
+                        (a, b) => {
+                            debug_assert!(
+                                a.is_some() && b.is_some(),
+                                "every record the sorter wrote decodes"
+                            );
+                            Ordering::Equal
+                        }
                     }
                 });
                 let before = self.merged.len();
@@ -75,7 +81,13 @@ impl GroupCursor {
                 self.merged.dedup_by(|&mut x, &mut kept| {
                     match (decode(&arena[x..]), decode(&arena[kept..])) {
                         (Some(a), Some(b)) => a.same_coordinates(&b),
-                        _ => false,
+                        (a, b) => {
+                            debug_assert!(
+                                a.is_some() && b.is_some(),
+                                "every record the sorter wrote decodes"
+                            );
+                            false
+                        }
                     }
                 });
                 self.duplicates += (before - self.merged.len()) as u64;
@@ -110,7 +122,13 @@ pub(super) fn sort_groups(arena: &[u8], entries: &mut [Group], parallel: bool) {
                     .family
                     .cmp(&b.family)
                     .then_with(|| compare_bytes(a.row, b.row)),
-                _ => Ordering::Equal,
+                (a, b) => {
+                    debug_assert!(
+                        a.is_some() && b.is_some(),
+                        "every record the sorter wrote decodes"
+                    );
+                    Ordering::Equal
+                }
             })
     };
     if parallel {

@@ -19,7 +19,7 @@ use hfkit_format::writer::HFileWriter;
 use hfkit_read::matcher::{
     cell_ttl_expired, oldest_unexpired_ts, ColumnTracker, DeleteResult, DeleteTracker, MatchCode,
 };
-use hfkit_read::{FamilyReadSettings, KeepDeleted, MergeScanner, ReadError};
+use hfkit_read::{FamilyReadSettings, KeepDeletedCells, MergeScanner, ReadError};
 
 /// Which compaction rules apply (HBase's scan types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +37,7 @@ struct CompactionMatcher {
     rules: Rules,
     deletes: DeleteTracker,
     columns: ColumnTracker,
-    keep: KeepDeleted,
+    keep: KeepDeletedCells,
     min_versions: u32,
     oldest: i64,
     now: i64,
@@ -73,8 +73,8 @@ impl CompactionMatcher {
 
     /// `CompactionScanQueryMatcher.trackDelete`.
     fn track_delete(&mut self, cell: &CellRef<'_>) {
-        if self.keep == KeepDeleted::False
-            || (self.keep == KeepDeleted::Ttl && cell.timestamp < self.oldest)
+        if self.keep == KeepDeletedCells::False
+            || (self.keep == KeepDeletedCells::Ttl && cell.timestamp < self.oldest)
         {
             self.deletes.add(cell);
         }
@@ -103,8 +103,8 @@ impl CompactionMatcher {
                 }
                 Rules::DropDeletes { earliest_put_ts } => {
                     self.track_delete(cell);
-                    let keep_marker = self.keep == KeepDeleted::True
-                        || (self.keep == KeepDeleted::Ttl && ts >= self.oldest);
+                    let keep_marker = self.keep == KeepDeletedCells::True
+                        || (self.keep == KeepDeletedCells::Ttl && ts >= self.oldest);
                     if !keep_marker {
                         return MatchCode::Skip;
                     }

@@ -286,10 +286,7 @@ impl Table {
         self.fs
             .create_dir_all(staging)
             .map_err(|e| TableError::io(staging, e))?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let now = hfkit_format::cell::now_ms();
         let mut opts = family.writer_options(now)?;
         opts.include_tags = input.reader.encoding_context().include_tags || opts.include_tags;
         let mut out = Vec::new();

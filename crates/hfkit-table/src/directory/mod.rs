@@ -31,7 +31,7 @@ use crate::manifest::{self, Attributes, FamilyEntry, Manifest, StoreFileEntry, M
 use crate::TableError;
 use hfkit_format::error::FormatError;
 use hfkit_format::reader::HFileReader;
-use hfkit_format::verify::verify;
+use hfkit_format::verify::{verify, Problem};
 
 pub use attach::AttachReport;
 pub use garbage::CheckReport;
@@ -67,14 +67,33 @@ pub struct WriterLock {
 /// `cells` cells; the problem found, if any. What deletes or replaces data, or hands files out
 /// (compaction outputs, snapshot restore, clone, export), calls this on the files it relies
 /// on: `formats/table.md` §"Checks before data is replaced, deleted or handed out".
-pub fn verify_store_file(path: &Path, cells: u64) -> Result<(), String> {
-    let reader = HFileReader::open(path).map_err(|e| e.to_string())?;
-    let v = verify(&reader);
-    match v.problems.first() {
-        Some(p) => Err(p.to_string()),
-        None if v.cells != cells => Err(format!("{} cells, {cells} expected", v.cells)),
-        None => Ok(()),
+pub fn verify_store_file(path: &Path, cells: u64) -> Result<(), StoreFileCheckError> {
+    let reader = HFileReader::open(path).map_err(StoreFileCheckError::Open)?;
+    let mut v = verify(&reader);
+    if !v.problems.is_empty() {
+        return Err(StoreFileCheckError::Problem(v.problems.swap_remove(0)));
     }
+    if v.cells != cells {
+        return Err(StoreFileCheckError::CellCount {
+            found: v.cells,
+            expected: cells,
+        });
+    }
+    Ok(())
+}
+
+/// Why [`verify_store_file`] refused a file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreFileCheckError {
+    /// The file does not open as an HFile.
+    #[error("{0}")]
+    Open(FormatError),
+    /// The first problem verification found (with its block's offset when it has one).
+    #[error("{0}")]
+    Problem(Problem),
+    /// The file verifies but holds another number of cells.
+    #[error("{found} cells, {expected} expected")]
+    CellCount { found: u64, expected: u64 },
 }
 
 /// [`verify_store_file`] of the copy at `copy` of table file `source`, as an error naming the

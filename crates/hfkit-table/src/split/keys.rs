@@ -10,6 +10,21 @@ use std::path::Path;
 
 use crate::error::{At, Location, SchemaError};
 
+/// What [`to_bytes_binary`] refuses, at `at`: the character's place in the text, from 1.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BytesBinaryError {
+    #[error(
+        "escape '\\x{}{}' at character {at}: HBase only decodes upper-case hex digits and would keep it as four characters; write '\\x{}{}'",
+        .digits[0], .digits[1], .digits[0].to_ascii_uppercase(), .digits[1].to_ascii_uppercase()
+    )]
+    LowerCaseEscape { at: usize, digits: [char; 2] },
+    #[error(
+        "character '{c}' (U+{:04X}) at character {at}: HBase keeps only its low byte; write the intended bytes as \\xNN escapes",
+        u32::from(*.c)
+    )]
+    WideCharacter { at: usize, c: char },
+}
+
 /// HBase's `Bytes.toBytesBinary`: `\xNN` with two hex digits is the byte 0xNN, any other
 /// character is one byte.
 ///
@@ -18,7 +33,7 @@ use crate::error::{At, Location, SchemaError};
 /// surprises, so this refuses (with a message saying why) a character above U+00FF and a `\x`
 /// followed by two hex digits that are not all upper-case. A `\` not starting such an escape is
 /// kept as is, as in HBase.
-pub fn to_bytes_binary(s: &str) -> Result<Vec<u8>, String> {
+pub fn to_bytes_binary(s: &str) -> Result<Vec<u8>, BytesBinaryError> {
     let chars: Vec<char> = s.chars().collect();
     let mut out = Vec::with_capacity(chars.len());
     let mut i = 0;
@@ -34,22 +49,15 @@ pub fn to_bytes_binary(s: &str) -> Result<Vec<u8>, String> {
                 continue;
             }
             if h1.is_ascii_hexdigit() && h2.is_ascii_hexdigit() {
-                return Err(format!(
-                    "escape '\\x{h1}{h2}' at character {}: HBase only decodes upper-case hex \
-                     digits and would keep it as four characters; write '\\x{}{}'",
-                    i + 1,
-                    h1.to_ascii_uppercase(),
-                    h2.to_ascii_uppercase()
-                ));
+                return Err(BytesBinaryError::LowerCaseEscape {
+                    at: i + 1,
+                    digits: [h1, h2],
+                });
             }
         }
         let code = c as u32;
         if code > 0xFF {
-            return Err(format!(
-                "character '{c}' (U+{code:04X}) at character {}: HBase keeps only its low byte; \
-                 write the intended bytes as \\xNN escapes",
-                i + 1
-            ));
+            return Err(BytesBinaryError::WideCharacter { at: i + 1, c });
         }
         out.push(code as u8);
         i += 1;
@@ -99,10 +107,10 @@ pub fn parse_splits_file(source: &str, text: &str) -> Result<Vec<Vec<u8>>, Schem
                 reason: "empty line: HBase refuses an empty split key".into(),
             });
         }
-        let key = to_bytes_binary(line).map_err(|reason| SchemaError::SplitKey {
+        let key = to_bytes_binary(line).map_err(|e| SchemaError::SplitKey {
             at: at.clone(),
             key: line.to_string(),
-            reason,
+            reason: e.to_string(),
         })?;
         keys.push(key);
     }
@@ -142,9 +150,25 @@ mod tests {
         // Latin-1 characters are one byte, as in HBase.
         assert_eq!(to_bytes_binary("\u{e9}").unwrap(), [0xE9]);
         let e = to_bytes_binary("ab\\xff").unwrap_err();
-        assert!(e.contains("\\xFF") && e.contains("character 3"), "{e}");
-        let e = to_bytes_binary("€").unwrap_err();
-        assert!(e.contains("U+20AC"), "{e}");
+        assert_eq!(
+            e,
+            BytesBinaryError::LowerCaseEscape {
+                at: 3,
+                digits: ['f', 'f']
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "escape '\\xff' at character 3: HBase only decodes upper-case hex digits and would \
+             keep it as four characters; write '\\xFF'"
+        );
+        let e = to_bytes_binary("a€").unwrap_err();
+        assert_eq!(e, BytesBinaryError::WideCharacter { at: 2, c: '€' });
+        assert_eq!(
+            e.to_string(),
+            "character '€' (U+20AC) at character 2: HBase keeps only its low byte; write the \
+             intended bytes as \\xNN escapes"
+        );
         assert_eq!(to_string_binary(b"a\\b\x00\x7f~ "), "a\\x5Cb\\x00\\x7F~ ");
     }
 

@@ -23,7 +23,9 @@ mod keys;
 use crate::error::{At, SchemaError};
 
 pub use algorithm::{NumberStringSplit, SplitAlgorithm, Splitter, UniformSplit, MAX_REGIONS};
-pub use keys::{parse_splits_file, read_splits_file, to_bytes_binary, to_string_binary};
+pub use keys::{
+    parse_splits_file, read_splits_file, to_bytes_binary, to_string_binary, BytesBinaryError,
+};
 
 /// The sorted, validated split keys of a table: region `i` covers `[key_{i-1}, key_i)`, region 0
 /// starts at the empty row and the last region ends at the empty row.
