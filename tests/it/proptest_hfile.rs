@@ -578,6 +578,27 @@ fn sweep_cells(n: usize) -> Vec<Cell> {
 
 /// A fixed sweep over block and index chunk sizes that must produce index depths 1, 2 and 3,
 /// each file checked like the property test (every codec and checksum type are visited).
+/// Keys larger than an index block: past the first `index_min_entries` entries every
+/// intermediate chunk holds one entry (HBase's `writeIntermediateLevel` does the same), so the
+/// index grows to the 16 levels HBase's writer stops at; the reader takes every depth the
+/// writer writes (it refused more than 10, found by `scan_seek_and_get_match_the_model`).
+#[test]
+fn keys_larger_than_an_index_block_read_back_at_any_depth() {
+    let long = "x".repeat(2000);
+    let cells: Vec<Cell> = (0..40)
+        .map(|i| Cell::put(format!("{long}{i:04}").as_bytes(), b"f", b"q", 1, b"v"))
+        .collect();
+    let opts = WriterOptions {
+        block_size: 64,
+        index_block_size: 1024,
+        index_min_entries: 2,
+        ..WriterOptions::default()
+    };
+    let probes: Vec<Vec<u8>> = cells.iter().step_by(7).map(|c| c.as_ref().key()).collect();
+    let depth = check(&cells, &opts, &probes);
+    assert!(depth > 10, "{depth}");
+}
+
 #[test]
 fn sweep_produces_index_depths_1_2_and_3() {
     let cells = sweep_cells(2000);

@@ -27,9 +27,10 @@ pub const MINOR_VERSION: u32 = 3;
 /// Oldest minor version read: 1 = blocks carry checksums and 33-byte headers (minor 0 had
 /// 24-byte headers, which hfkit does not read).
 pub const MIN_MINOR_VERSION: u32 = 1;
-/// Most data index levels accepted: HBase's default 128 KiB index blocks would need more
-/// than 2^100 data blocks for 10 levels.
-pub const MAX_INDEX_LEVELS: u32 = 10;
+/// Most data index levels accepted: the 16 HBase's writer (and ours) stops at. Keys longer
+/// than an index block reach it with few blocks: past `hfile.index.block.min.entries`, each
+/// intermediate index block then holds one entry.
+pub const MAX_INDEX_LEVELS: u32 = super::index::MAX_LEVELS;
 /// Comparator name HBase master writes for user tables.
 pub const COMPARATOR_INNER_STORE: &str = "org.apache.hadoop.hbase.InnerStoreCellComparator";
 /// Comparator name HBase 2.x writes for user tables; readable by 2.x (including 2.4) and 3.x.
