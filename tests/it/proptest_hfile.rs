@@ -483,7 +483,15 @@ fn check(cells: &[Cell], opts: &WriterOptions, probes: &[Vec<u8>]) -> u32 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // Failing seeds are kept beside this file (`<name>.proptest-regressions`) and re-run first:
+    // the default place is relative to a crate root, which tests/it/main.rs is not.
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn scan_seek_and_get_match_the_model(

@@ -425,7 +425,15 @@ fn show(cells: &[Cell]) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // Failing seeds are kept beside this file (`<name>.proptest-regressions`) and re-run first:
+    // the default place is relative to a crate root, which tests/it/main.rs is not.
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn get_and_scan_match_the_model(case in arb_case()) {
