@@ -59,6 +59,11 @@ two of `hfkit import --help` create the table /tmp/hfkit-users and the bulk-load
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The S3 endpoint for s3:// locations (an S3-compatible store: MinIO, Ceph, a loopback
+    /// test server; http:// allowed). Credentials and region come from the AWS environment
+    /// variables or ~/.aws files (formats/storage.md).
+    #[arg(long, global = true, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -146,6 +151,9 @@ where
             return code;
         }
     };
+    hfkit_storage::configure(hfkit_storage::StorageConfig::with_endpoint(
+        cli.s3_endpoint.clone(),
+    ));
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match cli.command {

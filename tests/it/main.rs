@@ -24,6 +24,7 @@ mod proptest_hfile;
 mod read_model;
 mod read_semantics;
 mod reader_garbage;
+mod s3_io;
 mod table_attach;
 mod table_create;
 mod table_read;

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
 //! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
+//! | `remote_input` | inputs on object storage: globs by listing, CSV streamed, Parquet by ranged reads | `storage.md`, `import.md` §"Sources" |
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
 //! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
@@ -33,6 +34,7 @@ pub mod output;
 pub mod parquet_source;
 pub mod plan;
 pub mod regions;
+mod remote_input;
 pub mod retention;
 pub mod route;
 pub mod rowkey;

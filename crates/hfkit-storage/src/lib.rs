@@ -8,6 +8,7 @@
 //! | [`location`] | [`Location`]: `s3://bucket/prefix`, `file://path`, plain paths |
 //! | [`config`] | [`StorageConfig`]: endpoint, region and credentials (AWS variables and files, `--s3-endpoint`), retries |
 //! | [`store`] | [`Store`]: read (whole, range, streaming), head, list, put (overwrite, create-only, if-match), delete, copy |
+//! | [`shared`] | the process's settings ([`configure`]) and one store per bucket ([`store_for`]) |
 //! | [`upload`] | [`Upload`]: a streaming multipart upload with bounded memory, completed or aborted |
 //!
 //! Only S3 is compiled in (`object_store`'s `aws` feature). GCS and Azure are not: each brings
@@ -21,11 +22,13 @@
 
 pub mod config;
 pub mod location;
+pub mod shared;
 pub mod store;
 pub mod upload;
 
 pub use config::StorageConfig;
 pub use location::Location;
+pub use shared::{configure, store_for, total_stats};
 pub use store::{ObjectInfo, PutCondition, Store, StoreStats};
 pub use upload::Upload;
 

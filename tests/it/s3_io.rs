@@ -1,0 +1,199 @@
+//! Imports from and to object storage (`s3://`, against moto on loopback: `hfkit-testkit::s3`)
+//! give exactly the cells of the same import on local files: inputs (CSV, TSV, gzip, zstd,
+//! Parquet by ranged reads, globs) and bulk-load outputs (streamed multipart uploads,
+//! published at the end, nothing left by a failed import). `formats/storage.md`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use hfkit::format::reader::HFileReader;
+use hfkit::storage::{Location, PutCondition, StorageConfig, Store};
+use hfkit_testkit::s3::S3Server;
+
+use crate::common::{hfkit, text};
+
+const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
+
+/// The seed designs: schema and input.
+const DESIGNS: [(&str, &str); 4] = [
+    ("users.toml", "users.csv"),
+    ("orders.toml", "orders.csv"),
+    ("events.toml", "events.csv"),
+    ("sensors.toml", "sensors.tsv"),
+];
+
+pub fn store(server: &S3Server) -> Store {
+    let loc = Location::parse(&server.url("")).unwrap();
+    Store::open(&loc, &StorageConfig::with_endpoint(Some(server.endpoint()))).unwrap()
+}
+
+pub fn put(server: &S3Server, key: &str, data: Vec<u8>) -> String {
+    let url = server.url(key);
+    store(server)
+        .put(
+            &Location::parse(&url).unwrap(),
+            data,
+            PutCondition::Overwrite,
+        )
+        .unwrap();
+    url
+}
+
+/// Every cell of every HFile below `dir` (index tables' too), with the directory it sits in
+/// (family, or `.indexes/<table>/<family>`), as text; file names left out (they are random).
+pub fn bulk_cells(dir: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p
+                .parent()
+                .unwrap()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let r = HFileReader::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let mut s = r.scanner().unwrap();
+            while let Some(c) = s.next().unwrap() {
+                out.insert(format!(
+                    "{rel} {:?}/{:?}:{:?}/{}/{:?} = {:?}",
+                    c.row, c.family, c.qualifier, c.timestamp, c.cell_type, c.value
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `hfkit import --schema SCHEMA INPUT... --out OUT` with the server as endpoint; panics with
+/// stderr on failure.
+pub fn import(server: &S3Server, schema: &str, inputs: &[&str], out: &str) {
+    let schema = format!("{SEEDS}/{schema}");
+    let endpoint = server.endpoint();
+    let mut args = vec!["import", "--s3-endpoint", &endpoint, "--schema", &schema];
+    args.extend(inputs);
+    args.extend(["--out", out, "--quiet"]);
+    let o = hfkit(&args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+}
+
+fn local_import(server: &S3Server, schema: &str, input: &Path) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("bulk");
+    import(
+        server,
+        schema,
+        &[input.to_str().unwrap()],
+        out.to_str().unwrap(),
+    );
+    (t, out)
+}
+
+/// Every seed design imported from `s3://` (plain, gzip, zstd, and a glob) gives exactly the
+/// cells of the same import from the local file.
+#[test]
+fn seeds_from_s3_import_exactly_like_local() {
+    let Some(server) = S3Server::start("seeds_from_s3_import_exactly_like_local") else {
+        return;
+    };
+    for (schema, input) in DESIGNS {
+        let local = Path::new(SEEDS).join(input);
+        let (_t, expected) = local_import(&server, schema, &local);
+        let expected = bulk_cells(&expected);
+        assert!(expected.len() > 100, "{schema}: {} cells", expected.len());
+        let data = std::fs::read(&local).unwrap();
+        let plain = put(&server, &format!("in/{input}"), data.clone());
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, &data).unwrap();
+        let gz = put(&server, &format!("in/{input}.gz"), gz.finish().unwrap());
+        let zst = put(
+            &server,
+            &format!("in/{input}.zst"),
+            zstd::encode_all(&data[..], 3).unwrap(),
+        );
+        let glob = server.url(&format!("in/{}*.gz", &input[..3]));
+        for url in [plain, gz, zst, glob] {
+            let t = tempfile::tempdir().unwrap();
+            let out = t.path().join("bulk");
+            import(&server, schema, &[&url], out.to_str().unwrap());
+            assert!(
+                bulk_cells(&out) == expected,
+                "{schema} from {url}: cells differ"
+            );
+        }
+    }
+}
+
+/// A Parquet input of several row groups on `s3://` (read by ranged requests, row group by
+/// row group, only the mapped columns) gives the cells of the local Parquet file and of the
+/// CSV it was made from.
+#[test]
+fn parquet_from_s3_imports_exactly_like_local() {
+    let Some(server) = S3Server::start("parquet_from_s3_imports_exactly_like_local") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let csv = Path::new(SEEDS).join("users.csv");
+    let parquet = t.path().join("users.parquet");
+    write_parquet(&csv, &parquet, 100);
+    let (_a, from_csv) = local_import(&server, "users.toml", &csv);
+    let (_b, from_parquet) = local_import(&server, "users.toml", &parquet);
+    let expected = bulk_cells(&from_csv);
+    assert!(
+        bulk_cells(&from_parquet) == expected,
+        "local parquet differs from csv"
+    );
+    let url = put(
+        &server,
+        "in/users.parquet",
+        std::fs::read(&parquet).unwrap(),
+    );
+    let out = t.path().join("from-s3");
+    import(&server, "users.toml", &[&url], out.to_str().unwrap());
+    assert!(bulk_cells(&out) == expected, "parquet from s3 differs");
+}
+
+/// A CSV file as Parquet: every column a string, `rows_per_group` rows per row group.
+fn write_parquet(csv: &Path, out: &Path, rows_per_group: usize) {
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let mut r = csv::Reader::from_path(csv).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let mut cols: Vec<Vec<Option<String>>> = vec![Vec::new(); header.len()];
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        for (i, c) in cols.iter_mut().enumerate() {
+            let v = rec.get(i).unwrap_or("");
+            c.push((!v.is_empty()).then(|| v.to_string()));
+        }
+    }
+    let schema = Arc::new(Schema::new(
+        header
+            .iter()
+            .map(|h| Field::new(h, DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = cols
+        .into_iter()
+        .map(|c| Arc::new(StringArray::from(c)) as ArrayRef)
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), arrays).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(out).unwrap(),
+        schema,
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
