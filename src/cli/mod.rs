@@ -23,6 +23,7 @@ mod import;
 mod maint;
 mod packaging;
 mod read;
+mod remote_out;
 mod table;
 
 use std::io::{self, Write};

@@ -197,3 +197,151 @@ fn write_parquet(csv: &Path, out: &Path, rows_per_group: usize) {
     w.write(&batch).unwrap();
     w.close().unwrap();
 }
+
+/// Downloads every object below `url` into `dir`, keeping the relative names.
+pub fn download(server: &S3Server, url: &str, dir: &Path) -> usize {
+    let store = store(server);
+    let base = Location::parse(url).unwrap();
+    let objects = store.list(&base).unwrap();
+    for o in &objects {
+        let rel = o.location.relative_to(&base).unwrap();
+        let to = dir.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        store.download(&o.location, &to).unwrap();
+    }
+    objects.len()
+}
+
+/// Every seed design imported to `--out s3://...` (index tables included) gives exactly the
+/// objects and cells of the same import to a local directory, and leaves neither a multipart
+/// upload in progress nor a staging directory.
+#[test]
+fn seeds_to_s3_equal_local() {
+    let Some(server) = S3Server::start("seeds_to_s3_equal_local") else {
+        return;
+    };
+    for (schema, input) in DESIGNS {
+        let local = Path::new(SEEDS).join(input);
+        let (_t, expected_dir) = local_import(&server, schema, &local);
+        let t = tempfile::tempdir().unwrap();
+        let temp = t.path().join("temp");
+        std::fs::create_dir(&temp).unwrap();
+        let url = server.url(&format!("out/{schema}"));
+        let args = [
+            "--temp-dir",
+            temp.to_str().unwrap(),
+            local.to_str().unwrap(),
+        ];
+        import(&server, schema, &args, &url);
+        let got = t.path().join("got");
+        let n = download(&server, &url, &got);
+        let expected_files = count_files(&expected_dir);
+        assert_eq!(n, expected_files, "{schema}: objects vs local files");
+        assert!(
+            bulk_cells(&got) == bulk_cells(&expected_dir),
+            "{schema}: cells differ"
+        );
+        assert!(
+            server.multipart_uploads().is_empty(),
+            "{:?}",
+            server.multipart_uploads()
+        );
+        assert_eq!(
+            std::fs::read_dir(&temp).unwrap().count(),
+            0,
+            "staging left in --temp-dir"
+        );
+        // The destination now holds output: a second import there is refused, before it runs.
+        let schema_path = format!("{SEEDS}/{schema}");
+        let endpoint = server.endpoint();
+        let o = hfkit(&[
+            "import",
+            "--s3-endpoint",
+            &endpoint,
+            "--schema",
+            &schema_path,
+            local.to_str().unwrap(),
+            "--out",
+            &url,
+            "--quiet",
+        ]);
+        assert!(!o.status.success());
+        assert!(
+            text(&o.stderr).contains("already holds"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+}
+
+/// An import that fails leaves nothing under its destination: bad input (before any upload),
+/// and a file that cannot be read half-way through publishing (uploads started are aborted:
+/// no object, no multipart upload left).
+#[test]
+fn failed_import_to_s3_leaves_nothing() {
+    let Some(server) = S3Server::start("failed_import_to_s3_leaves_nothing") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let bad = t.path().join("bad.csv");
+    let mut data = std::fs::read_to_string(Path::new(SEEDS).join("users.csv")).unwrap();
+    data.push_str("1,2\n");
+    std::fs::write(&bad, data).unwrap();
+    let url = server.url("out/bad");
+    let schema = format!("{SEEDS}/users.toml");
+    let endpoint = server.endpoint();
+    let o = hfkit(&[
+        "import",
+        "--s3-endpoint",
+        &endpoint,
+        "--schema",
+        &schema,
+        bad.to_str().unwrap(),
+        "--out",
+        &url,
+        "--quiet",
+    ]);
+    assert!(!o.status.success(), "the bad record was not refused");
+    assert_eq!(download(&server, &url, &t.path().join("got")), 0);
+
+    // Publishing: two files upload (multipart, not completed), the third cannot be opened.
+    let src = t.path().join("src");
+    std::fs::create_dir_all(src.join("f")).unwrap();
+    std::fs::write(src.join("f/a"), vec![1u8; 6 << 20]).unwrap();
+    std::fs::write(src.join("f/b"), b"b").unwrap();
+    std::os::unix::fs::symlink(t.path().join("gone"), src.join("f/c")).unwrap();
+    // In-process: this is the only test of the binary configuring the shared storage.
+    hfkit::storage::configure(StorageConfig::with_endpoint(Some(server.endpoint())));
+    let dest = Location::parse(&server.url("out/publish")).unwrap();
+    let e = hfkit::pipeline::remote_output::publish(&[(src.clone(), dest)], 5 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("f/c"), "{e}");
+    assert_eq!(
+        download(&server, &server.url("out"), &t.path().join("got2")),
+        0
+    );
+    assert!(
+        server.multipart_uploads().is_empty(),
+        "{:?}",
+        server.multipart_uploads()
+    );
+    // Without the bad file the same publish completes.
+    std::fs::remove_file(src.join("f/c")).unwrap();
+    let dest = Location::parse(&server.url("out/publish")).unwrap();
+    let r = hfkit::pipeline::remote_output::publish(&[(src, dest)], 5 << 20).unwrap();
+    assert_eq!(r.files, 2);
+    assert_eq!(
+        download(&server, &server.url("out"), &t.path().join("got3")),
+        2
+    );
+}
+
+/// Files below `dir`, recursively.
+fn count_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| if p.is_dir() { count_files(&p) } else { 1 })
+        .sum()
+}

@@ -16,6 +16,7 @@
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
 //! | [`import`] | the driver, in phases: regions, outputs, read and encode, route and sort, write, report | `import.md` |
 //! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
+//! | [`remote_output`] | a bulk-load output published to object storage: streamed multipart uploads, completed together | `import.md` §"Output on object storage" |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
 //! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
@@ -35,6 +36,7 @@ pub mod parquet_source;
 pub mod plan;
 pub mod regions;
 mod remote_input;
+pub mod remote_output;
 pub mod retention;
 pub mod route;
 pub mod rowkey;
