@@ -573,6 +573,13 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
     }
 }
 
+/// The --table argument (object-storage tables run on a mirror: `remote_table`).
+impl ImportArgs {
+    pub(super) fn table(&self) -> Option<&Path> {
+        self.table.as_deref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_size;

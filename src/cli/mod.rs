@@ -24,6 +24,7 @@ mod maint;
 mod packaging;
 mod read;
 mod remote_out;
+mod remote_table;
 mod table;
 
 use std::io::{self, Write};
@@ -144,7 +145,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -157,18 +159,9 @@ where
     ));
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = match cli.command {
-        Command::Hfile(cmd) => hfile::run(cmd, &mut out),
-        Command::Table(cmd) => table::run(cmd, &mut out),
-        Command::Import(args) => import::import(*args, &mut out),
-        Command::Plan(args) => import::plan(*args, &mut out),
-        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
-        Command::Get(args) => read::get(args, &mut out),
-        Command::Scan(args) => read::scan(args, &mut out),
-        Command::Hbase(cmd) => hbase::run(cmd, &mut out),
-        Command::Maint(cmd) => maint::run(cmd, &mut out),
-        Command::Completions(args) => packaging::completions(args, &mut out),
-        Command::Man(args) => packaging::man(args, &mut out),
+    let result = match remote_table::run(&cli.command, &args, &mut out, dispatch) {
+        Some(r) => r,
+        None => dispatch(cli.command, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {
@@ -178,6 +171,23 @@ where
             let _ = writeln!(io::stderr(), "hfkit: {}", e.message);
             e.code
         }
+    }
+}
+
+/// Runs one parsed command.
+fn dispatch(command: Command, out: &mut dyn Write) -> Result<i32, CliError> {
+    match command {
+        Command::Hfile(cmd) => hfile::run(cmd, out),
+        Command::Table(cmd) => table::run(cmd, out),
+        Command::Import(args) => import::import(*args, out),
+        Command::Plan(args) => import::plan(*args, out),
+        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, out),
+        Command::Get(args) => read::get(args, out),
+        Command::Scan(args) => read::scan(args, out),
+        Command::Hbase(cmd) => hbase::run(cmd, out),
+        Command::Maint(cmd) => maint::run(cmd, out),
+        Command::Completions(args) => packaging::completions(args, out),
+        Command::Man(args) => packaging::man(args, out),
     }
 }
 
