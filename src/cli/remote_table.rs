@@ -165,6 +165,13 @@ fn run_remote(
     let buffered = shown(&buffered);
     if mode == Mode::Read {
         out.write_all(&buffered)?;
+        if args.iter().any(|a| a == "--stats") {
+            let st = crate::storage::total_stats();
+            eprintln!(
+                "object storage: {} request(s), {} byte(s) read (the live manifest and every live file of {loc}, mirrored)",
+                st.requests, st.bytes_read
+            );
+        }
         return Ok(code);
     }
     // Index tables first (as locally: an index entry whose row is not yet visible is

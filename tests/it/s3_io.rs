@@ -71,16 +71,30 @@ pub fn bulk_cells(dir: &Path) -> BTreeSet<String> {
     out
 }
 
-/// `hfkit import --schema SCHEMA INPUT... --out OUT` with the server as endpoint; panics with
-/// stderr on failure.
-pub fn import(server: &S3Server, schema: &str, inputs: &[&str], out: &str) {
+/// `hfkit import --schema SCHEMA INPUT... --out OUT` with the server as endpoint (SCHEMA a
+/// seed's file name).
+pub fn import_output(
+    server: &S3Server,
+    schema: &str,
+    inputs: &[&str],
+    out: &str,
+) -> std::process::Output {
     let schema = format!("{SEEDS}/{schema}");
     let endpoint = server.endpoint();
     let mut args = vec!["import", "--s3-endpoint", &endpoint, "--schema", &schema];
     args.extend(inputs);
     args.extend(["--out", out, "--quiet"]);
-    let o = hfkit(&args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+    hfkit(&args)
+}
+
+/// [`import_output`], which must succeed (else a panic with its stderr).
+pub fn import(server: &S3Server, schema: &str, inputs: &[&str], out: &str) {
+    let o = import_output(server, schema, inputs, out);
+    assert!(
+        o.status.success(),
+        "{schema} {inputs:?}: {}",
+        text(&o.stderr)
+    );
 }
 
 fn local_import(server: &S3Server, schema: &str, input: &Path) -> (tempfile::TempDir, PathBuf) {
@@ -95,6 +109,27 @@ fn local_import(server: &S3Server, schema: &str, input: &Path) -> (tempfile::Tem
     (t, out)
 }
 
+/// Each seed design imported from its local file: schema, input, its path, and the output
+/// directory (in the temporary directory returned with it).
+fn local_imports(
+    server: &S3Server,
+) -> Vec<(
+    &'static str,
+    &'static str,
+    PathBuf,
+    tempfile::TempDir,
+    PathBuf,
+)> {
+    DESIGNS
+        .iter()
+        .map(|&(schema, input)| {
+            let local = Path::new(SEEDS).join(input);
+            let (t, out) = local_import(server, schema, &local);
+            (schema, input, local, t, out)
+        })
+        .collect()
+}
+
 /// Every seed design imported from `s3://` (plain, gzip, zstd, and a glob) gives exactly the
 /// cells of the same import from the local file.
 #[test]
@@ -102,9 +137,7 @@ fn seeds_from_s3_import_exactly_like_local() {
     let Some(server) = S3Server::start("seeds_from_s3_import_exactly_like_local") else {
         return;
     };
-    for (schema, input) in DESIGNS {
-        let local = Path::new(SEEDS).join(input);
-        let (_t, expected) = local_import(&server, schema, &local);
+    for (schema, input, local, _t, expected) in local_imports(&server) {
         let expected = bulk_cells(&expected);
         assert!(expected.len() > 100, "{schema}: {} cells", expected.len());
         let data = std::fs::read(&local).unwrap();
@@ -220,9 +253,7 @@ fn seeds_to_s3_equal_local() {
     let Some(server) = S3Server::start("seeds_to_s3_equal_local") else {
         return;
     };
-    for (schema, input) in DESIGNS {
-        let local = Path::new(SEEDS).join(input);
-        let (_t, expected_dir) = local_import(&server, schema, &local);
+    for (schema, _, local, _t, expected_dir) in local_imports(&server) {
         let t = tempfile::tempdir().unwrap();
         let temp = t.path().join("temp");
         std::fs::create_dir(&temp).unwrap();
@@ -252,19 +283,7 @@ fn seeds_to_s3_equal_local() {
             "staging left in --temp-dir"
         );
         // The destination now holds output: a second import there is refused, before it runs.
-        let schema_path = format!("{SEEDS}/{schema}");
-        let endpoint = server.endpoint();
-        let o = hfkit(&[
-            "import",
-            "--s3-endpoint",
-            &endpoint,
-            "--schema",
-            &schema_path,
-            local.to_str().unwrap(),
-            "--out",
-            &url,
-            "--quiet",
-        ]);
+        let o = import_output(&server, schema, &[local.to_str().unwrap()], &url);
         assert!(!o.status.success());
         assert!(
             text(&o.stderr).contains("already holds"),
@@ -288,19 +307,7 @@ fn failed_import_to_s3_leaves_nothing() {
     data.push_str("1,2\n");
     std::fs::write(&bad, data).unwrap();
     let url = server.url("out/bad");
-    let schema = format!("{SEEDS}/users.toml");
-    let endpoint = server.endpoint();
-    let o = hfkit(&[
-        "import",
-        "--s3-endpoint",
-        &endpoint,
-        "--schema",
-        &schema,
-        bad.to_str().unwrap(),
-        "--out",
-        &url,
-        "--quiet",
-    ]);
+    let o = import_output(&server, "users.toml", &[bad.to_str().unwrap()], &url);
     assert!(!o.status.success(), "the bad record was not refused");
     assert_eq!(download(&server, &url, &t.path().join("got")), 0);
 
@@ -344,4 +351,76 @@ fn count_files(dir: &Path) -> usize {
         .map(|e| e.unwrap().path())
         .map(|p| if p.is_dir() { count_files(&p) } else { 1 })
         .sum()
+}
+
+/// Bad locations and damaged objects: a clear error naming the URL (and the operation), no
+/// panic, nothing written.
+#[test]
+fn s3_errors_name_the_url() {
+    let Some(server) = S3Server::start("s3_errors_name_the_url") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let out = out.to_str().unwrap();
+    let fails = |o: std::process::Output, wants: &[&str]| {
+        assert!(!o.status.success());
+        let e = text(&o.stderr);
+        assert!(!e.contains("panicked"), "{e}");
+        for w in wants {
+            assert!(e.contains(w), "wanted {w:?} in: {e}");
+        }
+    };
+    let missing = server.url("in/missing.csv");
+    fails(
+        import_output(&server, "users.toml", &[&missing], out),
+        &[&missing],
+    );
+    fails(
+        import_output(
+            &server,
+            "users.toml",
+            &["s3://no-such-bucket-x/in.csv"],
+            out,
+        ),
+        &["s3://no-such-bucket-x/in.csv", "list", "NoSuchBucket"],
+    );
+    // A Parquet object cut short: its footer is gone.
+    let parquet = t.path().join("users.parquet");
+    write_parquet(&Path::new(SEEDS).join("users.csv"), &parquet, 100);
+    let bytes = std::fs::read(&parquet).unwrap();
+    let cut = put(&server, "in/cut.parquet", bytes[..bytes.len() / 2].to_vec());
+    fails(import_output(&server, "users.toml", &[&cut], out), &[&cut]);
+    assert!(!Path::new(out).exists(), "a failed import left its output");
+    // No table there.
+    let endpoint = server.endpoint();
+    let nothing = server.url("tables/none");
+    fails(
+        hfkit(&["scan", &nothing, "--s3-endpoint", &endpoint]),
+        &[&nothing, "no table there"],
+    );
+    // A second create of one table.
+    let schema = format!("{SEEDS}/users.toml");
+    let table = server.url("tables/once");
+    let create = || {
+        hfkit(&[
+            "table",
+            "create",
+            &table,
+            "--schema",
+            &schema,
+            "--s3-endpoint",
+            &endpoint,
+        ])
+    };
+    assert!(create().status.success());
+    fails(create(), &[&table, "already exists"]);
+    // --stats says what the read cost in requests and bytes.
+    let o = hfkit(&["scan", &table, "--stats", "--s3-endpoint", &endpoint]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("object storage: "),
+        "{}",
+        text(&o.stderr)
+    );
 }

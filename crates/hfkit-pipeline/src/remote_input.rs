@@ -55,9 +55,13 @@ pub(crate) fn expand(pattern: &str) -> Result<Vec<PathBuf>, SourceError> {
     if !pattern.contains(['*', '?', '[']) {
         return match store.head(&loc).map_err(|e| storage_error(path, e))? {
             Some(_) => Ok(vec![PathBuf::from(loc.to_string())]),
-            None => Err(SourceError::Io {
-                path: path.to_path_buf(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such object"),
+            // A HEAD answers 404 for a missing bucket too: a LIST tells which.
+            None => Err(match store.list(&loc) {
+                Err(e) => storage_error(path, e),
+                Ok(_) => SourceError::Io {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such object"),
+                },
             }),
         };
     }

@@ -235,16 +235,7 @@ impl Store {
         const OP: &str = "head";
         match self.target(OP, loc)? {
             None => match std::fs::metadata(local(loc)) {
-                Ok(m) => Ok(Some(ObjectInfo {
-                    location: loc.clone(),
-                    size: m.len(),
-                    e_tag: None,
-                    last_modified: m
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_secs() as i64),
-                })),
+                Ok(m) => Ok(Some(local_info(loc.clone(), &m))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(io_error(OP, loc, e)),
             },
@@ -454,6 +445,20 @@ fn local(loc: &Location) -> &std::path::Path {
     loc.local_path().unwrap_or(std::path::Path::new(""))
 }
 
+/// What a local file's metadata says, as an [`ObjectInfo`].
+fn local_info(location: Location, m: &std::fs::Metadata) -> ObjectInfo {
+    ObjectInfo {
+        location,
+        size: m.len(),
+        e_tag: None,
+        last_modified: m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs() as i64),
+    }
+}
+
 fn list_local(
     base: &Location,
     dir: &std::path::Path,
@@ -471,16 +476,7 @@ fn list_local(
         if meta.is_dir() {
             list_local(base, &path, out)?;
         } else {
-            out.push(ObjectInfo {
-                location: Location::Local(path),
-                size: meta.len(),
-                e_tag: None,
-                last_modified: meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_secs() as i64),
-            });
+            out.push(local_info(Location::Local(path), &meta));
         }
     }
     Ok(())
