@@ -196,6 +196,10 @@ fn run_remote(
     if mirror.join(crate::table::manifest::CURRENT).exists() {
         rebased = commit(&table, &mirror, base.as_ref(), mode, scratch.path())?;
     }
+    // The next writer removes what dead ones left (formats/table.md).
+    if let Err(e) = table.collect_garbage(gc_grace()) {
+        eprintln!("hfkit: warning: {loc}: garbage collection: {e}");
+    }
     // An attach that was rebased reports the version it got, not the mirror's.
     match (rebased, cmd) {
         (Some(r), Command::Attach { json, .. }) => super::table::print_attach(&r, *json, out),
@@ -204,6 +208,15 @@ fn run_remote(
             Ok(code)
         }
     }
+}
+
+/// Data files no version names are deleted once this old (seconds, by the store's clock):
+/// `$HFKIT_S3_GC_GRACE_SECONDS`, else an hour, far longer than any commit takes.
+fn gc_grace() -> i64 {
+    std::env::var("HFKIT_S3_GC_GRACE_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3600)
 }
 
 /// Commits the mirror `dir` of `table`; an attach that lost is attached again, and its report

@@ -318,3 +318,157 @@ fn attach_s3_and_local_bulk_dirs_to_s3_table() {
         "the s3:// table reads differently from the local one"
     );
 }
+
+/// The next writer removes data files no version names once they are older than the grace
+/// period (what a writer killed before its commit leaves), and leaves younger ones (a commit
+/// may be in progress) and live ones.
+#[test]
+fn next_writer_removes_orphaned_files_of_s3_table() {
+    let Some(server) = S3Server::start("next_writer_removes_orphaned_files_of_s3_table") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let schema = format!("{SEEDS}/orders.toml");
+    let input = format!("{SEEDS}/orders.csv");
+    let bulk = t.path().join("bulk");
+    let bulk = bulk.to_str().unwrap();
+    run(
+        &server,
+        &[
+            "import", "--schema", &schema, &input, "--out", bulk, "--quiet",
+        ],
+    );
+    let url = server.url("tables/gc");
+    run(&server, &["table", "create", &url, "--schema", &schema]);
+    run(&server, &["attach", &url, bulk]);
+    let before = run(&server, &["scan", &url, "--format", "tsv"]);
+    let orphan = crate::s3_io::put(
+        &server,
+        "tables/gc/data/r00000/o/0123456789abcdef0123456789abcdef_SeqId_9_",
+        b"x".to_vec(),
+    );
+    let store = crate::s3_io::store(&server);
+    let exists = |u: &str| {
+        store
+            .head(&hfkit::storage::Location::parse(u).unwrap())
+            .unwrap()
+            .is_some()
+    };
+    // Young: kept by the next writer.
+    run(&server, &["attach", &url, bulk]);
+    assert!(
+        exists(&orphan),
+        "a file younger than the grace period was removed"
+    );
+    // Past the grace period (0 here): removed by the next writer; the live files stay.
+    let endpoint = server.endpoint();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["attach", &url, bulk, "--s3-endpoint", &endpoint])
+        .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!exists(&orphan), "the orphan is still there");
+    let after = run(&server, &["scan", &url, "--format", "tsv"]);
+    assert_eq!(rows_of(&after), rows_of(&before));
+}
+
+/// SIGKILL during `attach` and `import --table` on an `s3://` table, at points spread over
+/// the run: after each kill the table reads, and is the state before the run or after it
+/// (one whole new version, or none); the next writer then removes what the dead ones left.
+#[test]
+fn killed_writers_leave_s3_table_before_or_after() {
+    let Some(server) = S3Server::start("killed_writers_leave_s3_table_before_or_after") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let schema = format!("{SEEDS}/orders.toml");
+    let input = format!("{SEEDS}/orders.csv");
+    let bulk = t.path().join("bulk");
+    let bulk = bulk.to_str().unwrap();
+    run(
+        &server,
+        &[
+            "import", "--schema", &schema, &input, "--out", bulk, "--quiet",
+        ],
+    );
+    let url = server.url("tables/kill");
+    run(&server, &["table", "create", &url, "--schema", &schema]);
+    let endpoint = server.endpoint();
+    let state = || {
+        let d = run(&server, &["table", "describe", &url, "--json"]);
+        let m: serde_json::Value = serde_json::from_str(&d).unwrap();
+        let rows = rows_of(&run(&server, &["scan", &url, "--format", "tsv"]));
+        (
+            m["version"].as_u64().unwrap(),
+            m["files"].as_array().unwrap().len(),
+            rows,
+        )
+    };
+    let writer = |kind: usize| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
+        if kind == 0 {
+            c.args(["attach", &url, bulk]);
+        } else {
+            c.args([
+                "import", "--schema", &schema, &input, "--table", &url, "--quiet",
+            ]);
+        }
+        c.args(["--s3-endpoint", &endpoint])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    // How long a whole run takes, to spread the kills over it.
+    let start = std::time::Instant::now();
+    assert!(writer(0).status().unwrap().success());
+    let full = start.elapsed();
+    let mut before = state();
+    let files_per_run = before.1;
+    let (mut kills, mut committed) = (0, 0);
+    for k in 0..16 {
+        // From just after the start to past a whole run's length: before, during and after
+        // the uploads, the commit and the hint.
+        let delay = full.mul_f64((k % 8) as f64 / 5.0 + 0.05);
+        let mut child = writer(k / 8).spawn().unwrap();
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        let now = state();
+        if now.0 == before.0 {
+            assert_eq!(
+                (now.1, &now.2),
+                (before.1, &before.2),
+                "kill {k}: changed without a version"
+            );
+        } else {
+            assert_eq!(now.0, before.0 + 1, "kill {k}: more than one version");
+            assert_eq!(now.1, before.1 + files_per_run, "kill {k}: part of a load");
+            committed += 1;
+        }
+        before = now;
+    }
+    assert!(
+        kills >= 6,
+        "only {kills} of 16 writers were killed before they finished"
+    );
+    let store = crate::s3_io::store(&server);
+    let data = hfkit::storage::Location::parse(&server.url("tables/kill/data")).unwrap();
+    let orphans = store.list(&data).unwrap().len() - state().1;
+    eprintln!("s3 kills: {kills} killed, {committed} of 16 committed, {orphans} orphaned file(s)");
+    // The next writer, past the grace period, leaves only what versions and snapshots name.
+    let o = writer(0)
+        .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let objects = store.list(&data).unwrap().len();
+    let (_, files, _) = state();
+    assert_eq!(
+        objects, files,
+        "objects under data/ no version names are left"
+    );
+}

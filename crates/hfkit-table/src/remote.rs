@@ -167,7 +167,23 @@ impl RemoteTable {
     /// Makes `dir` (which must not exist) a local table directory holding the latest version
     /// (and, with `files`, the live files and the snapshots with their files, downloaded).
     /// Returns that version; `None` (and nothing made) when there is no table here.
+    ///
+    /// A file gone while downloading (garbage-collected after a newer version replaced it)
+    /// means a newer version is live: the mirror starts over from it (a few times).
     pub fn mirror(&self, dir: &Path, files: bool) -> Result<Option<Latest>, RemoteError> {
+        let mut tries = 0;
+        loop {
+            match self.mirror_once(dir, files) {
+                Err(RemoteError::Storage(e)) if e.is_not_found() && files && tries < 3 => {
+                    tries += 1;
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn mirror_once(&self, dir: &Path, files: bool) -> Result<Option<Latest>, RemoteError> {
         let latest = match self.latest() {
             Ok(l) => l,
             Err(RemoteError::NoTable { .. }) => return Ok(None),
@@ -311,6 +327,49 @@ impl RemoteTable {
         }
         self.advance_hint(m.version)?;
         Ok(out)
+    }
+
+    /// Deletes the data files no live version or snapshot names and that are older than
+    /// `grace_seconds` by the store's clock (the latest manifest's modification time stands
+    /// for "now": a file a writer uploaded for a commit still in progress is younger). Returns
+    /// how many it deleted.
+    pub fn collect_garbage(&self, grace_seconds: i64) -> Result<usize, RemoteError> {
+        let latest = self.latest()?;
+        let now = self
+            .store
+            .head(&self.manifest_loc(latest.version))?
+            .map_or(i64::MIN, |i| i.last_modified);
+        let mut live: BTreeSet<String> = latest
+            .manifest
+            .files
+            .iter()
+            .map(|f| format!("{}/{}/{}", f.region, f.family, f.name))
+            .collect();
+        for s in self.store.list(&self.root.join(SNAPSHOT_DIR))? {
+            let snap: SnapshotFiles = serde_json::from_slice(&self.store.read(&s.location)?)
+                .map_err(|e| RemoteError::Corrupt {
+                    table: self.root.to_string(),
+                    detail: format!("{}: {e}", s.location),
+                })?;
+            live.extend(
+                snap.manifest
+                    .files
+                    .iter()
+                    .map(|f| format!("{}/{}/{}", f.region, f.family, f.name)),
+            );
+        }
+        let data = self.root.join(DATA_DIR);
+        let mut removed = 0;
+        for o in self.store.list(&data)? {
+            let Some(rel) = o.location.relative_to(&data) else {
+                continue;
+            };
+            if !live.contains(&rel) && o.last_modified <= now - grace_seconds {
+                self.store.delete(&o.location)?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 
     /// Moves the `CURRENT` hint forward to `version` (never back), with `If-Match` so that
