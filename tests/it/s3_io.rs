@@ -424,3 +424,64 @@ fn s3_errors_name_the_url() {
         text(&o.stderr)
     );
 }
+
+/// Throttling (503 SlowDown on every third request) is retried with backoff: the import from
+/// and to `s3://` succeeds with the cells of a local import. A store that throttles everything
+/// makes the import fail, naming the URL and the operation, after its retries.
+#[test]
+fn throttled_requests_are_retried() {
+    let Some(server) = S3Server::start("throttled_requests_are_retried") else {
+        return;
+    };
+    let local = Path::new(SEEDS).join("orders.csv");
+    let (_t, expected) = local_import(&server, "orders.toml", &local);
+    let input = put(&server, "in/orders.csv", std::fs::read(&local).unwrap());
+    let proxy = server.fault_proxy(3);
+    let url = server.url("out/throttled");
+    let schema = format!("{SEEDS}/orders.toml");
+    let o = hfkit(&[
+        "import",
+        "--s3-endpoint",
+        &proxy.endpoint(),
+        "--schema",
+        &schema,
+        &input,
+        "--out",
+        &url,
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        proxy.failed.load(std::sync::atomic::Ordering::Relaxed) > 3,
+        "no request was throttled"
+    );
+    let t = tempfile::tempdir().unwrap();
+    download(&server, &url, t.path());
+    assert!(
+        bulk_cells(t.path()) == bulk_cells(&expected),
+        "cells differ"
+    );
+
+    let down = server.fault_proxy(1);
+    let o = hfkit(&[
+        "import",
+        "--s3-endpoint",
+        &down.endpoint(),
+        "--schema",
+        &schema,
+        &input,
+        "--out",
+        t.path().join("x").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(!o.status.success());
+    let e = text(&o.stderr);
+    assert!(
+        e.contains(&input) && e.contains("head") && e.contains("503"),
+        "{e}"
+    );
+    assert!(
+        down.failed.load(std::sync::atomic::Ordering::Relaxed) > 1,
+        "not retried"
+    );
+}

@@ -171,3 +171,126 @@ fn request_body(port: u16, method: &str, path: &str) -> std::io::Result<(u16, St
         .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {text:?}")))?;
     Ok((status, text))
 }
+
+/// A proxy in front of an [`S3Server`] that answers some requests itself with `503 SlowDown`
+/// (S3's throttling answer) instead of forwarding them: request `n` (from 1) fails when
+/// `n % every == 0`, so `every = 1` fails them all. Stopped when dropped.
+pub struct FaultProxy {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Requests answered with 503 so far.
+    pub failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl S3Server {
+    /// A [`FaultProxy`] failing every `every`-th request.
+    pub fn fault_proxy(&self, every: u64) -> FaultProxy {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port for the proxy");
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(AtomicU64::new(0));
+        let count = Arc::new(AtomicU64::new(0));
+        let upstream = self.port;
+        let (stop2, failed2) = (stop.clone(), failed.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stop2.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                let (count, failed) = (count.clone(), failed2.clone());
+                std::thread::spawn(move || {
+                    let _ = proxy_connection(conn, upstream, every, &count, &failed);
+                });
+            }
+        });
+        FaultProxy { port, stop, failed }
+    }
+}
+
+impl FaultProxy {
+    /// `http://127.0.0.1:<port>`: use as the `--s3-endpoint`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Serves one client connection: each request read whole (head and `Content-Length` body),
+/// then answered with 503 or forwarded on a connection of its own.
+fn proxy_connection(
+    conn: TcpStream,
+    upstream: u16,
+    every: u64,
+    count: &std::sync::atomic::AtomicU64,
+    failed: &std::sync::atomic::AtomicU64,
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    use std::sync::atomic::Ordering;
+    let mut reader = std::io::BufReader::new(conn.try_clone()?);
+    let mut client = conn;
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let end = line == "\r\n";
+            if !line.to_ascii_lowercase().starts_with("connection:") {
+                head.push_str(&line);
+            }
+            if end {
+                break;
+            }
+        }
+        let len: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        reader.read_exact(&mut body)?;
+        let n = count.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of(every) {
+            failed.fetch_add(1, Ordering::Relaxed);
+            let msg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
+            write!(
+                client,
+                "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{msg}",
+                msg.len()
+            )?;
+            continue;
+        }
+        let mut up = TcpStream::connect(("127.0.0.1", upstream))?;
+        let head = head.trim_end_matches("\r\n");
+        write!(up, "{head}\r\nConnection: close\r\n\r\n")?;
+        up.write_all(&body)?;
+        let mut answer = Vec::new();
+        up.read_to_end(&mut answer)?;
+        // The client may keep its connection: drop moto's "Connection: close".
+        let text_end = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map_or(answer.len(), |p| p + 4);
+        let head_text = String::from_utf8_lossy(&answer[..text_end]).to_string();
+        let kept: String = head_text
+            .split("\r\n")
+            .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+            .collect::<Vec<_>>()
+            .join("\r\n");
+        client.write_all(kept.as_bytes())?;
+        client.write_all(&answer[text_end..])?;
+    }
+}
