@@ -373,7 +373,7 @@ fn next_writer_removes_orphaned_files_of_s3_table() {
     assert_eq!(rows_of(&after), rows_of(&before));
 }
 
-/// SIGKILL during `attach` and `import --table` on an `s3://` table, at points spread over
+/// SIGKILL during `attach`, `import --table` and `compact --major` on an `s3://` table, at points spread over
 /// the run: after each kill the table reads, and is the state before the run or after it
 /// (one whole new version, or none); the next writer then removes what the dead ones left.
 #[test]
@@ -409,6 +409,8 @@ fn killed_writers_leave_s3_table_before_or_after() {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
         if kind == 0 {
             c.args(["attach", &url, bulk]);
+        } else if kind == 2 {
+            c.args(["compact", &url, "--major"]);
         } else {
             c.args([
                 "import", "--schema", &schema, &input, "--table", &url, "--quiet",
@@ -426,11 +428,17 @@ fn killed_writers_leave_s3_table_before_or_after() {
     let mut before = state();
     let files_per_run = before.1;
     let (mut kills, mut committed) = (0, 0);
-    for k in 0..16 {
+    for k in 0..24 {
         // From just after the start to past a whole run's length: before, during and after
         // the uploads, the commit and the hint.
         let delay = full.mul_f64((k % 8) as f64 / 5.0 + 0.05);
-        let mut child = writer(k / 8).spawn().unwrap();
+        let kind = k / 8;
+        if kind == 2 && k % 8 == 0 {
+            // Something to compact: more loads.
+            assert!(writer(0).status().unwrap().success());
+            before = state();
+        }
+        let mut child = writer(kind).spawn().unwrap();
         std::thread::sleep(delay);
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap();
@@ -446,19 +454,27 @@ fn killed_writers_leave_s3_table_before_or_after() {
             );
         } else {
             assert_eq!(now.0, before.0 + 1, "kill {k}: more than one version");
-            assert_eq!(now.1, before.1 + files_per_run, "kill {k}: part of a load");
+            if kind == 2 {
+                assert!(
+                    now.1 < before.1,
+                    "kill {k}: a compaction that did not compact"
+                );
+                assert_eq!(now.2, before.2, "kill {k}: a compaction changed the rows");
+            } else {
+                assert_eq!(now.1, before.1 + files_per_run, "kill {k}: part of a load");
+            }
             committed += 1;
         }
         before = now;
     }
     assert!(
-        kills >= 6,
-        "only {kills} of 16 writers were killed before they finished"
+        kills >= 9,
+        "only {kills} of 24 writers were killed before they finished"
     );
     let store = crate::s3_io::store(&server);
     let data = hfkit::storage::Location::parse(&server.url("tables/kill/data")).unwrap();
     let orphans = store.list(&data).unwrap().len() - state().1;
-    eprintln!("s3 kills: {kills} killed, {committed} of 16 committed, {orphans} orphaned file(s)");
+    eprintln!("s3 kills: {kills} killed, {committed} of 24 committed, {orphans} orphaned file(s)");
     // The next writer, past the grace period, leaves only what versions and snapshots name.
     let o = writer(0)
         .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
