@@ -52,6 +52,15 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
         Command::Maint(MaintCommand::Snapshot(SnapshotCommand::List { table, .. })) => {
             (table, Mode::Read)
         }
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Delete { table, .. })) => {
+            (table, Mode::Change { files: false })
+        }
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Restore { table, .. })) => {
+            (table, Mode::Change { files: true })
+        }
+        Command::Maint(MaintCommand::Alter(a)) | Command::Table(TableCommand::Alter(a)) => {
+            (a.table(), Mode::Change { files: false })
+        }
         _ => return None,
     };
     Location::is_remote_path(table).then(|| (table.to_path_buf(), mode))
@@ -60,14 +69,7 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
 /// True when some table argument of `cmd` is remote but `cmd` cannot run on it yet.
 fn unsupported(cmd: &Command) -> Option<&Path> {
     let table: &Path = match cmd {
-        Command::Maint(MaintCommand::Snapshot(
-            SnapshotCommand::Delete { table, .. }
-            | SnapshotCommand::Restore { table, .. }
-            | SnapshotCommand::Clone { table, .. },
-        )) => table,
-        Command::Maint(MaintCommand::Alter(a)) | Command::Table(TableCommand::Alter(a)) => {
-            a.table()
-        }
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Clone { table, .. })) => table,
         _ => return None,
     };
     Location::is_remote_path(table).then_some(table)
@@ -89,8 +91,8 @@ pub(super) fn run(
     if let Some(t) = unsupported(cmd) {
         return Some(Err(CliError::failure(format!(
             "{}: this command does not work on tables on object storage yet \
-             (supported: table create/describe/check, import --table, attach, get, scan, \
-             compact, snapshot create/list, export)",
+             (supported: table create/describe/check/alter, import --table, attach, get, \
+             scan, compact, snapshot create/list/delete/restore, export)",
             t.display()
         ))));
     }

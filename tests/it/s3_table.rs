@@ -488,3 +488,89 @@ fn killed_writers_leave_s3_table_before_or_after() {
         "objects under data/ no version names are left"
     );
 }
+
+/// Snapshot create, restore and delete, and alter, on an `s3://` table give what they give on
+/// a local table.
+#[test]
+fn snapshots_and_alter_on_s3_table_equal_local() {
+    let Some(server) = S3Server::start("snapshots_and_alter_on_s3_table_equal_local") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let schema = format!("{SEEDS}/orders.toml");
+    let input = format!("{SEEDS}/orders.csv");
+    let bulk = t.path().join("bulk");
+    let bulk = bulk.to_str().unwrap();
+    run(
+        &server,
+        &[
+            "import",
+            "--schema",
+            &schema,
+            &input,
+            "--out",
+            bulk,
+            "--quiet",
+            "--timestamp",
+            "5",
+        ],
+    );
+    let local = t.path().join("orders");
+    let local = local.to_str().unwrap();
+    let remote = server.url("tables/snap");
+    let both = |args: &[&str]| -> Vec<String> {
+        [local, remote.as_str()]
+            .iter()
+            .map(|table| {
+                let a: Vec<&str> = args
+                    .iter()
+                    .map(|x| if *x == "TABLE" { *table } else { *x })
+                    .collect();
+                no_bytes(&run(&server, &a).replace(&remote, local))
+            })
+            .collect()
+    };
+    let same = |args: &[&str]| {
+        let v = both(args);
+        assert!(v[0] == v[1], "{args:?} differs:\n{}\n---\n{}", v[0], v[1]);
+        v[0].clone()
+    };
+    same(&[
+        "import", "--schema", &schema, &input, "--table", "TABLE", "--quiet",
+    ]);
+    // The loads hold the same cells: the regions' file counts tell the versions apart.
+    let regions = |d: String| -> Vec<String> {
+        d.lines()
+            .filter(|l| l.starts_with("region "))
+            .map(String::from)
+            .collect()
+    };
+    let scan = same(&["scan", "TABLE", "--format", "tsv"]);
+    let first = regions(same(&["table", "describe", "TABLE"]));
+    same(&["snapshot", "create", "TABLE", "s1"]);
+    same(&["attach", "TABLE", bulk]);
+    let second = regions(same(&["table", "describe", "TABLE"]));
+    assert!(first != second, "the second load changed nothing");
+    same(&["snapshot", "restore", "TABLE", "s1"]);
+    assert!(
+        regions(same(&["table", "describe", "TABLE"])) == first,
+        "not restored"
+    );
+    assert!(
+        same(&["scan", "TABLE", "--format", "tsv"]) == scan,
+        "restored cells differ"
+    );
+    same(&[
+        "table",
+        "alter",
+        "TABLE",
+        "--family",
+        "o",
+        "--versions",
+        "7",
+    ]);
+    same(&["table", "describe", "TABLE"]);
+    same(&["snapshot", "delete", "TABLE", "s1"]);
+    let listed = same(&["snapshot", "list", "TABLE"]);
+    assert!(!listed.contains("s1"), "{listed}");
+}

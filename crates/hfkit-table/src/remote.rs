@@ -61,6 +61,8 @@ pub struct Latest {
     pub version: u64,
     pub bytes: Vec<u8>,
     pub manifest: Manifest,
+    /// The snapshots (`<name>.json`) a mirror found; empty otherwise.
+    pub snapshots: Vec<String>,
 }
 
 /// What [`RemoteTable::commit`] uploaded and committed.
@@ -152,6 +154,7 @@ impl RemoteTable {
             version,
             bytes,
             manifest,
+            snapshots: Vec::new(),
         })
     }
 
@@ -200,30 +203,33 @@ impl RemoteTable {
         let cur = dir.join(CURRENT);
         let pointer = format!("{name} {:08x}\n", crc32c::crc32c(&latest.bytes));
         std::fs::write(&cur, pointer).map_err(|e| io(&cur, e))?;
-        if files {
-            let mut wanted: Vec<(String, String, String)> = latest
-                .manifest
-                .files
-                .iter()
-                .map(|f| (f.region.clone(), f.family.clone(), f.name.clone()))
-                .collect();
-            for s in self.store.list(&self.root.join(SNAPSHOT_DIR))? {
-                let rel = s.location.file_name();
-                let p = dir.join(SNAPSHOT_DIR).join(&rel);
-                std::fs::create_dir_all(dir.join(SNAPSHOT_DIR))
-                    .map_err(|e| io(&dir.join(SNAPSHOT_DIR), e))?;
-                self.store.download(&s.location, &p)?;
-                if let Ok(snap) = serde_json::from_slice::<SnapshotFiles>(
-                    &std::fs::read(&p).map_err(|e| io(&p, e))?,
-                ) {
-                    wanted.extend(
-                        snap.manifest
-                            .files
-                            .into_iter()
-                            .map(|f| (f.region, f.family, f.name)),
-                    );
-                }
+        let mut latest = latest;
+        let mut wanted: Vec<(String, String, String)> = latest
+            .manifest
+            .files
+            .iter()
+            .map(|f| (f.region.clone(), f.family.clone(), f.name.clone()))
+            .collect();
+        // Snapshots always (small); the files they pin with the live ones.
+        for s in self.store.list(&self.root.join(SNAPSHOT_DIR))? {
+            let rel = s.location.file_name();
+            let p = dir.join(SNAPSHOT_DIR).join(&rel);
+            std::fs::create_dir_all(dir.join(SNAPSHOT_DIR))
+                .map_err(|e| io(&dir.join(SNAPSHOT_DIR), e))?;
+            self.store.download(&s.location, &p)?;
+            latest.snapshots.push(rel);
+            if let Ok(snap) =
+                serde_json::from_slice::<SnapshotFiles>(&std::fs::read(&p).map_err(|e| io(&p, e))?)
+            {
+                wanted.extend(
+                    snap.manifest
+                        .files
+                        .into_iter()
+                        .map(|f| (f.region, f.family, f.name)),
+                );
             }
+        }
+        if files {
             wanted.sort();
             wanted.dedup();
             for (region, family, name) in wanted {
@@ -281,6 +287,9 @@ impl RemoteTable {
                 out.files_uploaded += 1;
             }
             for (name, path) in local_snapshots(dir)? {
+                if base.is_some_and(|b| b.snapshots.contains(&name)) {
+                    continue;
+                }
                 let loc = self.root.join(SNAPSHOT_DIR).join(&name);
                 let bytes = std::fs::read(&path).map_err(|e| TableError::io(&path, e))?;
                 match self.store.put(&loc, bytes, PutCondition::CreateOnly) {
@@ -299,6 +308,15 @@ impl RemoteTable {
         if let Err(e) = result {
             undo(&uploaded);
             return Err(e);
+        }
+        // Snapshots the mirror had and deleted.
+        if let Some(b) = base {
+            let kept: BTreeSet<String> =
+                local_snapshots(dir)?.into_iter().map(|(n, _)| n).collect();
+            for name in b.snapshots.iter().filter(|n| !kept.contains(*n)) {
+                self.store
+                    .delete(&self.root.join(SNAPSHOT_DIR).join(name))?;
+            }
         }
         if unchanged {
             return Ok(out); // a snapshot, say: no new manifest version
