@@ -231,6 +231,38 @@ fn no_bytes(text: &str) -> String {
     out.join(" ")
 }
 
+/// A server for test `test`, a scratch directory, and [`orders_bulk`] in it; `None` when
+/// the test is skipped.
+fn orders_setup(test: &str) -> Option<(S3Server, tempfile::TempDir, String, String, String)> {
+    let server = S3Server::start(test)?;
+    let t = tempfile::tempdir().unwrap();
+    let (schema, input, bulk) = orders_bulk(&server, t.path());
+    Some((server, t, schema, input, bulk))
+}
+
+/// The orders seed's schema and input, and its bulk-load directory (imported into `dir/bulk`
+/// with `--timestamp 5`).
+fn orders_bulk(server: &S3Server, dir: &std::path::Path) -> (String, String, String) {
+    let schema = format!("{SEEDS}/orders.toml");
+    let input = format!("{SEEDS}/orders.csv");
+    let bulk = dir.join("bulk").to_str().unwrap().to_string();
+    run(
+        server,
+        &[
+            "import",
+            "--schema",
+            &schema,
+            &input,
+            "--out",
+            &bulk,
+            "--quiet",
+            "--timestamp",
+            "5",
+        ],
+    );
+    (schema, input, bulk)
+}
+
 /// The row keys of a `--format tsv` scan.
 fn rows_of(tsv: &str) -> BTreeSet<String> {
     tsv.lines()
@@ -324,20 +356,12 @@ fn attach_s3_and_local_bulk_dirs_to_s3_table() {
 /// may be in progress) and live ones.
 #[test]
 fn next_writer_removes_orphaned_files_of_s3_table() {
-    let Some(server) = S3Server::start("next_writer_removes_orphaned_files_of_s3_table") else {
+    let Some((server, _t, schema, _, bulk)) =
+        orders_setup("next_writer_removes_orphaned_files_of_s3_table")
+    else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let schema = format!("{SEEDS}/orders.toml");
-    let input = format!("{SEEDS}/orders.csv");
-    let bulk = t.path().join("bulk");
-    let bulk = bulk.to_str().unwrap();
-    run(
-        &server,
-        &[
-            "import", "--schema", &schema, &input, "--out", bulk, "--quiet",
-        ],
-    );
+    let bulk = bulk.as_str();
     let url = server.url("tables/gc");
     run(&server, &["table", "create", &url, "--schema", &schema]);
     run(&server, &["attach", &url, bulk]);
@@ -378,20 +402,12 @@ fn next_writer_removes_orphaned_files_of_s3_table() {
 /// (one whole new version, or none); the next writer then removes what the dead ones left.
 #[test]
 fn killed_writers_leave_s3_table_before_or_after() {
-    let Some(server) = S3Server::start("killed_writers_leave_s3_table_before_or_after") else {
+    let Some((server, _t, schema, input, bulk)) =
+        orders_setup("killed_writers_leave_s3_table_before_or_after")
+    else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let schema = format!("{SEEDS}/orders.toml");
-    let input = format!("{SEEDS}/orders.csv");
-    let bulk = t.path().join("bulk");
-    let bulk = bulk.to_str().unwrap();
-    run(
-        &server,
-        &[
-            "import", "--schema", &schema, &input, "--out", bulk, "--quiet",
-        ],
-    );
+    let bulk = bulk.as_str();
     let url = server.url("tables/kill");
     run(&server, &["table", "create", &url, "--schema", &schema]);
     let endpoint = server.endpoint();
@@ -493,28 +509,12 @@ fn killed_writers_leave_s3_table_before_or_after() {
 /// a local table.
 #[test]
 fn snapshots_and_alter_on_s3_table_equal_local() {
-    let Some(server) = S3Server::start("snapshots_and_alter_on_s3_table_equal_local") else {
+    let Some((server, t, schema, input, bulk)) =
+        orders_setup("snapshots_and_alter_on_s3_table_equal_local")
+    else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let schema = format!("{SEEDS}/orders.toml");
-    let input = format!("{SEEDS}/orders.csv");
-    let bulk = t.path().join("bulk");
-    let bulk = bulk.to_str().unwrap();
-    run(
-        &server,
-        &[
-            "import",
-            "--schema",
-            &schema,
-            &input,
-            "--out",
-            bulk,
-            "--quiet",
-            "--timestamp",
-            "5",
-        ],
-    );
+    let bulk = bulk.as_str();
     let local = t.path().join("orders");
     let local = local.to_str().unwrap();
     let remote = server.url("tables/snap");

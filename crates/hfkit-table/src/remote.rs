@@ -46,6 +46,9 @@ pub enum RemoteError {
     Conflict { table: String, version: u64 },
     #[error("{table}: {detail}")]
     Corrupt { table: String, detail: String },
+    /// A snapshot of this name was created by another writer meanwhile.
+    #[error("{table}: snapshot {name} was created by another writer first")]
+    SnapshotExists { table: String, name: String },
 }
 
 /// A table on object storage.
@@ -294,7 +297,15 @@ impl RemoteTable {
                 let bytes = std::fs::read(&path).map_err(|e| TableError::io(&path, e))?;
                 match self.store.put(&loc, bytes, PutCondition::CreateOnly) {
                     Ok(_) => uploaded.push(loc),
-                    Err(e) if e.is_conflict() => {}
+                    // Another writer created one of this name meanwhile: not ours to replace.
+                    Err(e) if e.is_conflict() => {
+                        return Err(RemoteError::Corrupt {
+                            table: self.root.to_string(),
+                            detail: format!(
+                                "snapshot {name}: another writer created one of this name first"
+                            ),
+                        })
+                    }
                     Err(e) => return Err(e.into()),
                 }
             }
