@@ -46,6 +46,7 @@ impl RemoteOut {
             check_empty(o, families).map_err(|e| CliError::failure(e.to_string()))?;
         }
         let parent = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        crate::table::staging::sweep(&parent, PREFIX);
         let staged = OwnedDir::create(&parent, PREFIX)
             .map_err(|e| CliError::failure(format!("{}: {e}", parent.display())))?;
         Ok(Some(RemoteOut {

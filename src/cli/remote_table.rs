@@ -18,6 +18,9 @@ use crate::table::directory::AttachReport;
 use crate::table::remote::{rebase_attach, Latest, RemoteError, RemoteTable};
 use crate::table::staging::OwnedDir;
 
+/// The mirrors' staging directories, under the system's temporary directory (`$TMPDIR`).
+const MIRROR_PREFIX: &str = "hfkit-mirror-";
+
 /// What a command does to its table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -110,7 +113,9 @@ fn run_remote(
 ) -> Result<i32, CliError> {
     let loc = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
     let table = RemoteTable::at(&loc).map_err(fail)?;
-    let scratch = OwnedDir::create(&std::env::temp_dir(), "hfkit-mirror-").map_err(fail)?;
+    // Mirrors of processes killed before they could remove theirs go first.
+    crate::table::staging::sweep(&std::env::temp_dir(), MIRROR_PREFIX);
+    let scratch = OwnedDir::create(&std::env::temp_dir(), MIRROR_PREFIX).map_err(fail)?;
     let mirror = scratch.path().join("table");
     let mut args: Vec<OsString> = args.to_vec();
     substitute(&mut args, url, &mirror);

@@ -407,7 +407,7 @@ fn next_writer_removes_orphaned_files_of_s3_table() {
 /// (one whole new version, or none); the next writer then removes what the dead ones left.
 #[test]
 fn killed_writers_leave_s3_table_before_or_after() {
-    let Some((server, _t, schema, input, bulk)) =
+    let Some((server, t, schema, input, bulk)) =
         orders_setup("killed_writers_leave_s3_table_before_or_after")
     else {
         return;
@@ -426,6 +426,9 @@ fn killed_writers_leave_s3_table_before_or_after() {
             rows,
         )
     };
+    // The writers' mirrors go here, to see what killed ones leave.
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let writer = |kind: usize| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
         if kind == 0 {
@@ -438,6 +441,7 @@ fn killed_writers_leave_s3_table_before_or_after() {
             ]);
         }
         c.args(["--s3-endpoint", &endpoint])
+            .env("TMPDIR", &tmp)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         c
@@ -502,6 +506,11 @@ fn killed_writers_leave_s3_table_before_or_after() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "staging left by killed writers: {left:?}");
     let objects = store.list(&data).unwrap().len();
     let (_, files, _) = state();
     assert_eq!(
