@@ -69,13 +69,18 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
     Location::is_remote_path(table).then(|| (table.to_path_buf(), mode))
 }
 
-/// True when some table argument of `cmd` is remote but `cmd` cannot run on it yet.
+/// An object-storage path `cmd` cannot use yet (rather than take `s3:/...` for a local path).
 fn unsupported(cmd: &Command) -> Option<&Path> {
-    let table: &Path = match cmd {
-        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Clone { table, .. })) => table,
+    let paths: Vec<&Path> = match cmd {
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Clone {
+            table, new_dir, ..
+        })) => vec![table, new_dir],
+        Command::Maint(MaintCommand::Export { to, bulkload, .. }) => {
+            to.iter().chain(bulkload).map(PathBuf::as_path).collect()
+        }
         _ => return None,
     };
-    Location::is_remote_path(table).then_some(table)
+    paths.into_iter().find(|p| Location::is_remote_path(p))
 }
 
 fn fail(e: impl std::fmt::Display) -> CliError {
@@ -93,9 +98,9 @@ pub(super) fn run(
 ) -> Option<Result<i32, CliError>> {
     if let Some(t) = unsupported(cmd) {
         return Some(Err(CliError::failure(format!(
-            "{}: this command does not work on tables on object storage yet \
-             (supported: table create/describe/check/alter, import --table, attach, get, \
-             scan, compact, snapshot create/list/delete/restore, export)",
+            "{}: object storage is not supported here yet (tables on object storage: \
+             table create/describe/check/alter, import --table, attach, get, scan, compact, \
+             snapshot create/list/delete/restore, export to a local destination)",
             t.display()
         ))));
     }

@@ -415,6 +415,23 @@ fn s3_errors_name_the_url() {
     };
     assert!(create().status.success());
     fails(create(), &[&table, "already exists"]);
+    // A destination on object storage where only local ones work yet: refused, not taken
+    // for a local path.
+    let to = server.url("exports/x.csv");
+    fails(
+        hfkit(&[
+            "export",
+            &table,
+            "--format",
+            "csv",
+            "--to",
+            &to,
+            "--s3-endpoint",
+            &endpoint,
+        ]),
+        &[&to, "not supported here yet"],
+    );
+    assert!(!Path::new("s3:").exists());
     // --stats says what the read cost in requests and bytes.
     let o = hfkit(&["scan", &table, "--stats", "--s3-endpoint", &endpoint]);
     assert!(o.status.success(), "{}", text(&o.stderr));
