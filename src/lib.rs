@@ -30,6 +30,7 @@ pub use hfkit_format::heap;
 pub use hfkit_hbase as hbase;
 pub use hfkit_pipeline as pipeline;
 pub use hfkit_read as read;
+pub use hfkit_storage as storage;
 pub use hfkit_table as table;
 
 pub mod cli;

@@ -327,8 +327,20 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     }
     let inputs = expand_paths(&a.inputs).map_err(|e| CliError::failure(e.to_string()))?;
     let format = a.input.format(&inputs)?;
+    let families: Vec<String> = parsed
+        .table
+        .families
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    let remote_out = super::remote_out::RemoteOut::prepare(
+        a.out.as_deref(),
+        a.index_out.as_deref(),
+        a.temp_dir.as_deref(),
+        &families,
+    )?;
     let out_dir = match (&a.out, &a.table) {
-        (Some(o), _) => o.clone(),
+        (Some(o), _) => remote_out.as_ref().map_or(o.clone(), |r| r.local_out(o)),
         // Staged inside the table (below, once it exists).
         (None, Some(_)) => PathBuf::new(),
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
@@ -337,10 +349,15 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     // Each index table: where it goes (a table directory with --table, else a bulk-load
     // directory), always under the path the user named.
     let index_dirs: Vec<PathBuf> = match (&a.index_out, &a.table) {
-        (Some(root), _) => indexes
-            .iter()
-            .map(|ix| root.join(&ix.table.qualifier))
-            .collect(),
+        (Some(root), _) => {
+            let root = remote_out
+                .as_ref()
+                .map_or(root.clone(), |r| r.local_index_root(root));
+            indexes
+                .iter()
+                .map(|ix| root.join(&ix.table.qualifier))
+                .collect()
+        }
         (None, Some(t)) => indexes
             .iter()
             .map(|ix| t.join(INDEX_DIR).join(&ix.table.qualifier))
@@ -432,6 +449,9 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         let r = attached();
         drop(stagings);
         attach = r?;
+    }
+    if let Some(r) = remote_out {
+        r.publish()?;
     }
     created.keep();
     for w in &report.warnings {
@@ -550,6 +570,13 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
                 );
             }
         })
+    }
+}
+
+/// The --table argument (object-storage tables run on a mirror: `remote_table`).
+impl ImportArgs {
+    pub(super) fn table(&self) -> Option<&Path> {
+        self.table.as_deref()
     }
 }
 

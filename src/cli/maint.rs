@@ -477,3 +477,10 @@ fn snapshot_suffix(snapshot: Option<&str>) -> String {
         .map(|s| format!(" (snapshot {s})"))
         .unwrap_or_default()
 }
+
+/// The table argument (object-storage tables run on a mirror: `remote_table`).
+impl AlterArgs {
+    pub(super) fn table(&self) -> &Path {
+        &self.table
+    }
+}

@@ -35,6 +35,8 @@ mod import;
 mod maint;
 mod packaging;
 mod read;
+mod remote_out;
+mod remote_table;
 mod table;
 
 use std::io::{self, Write};
@@ -71,6 +73,11 @@ two of `hfkit import --help` create the table /tmp/hfkit-users and the bulk-load
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The S3 endpoint for s3:// locations (an S3-compatible store: MinIO, Ceph, a loopback
+    /// test server; http:// allowed). Credentials and region come from the AWS environment
+    /// variables or ~/.aws files (formats/storage.md).
+    #[arg(long, global = true, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -174,7 +181,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -182,20 +190,14 @@ where
             return code;
         }
     };
+    hfkit_storage::configure(hfkit_storage::StorageConfig::with_endpoint(
+        cli.s3_endpoint.clone(),
+    ));
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = match cli.command {
-        Command::Hfile(cmd) => hfile::run(cmd, &mut out),
-        Command::Table(cmd) => table::run(cmd, &mut out),
-        Command::Import(args) => import::import(*args, &mut out),
-        Command::Plan(args) => import::plan(*args, &mut out),
-        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
-        Command::Get(args) => read::get(args, &mut out),
-        Command::Scan(args) => read::scan(args, &mut out),
-        Command::Hbase(cmd) => hbase::run(cmd, &mut out),
-        Command::Maint(cmd) => maint::run(cmd, &mut out),
-        Command::Completions(args) => packaging::completions(args, &mut out),
-        Command::Man(args) => packaging::man(args, &mut out),
+    let result = match remote_table::run(&cli.command, &args, &mut out, dispatch) {
+        Some(r) => r,
+        None => dispatch(cli.command, &mut out),
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {
@@ -205,5 +207,22 @@ where
             note!("hfkit: {}", e.message);
             e.code
         }
+    }
+}
+
+/// Runs one parsed command.
+fn dispatch(command: Command, out: &mut dyn Write) -> Result<i32, CliError> {
+    match command {
+        Command::Hfile(cmd) => hfile::run(cmd, out),
+        Command::Table(cmd) => table::run(cmd, out),
+        Command::Import(args) => import::import(*args, out),
+        Command::Plan(args) => import::plan(*args, out),
+        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, out),
+        Command::Get(args) => read::get(args, out),
+        Command::Scan(args) => read::scan(args, out),
+        Command::Hbase(cmd) => hbase::run(cmd, out),
+        Command::Maint(cmd) => maint::run(cmd, out),
+        Command::Completions(args) => packaging::completions(args, out),
+        Command::Man(args) => packaging::man(args, out),
     }
 }

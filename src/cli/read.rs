@@ -417,6 +417,19 @@ pub(super) fn scan_from(
     Ok(EXIT_OK)
 }
 
+/// The table argument (object-storage tables run on a mirror: `remote_table`).
+impl GetArgs {
+    pub(super) fn table(&self) -> &Path {
+        &self.table
+    }
+}
+
+impl ScanArgs {
+    pub(super) fn table(&self) -> &Path {
+        &self.table
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -158,6 +158,15 @@ pub fn attach(
     let r = t
         .attach(bulk_dir)
         .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
+    print_attach(&r, as_json, out)
+}
+
+/// Prints what an attach did (text or JSON).
+pub(super) fn print_attach(
+    r: &crate::table::directory::AttachReport,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
     if as_json {
         let v = json!({
             "version": r.version,

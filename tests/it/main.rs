@@ -27,6 +27,8 @@ mod proptest_hfile;
 mod read_model;
 mod read_semantics;
 mod reader_garbage;
+mod s3_io;
+mod s3_table;
 mod table_attach;
 mod table_create;
 mod table_read;

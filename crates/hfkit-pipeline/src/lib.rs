@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
 //! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
+//! | `remote_input` | inputs on object storage: globs by listing, CSV streamed, Parquet by ranged reads | `storage.md`, `import.md` §"Sources" |
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
 //! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
@@ -15,6 +16,7 @@
 //! | [`sort`] | sorting cells within a memory budget, spilling runs, merging them | `import.md` §"Sort and spill" |
 //! | [`import`] | the driver, in phases: regions, outputs, read and encode, route and sort, write, report | `import.md` |
 //! | [`plan`] | `hfkit plan`: a sample through the import's encoders, counted per region, scaled | `import.md` §"Plan" |
+//! | [`remote_output`] | a bulk-load output published to object storage: streamed multipart uploads, completed together | `import.md` §"Output on object storage" |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
 //! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
@@ -33,6 +35,8 @@ pub mod output;
 pub mod parquet_source;
 pub mod plan;
 pub mod regions;
+mod remote_input;
+pub mod remote_output;
 pub mod retention;
 pub mod route;
 pub mod rowkey;

@@ -13,7 +13,6 @@
 //! | Boolean | `true` / `false` |
 //! | null | empty field (writes no cell) |
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,9 +20,12 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{ArrowError, DataType, TimeUnit};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 
+use super::remote_input::ParquetFile;
 use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
 use super::timestamp::civil_from_days;
 
@@ -39,26 +41,22 @@ pub enum RowGroupError {
     UnsupportedType(DataType),
 }
 
+/// A Parquet file opened and its footer read (local, or on object storage).
+fn open_file(path: &Path) -> Result<(ParquetFile, ArrowReaderMetadata), SourceError> {
+    let f = ParquetFile::open(path)?;
+    let m = ArrowReaderMetadata::load(&f, Default::default()).map_err(|e| perr(path, e))?;
+    Ok((f, m))
+}
+
 /// The reader builder of a Parquet file: its footer read.
-fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, SourceError> {
-    let f = File::open(path).map_err(|source| SourceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(path, e))
+fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<ParquetFile>, SourceError> {
+    let (f, m) = open_file(path)?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, m))
 }
 
 /// The column names of a file's schema, which must be unique.
-fn unique_names(
-    path: &Path,
-    b: &ParquetRecordBatchReaderBuilder<File>,
-) -> Result<Vec<String>, SourceError> {
-    let names: Vec<String> = b
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
+fn unique_names(path: &Path, schema: &arrow_schema::Schema) -> Result<Vec<String>, SourceError> {
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     check_unique_columns(path, ColumnNames::ParquetSchema, &names)?;
     Ok(names)
 }
@@ -77,7 +75,7 @@ pub fn row_count(path: &Path) -> Result<u64, SourceError> {
 /// Column names of a Parquet file (those of a file without row groups, which has no
 /// [`ParquetSource`] to ask).
 pub fn column_names(path: &Path) -> Result<Vec<String>, SourceError> {
-    unique_names(path, &builder(path)?)
+    unique_names(path, builder(path)?.schema())
 }
 
 fn perr(path: &Path, e: impl std::fmt::Display) -> SourceError {
@@ -106,8 +104,8 @@ impl ParquetSource {
         row_group: usize,
         batch_size: usize,
     ) -> Result<ParquetSource, SourceError> {
-        let b = builder(path)?;
-        let names = unique_names(path, &b)?;
+        let (mut f, m) = open_file(path)?;
+        let names = unique_names(path, m.schema())?;
         let (mask, columns) = match columns {
             None => (ProjectionMask::all(), names.clone()),
             Some(wanted) => {
@@ -128,13 +126,15 @@ impl ParquetSource {
                 sorted.sort_unstable();
                 sorted.dedup();
                 let cols = sorted.iter().map(|&i| names[i].clone()).collect();
-                (ProjectionMask::roots(b.parquet_schema(), sorted), cols)
+                (ProjectionMask::roots(m.parquet_schema(), sorted), cols)
             }
         };
-        if row_group >= b.metadata().num_row_groups() {
+        if row_group >= m.metadata().num_row_groups() {
             return Err(perr(path, format!("no row group {row_group}")));
         }
-        let reader = b
+        // On object storage, the row group's projected column chunks in one request each.
+        f.prefetch(path, m.metadata(), row_group, &mask)?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(f, m)
             .with_projection(mask)
             .with_row_groups(vec![row_group])
             .with_batch_size(batch_size.max(1))
@@ -374,6 +374,7 @@ fn write_date(out: &mut String, days: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
 
     #[test]
     fn decimals_and_dates_render_as_fmt_would() {

@@ -204,7 +204,9 @@ impl std::fmt::Display for RecordPosition {
 pub fn expand_paths(patterns: &[String]) -> Result<Vec<PathBuf>, SourceError> {
     let mut out: Vec<PathBuf> = Vec::new();
     for p in patterns {
-        if p.contains(['*', '?', '[']) {
+        if super::remote_input::is_remote(Path::new(p)) {
+            out.extend(super::remote_input::expand(p)?);
+        } else if p.contains(['*', '?', '[']) {
             let mut matched: Vec<PathBuf> = glob::glob(p)
                 .map_err(|e| SourceError::Invalid(format!("bad glob '{p}': {e}")))?
                 .filter_map(|r| r.ok())
@@ -301,9 +303,14 @@ fn open_maybe_compressed(
         path: path.to_path_buf(),
         source,
     };
-    let f = File::open(path).map_err(io)?;
-    let len = f.metadata().map_err(io)?.len();
-    let r = BufReader::with_capacity(1 << 20, f);
+    let (r, len): (BufReader<Box<dyn Read + Send>>, u64) = if super::remote_input::is_remote(path) {
+        let (input, len) = super::remote_input::stream(path)?;
+        (BufReader::with_capacity(1 << 20, input), len)
+    } else {
+        let f = File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        (BufReader::with_capacity(1 << 20, Box::new(f)), len)
+    };
     let kind = match path.extension().and_then(|e| e.to_str()) {
         Some("gz") => "gzip",
         Some("zst") => "zstd",

@@ -14,6 +14,7 @@
 //! | [`fsops`] | the filesystem operations of a commit, with crash injection for tests | `table.md` §"Commit protocol" |
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`staging`] | temporary directories held by a live process ([`staging::OwnedDir`]), and sweeping those of dead ones | `table.md` §"Writers and garbage" |
+//! | [`remote`] | tables on object storage: mirrors, and the commit by create-only manifest versions | `table.md` §"Tables on object storage" |
 //! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
 //! | [`compact`] | compaction (HBase's selection and compaction rules) | `table.md` §"Compaction" |
 //! | [`alter`] | `alter`: a family's settings changed in a new manifest version | `table.md` §"Alter" |
@@ -33,6 +34,7 @@ pub mod export;
 pub mod fsops;
 pub mod manifest;
 pub mod read;
+pub mod remote;
 pub mod schema;
 pub mod shell;
 pub mod snapshot;

@@ -20,8 +20,14 @@
 //! time), under the target profile directory every test binary lives in
 //! (`target/<profile>/hfkit-fixture-skips/<run>/<test name>`).
 
+// Test support only: a helper that cannot set up (no loopback port, no server) fails the test
+// that asked for it, which is what a panic here does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+pub mod s3;
 
 /// Names the fixtures root.
 pub const ROOT_ENV: &str = "HFKIT_HBASE_FIXTURES";
@@ -54,17 +60,21 @@ pub fn lookup(root: Option<OsString>, require: Option<OsString>, sub: &str) -> L
         "HBase fixtures not found at {} (set {ROOT_ENV} to the directory holding hbase/)",
         dir.display()
     );
-    let required = require.is_some_and(|v| {
-        matches!(
-            v.to_string_lossy().trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes"
-        )
-    });
-    if required {
+    if is_set(require) {
         Lookup::Fail(format!("{why}; {REQUIRE_ENV} is set, so this is a failure"))
     } else {
         Lookup::Skip(why)
     }
+}
+
+/// True when a `*_REQUIRE_*` variable says yes (`1`, `true`, `yes`).
+pub(crate) fn is_set(v: Option<OsString>) -> bool {
+    v.is_some_and(|v| {
+        matches!(
+            v.to_string_lossy().trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes"
+        )
+    })
 }
 
 /// Sub-directory `sub` of the fixtures root for test `test`; `None` (the test returns and
@@ -90,7 +100,7 @@ pub fn dir(test: &str, sub: &str) -> Option<PathBuf> {
 /// The running test's full name: its test binary (the executable's name without cargo's hash
 /// suffix: the crate of a unit test, the file of an integration test), then the test's path
 /// (libtest names each test's thread after it) or `test`.
-fn test_name(test: &str) -> String {
+pub(crate) fn test_name(test: &str) -> String {
     let name = match std::thread::current().name() {
         Some(n) if n != "main" => n.to_string(),
         _ => test.to_string(),
@@ -131,6 +141,31 @@ pub fn skipped(run: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// The object-storage tests recorded as skipped under `run` (no `moto_server`), sorted.
+pub fn skipped_s3(run: &Path) -> Vec<String> {
+    skipped(&run.join(s3::S3_SKIPS))
+}
+
+/// The end-of-run report for the object-storage tests `skipped` for want of `moto_server`.
+pub fn report_s3(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return "hfkit: no object-storage (S3) test was skipped in this run\n".into();
+    }
+    let mut s = format!(
+        "\nhfkit: WARNING: {} object-storage (S3) test(s) SKIPPED, not run: moto_server not found \
+         (pip install 'moto[server]', or set {}).\n\
+         hfkit: this run does not show that s3:// inputs, outputs and tables work; \
+         {}=1 (as .ci/run sets) makes them fail instead.\n",
+        skipped.len(),
+        s3::MOTO_ENV,
+        s3::REQUIRE_S3_ENV,
+    );
+    for t in skipped {
+        s.push_str(&format!("  skipped: {t}\n"));
+    }
+    s
 }
 
 /// The end-of-run report for the `skipped` tests.

@@ -1,0 +1,296 @@
+//! A real S3 API on loopback for the object-storage tests: `moto_server` (`pip install
+//! 'moto[server]'`) started on a free port of 127.0.0.1, waited for, given a bucket, and
+//! stopped when the [`S3Server`] is dropped.
+//!
+//! * `moto_server` is looked up as `$HFKIT_MOTO_SERVER`, else on `PATH`.
+//! * Missing, with `HFKIT_REQUIRE_S3=1` (`.ci/run` sets it after installing moto): the test
+//!   fails.
+//! * Missing otherwise: the test prints `SKIP`, is recorded as an object-storage skip of the
+//!   run, and passes; `zz_fixture_skips` prints how many were skipped at the end of
+//!   `cargo test`, as for the HBase fixtures.
+//!
+//! Starting a server also sets dummy AWS credentials and region in this process's environment
+//! (moto accepts any), unless some are set, so in-process stores and child `hfkit` processes
+//! sign their requests.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Names the `moto_server` executable.
+pub const MOTO_ENV: &str = "HFKIT_MOTO_SERVER";
+/// `1` (or `true`, `yes`): a missing moto fails the test instead of skipping it.
+pub const REQUIRE_S3_ENV: &str = "HFKIT_REQUIRE_S3";
+/// The bucket every server starts with.
+pub const BUCKET: &str = "hfkit-test";
+/// Sub-directory of a run's skip directory holding the object-storage skips.
+pub(crate) const S3_SKIPS: &str = "s3";
+
+/// A running moto server.
+pub struct S3Server {
+    child: Child,
+    port: u16,
+}
+
+impl S3Server {
+    /// Starts a server for test `test` with bucket [`BUCKET`]; `None` (the test returns and
+    /// passes) when moto is missing, recorded as a skip; a panic when S3 tests are required
+    /// or the server does not come up.
+    pub fn start(test: &str) -> Option<S3Server> {
+        let exe = match moto_executable() {
+            Some(e) => e,
+            None => {
+                let why = format!(
+                    "moto_server not found (pip install 'moto[server]', or set {MOTO_ENV})"
+                );
+                if crate::is_set(std::env::var_os(REQUIRE_S3_ENV)) {
+                    panic!("{test}: {why}; {REQUIRE_S3_ENV} is set, so this is a failure");
+                }
+                eprintln!("SKIP {test}: {why}");
+                if let Some(run) = crate::run_dir() {
+                    crate::record_skip(&run.join(S3_SKIPS), &crate::test_name(test));
+                }
+                return None;
+            }
+        };
+        set_dummy_credentials();
+        // A port free now may be taken before moto binds it: try a few.
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .unwrap_or_else(|e| panic!("{test}: no free loopback port: {e}"));
+            let mut child = Command::new(&exe)
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{test}: cannot start {}: {e}", exe.display()));
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // exited: the port was taken
+                }
+                if request(port, "GET", "/").is_ok() {
+                    let server = S3Server { child, port };
+                    server.create_bucket(BUCKET);
+                    return Some(server);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("{test}: moto_server did not answer on loopback");
+    }
+
+    /// `http://127.0.0.1:<port>`: the `--s3-endpoint`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// `s3://hfkit-test/<key>`.
+    pub fn url(&self, key: &str) -> String {
+        format!("s3://{BUCKET}/{}", key.trim_start_matches('/'))
+    }
+
+    /// Creates another bucket.
+    pub fn create_bucket(&self, name: &str) {
+        let status = request(self.port, "PUT", &format!("/{name}"))
+            .unwrap_or_else(|e| panic!("create bucket {name}: {e}"));
+        assert_eq!(status, 200, "create bucket {name}: HTTP {status}");
+    }
+}
+
+impl S3Server {
+    /// The multipart uploads in progress (started, neither completed nor aborted) in
+    /// [`BUCKET`], by key.
+    pub fn multipart_uploads(&self) -> Vec<String> {
+        let (status, body) = request_body(self.port, "GET", &format!("/{BUCKET}?uploads"))
+            .unwrap_or_else(|e| panic!("list multipart uploads: {e}"));
+        assert_eq!(status, 200, "list multipart uploads: HTTP {status}: {body}");
+        body.split("<Key>")
+            .skip(1)
+            .filter_map(|k| k.split_once("</Key>").map(|(k, _)| k.to_string()))
+            .collect()
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn moto_executable() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(MOTO_ENV) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("moto_server"))
+        .find(|p| p.is_file())
+}
+
+fn set_dummy_credentials() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+            std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+            std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+        }
+        if std::env::var_os("AWS_REGION").is_none() {
+            std::env::set_var("AWS_REGION", "us-east-1");
+        }
+    });
+}
+
+/// One unsigned HTTP/1.1 request without a body; the status code.
+fn request(port: u16, method: &str, path: &str) -> std::io::Result<u16> {
+    request_body(port, method, path).map(|(status, _)| status)
+}
+
+/// One unsigned HTTP/1.1 request without a body; the status code and the answer's text.
+fn request_body(port: u16, method: &str, path: &str) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)?;
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .get(9..12)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {text:?}")))?;
+    Ok((status, text))
+}
+
+/// A proxy in front of an [`S3Server`] that answers some requests itself with `503 SlowDown`
+/// (S3's throttling answer) instead of forwarding them: request `n` (from 1) fails when
+/// `n % every == 0`, so `every = 1` fails them all. Stopped when dropped.
+pub struct FaultProxy {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Requests answered with 503 so far.
+    pub failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl S3Server {
+    /// A [`FaultProxy`] failing every `every`-th request.
+    pub fn fault_proxy(&self, every: u64) -> FaultProxy {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port for the proxy");
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(AtomicU64::new(0));
+        let count = Arc::new(AtomicU64::new(0));
+        let upstream = self.port;
+        let (stop2, failed2) = (stop.clone(), failed.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stop2.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                let (count, failed) = (count.clone(), failed2.clone());
+                std::thread::spawn(move || {
+                    let _ = proxy_connection(conn, upstream, every, &count, &failed);
+                });
+            }
+        });
+        FaultProxy { port, stop, failed }
+    }
+}
+
+impl FaultProxy {
+    /// `http://127.0.0.1:<port>`: use as the `--s3-endpoint`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Serves one client connection: each request read whole (head and `Content-Length` body),
+/// then answered with 503 or forwarded on a connection of its own.
+fn proxy_connection(
+    conn: TcpStream,
+    upstream: u16,
+    every: u64,
+    count: &std::sync::atomic::AtomicU64,
+    failed: &std::sync::atomic::AtomicU64,
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    use std::sync::atomic::Ordering;
+    let mut reader = std::io::BufReader::new(conn.try_clone()?);
+    let mut client = conn;
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let end = line == "\r\n";
+            if !line.to_ascii_lowercase().starts_with("connection:") {
+                head.push_str(&line);
+            }
+            if end {
+                break;
+            }
+        }
+        let len: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        reader.read_exact(&mut body)?;
+        let n = count.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of(every) {
+            failed.fetch_add(1, Ordering::Relaxed);
+            let msg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
+            write!(
+                client,
+                "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{msg}",
+                msg.len()
+            )?;
+            continue;
+        }
+        let mut up = TcpStream::connect(("127.0.0.1", upstream))?;
+        let head = head.trim_end_matches("\r\n");
+        write!(up, "{head}\r\nConnection: close\r\n\r\n")?;
+        up.write_all(&body)?;
+        let mut answer = Vec::new();
+        up.read_to_end(&mut answer)?;
+        // The client may keep its connection: drop moto's "Connection: close".
+        let text_end = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map_or(answer.len(), |p| p + 4);
+        let head_text = String::from_utf8_lossy(&answer[..text_end]).to_string();
+        let kept: String = head_text
+            .split("\r\n")
+            .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+            .collect::<Vec<_>>()
+            .join("\r\n");
+        client.write_all(kept.as_bytes())?;
+        client.write_all(&answer[text_end..])?;
+    }
+}

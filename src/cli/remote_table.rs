@@ -1,0 +1,335 @@
+//! Commands on a table on object storage (`s3://bucket/prefix`). Each runs the local command
+//! unchanged on a *mirror* of the table in a staging directory of its own (`table::remote`):
+//! reads on a mirror holding the live files; writes on a mirror of the latest manifest, whose
+//! result is then committed by creating the next manifest version create-only. An attach (or
+//! `import --table`) that loses the version to another writer is attached again onto the new
+//! latest version; a compaction, alter or snapshot that loses fails, leaving the table as the
+//! winner made it. Spec: `formats/table.md` §"Tables on object storage".
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::maint::{MaintCommand, SnapshotCommand};
+use super::table::TableCommand;
+use super::{CliError, Command};
+use crate::storage::{store_for, Location};
+use crate::table::directory::AttachReport;
+use crate::table::remote::{rebase_attach, Latest, RemoteError, RemoteTable};
+use crate::table::staging::OwnedDir;
+
+/// The mirrors' staging directories, under the system's temporary directory (`$TMPDIR`).
+const MIRROR_PREFIX: &str = "hfkit-mirror-";
+
+/// What a command does to its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Reads cells or files: a mirror with the live files; nothing committed.
+    Read,
+    /// Adds files (attach, import --table): committed, rebased when another writer wins.
+    Attach,
+    /// Creates the table.
+    Create,
+    /// Changes the manifest otherwise (compact, alter, snapshot): committed, or fails when
+    /// another writer wins.
+    Change { files: bool },
+}
+
+/// The remote table a command works on, and how; `None` for a local table (or none).
+fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
+    let (table, mode): (&Path, Mode) = match cmd {
+        Command::Get(a) => (a.table(), Mode::Read),
+        Command::Scan(a) => (a.table(), Mode::Read),
+        Command::Attach { table, .. } => (table, Mode::Attach),
+        Command::Import(a) => (a.table()?, Mode::Attach),
+        Command::Table(TableCommand::Create(a)) => (&a.table, Mode::Create),
+        Command::Table(TableCommand::Describe { table, .. }) => (table, Mode::Read),
+        Command::Table(TableCommand::Check { table }) => (table, Mode::Read),
+        Command::Maint(MaintCommand::Compact { table, .. }) => {
+            (table, Mode::Change { files: true })
+        }
+        Command::Maint(MaintCommand::Export { table, .. }) => (table, Mode::Read),
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Create { table, .. })) => {
+            (table, Mode::Change { files: false })
+        }
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::List { table, .. })) => {
+            (table, Mode::Read)
+        }
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Delete { table, .. })) => {
+            (table, Mode::Change { files: false })
+        }
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Restore { table, .. })) => {
+            (table, Mode::Change { files: true })
+        }
+        Command::Maint(MaintCommand::Alter(a)) | Command::Table(TableCommand::Alter(a)) => {
+            (a.table(), Mode::Change { files: false })
+        }
+        _ => return None,
+    };
+    Location::is_remote_path(table).then(|| (table.to_path_buf(), mode))
+}
+
+/// An object-storage path `cmd` cannot use yet (rather than take `s3:/...` for a local path).
+fn unsupported(cmd: &Command) -> Option<&Path> {
+    let paths: Vec<&Path> = match cmd {
+        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Clone {
+            table, new_dir, ..
+        })) => vec![table, new_dir],
+        Command::Maint(MaintCommand::Export { to, bulkload, .. }) => {
+            to.iter().chain(bulkload).map(PathBuf::as_path).collect()
+        }
+        _ => return None,
+    };
+    paths.into_iter().find(|p| Location::is_remote_path(p))
+}
+
+fn fail(e: impl std::fmt::Display) -> CliError {
+    CliError::failure(e.to_string())
+}
+
+/// Runs `cmd` when its table is on object storage; `None` when it is not (the caller runs it
+/// as usual). `args` are the command line `cmd` was parsed from: the mirror's path replaces
+/// the table's URL in them, and they are parsed again.
+pub(super) fn run(
+    cmd: &Command,
+    args: &[OsString],
+    out: &mut dyn Write,
+    dispatch: fn(Command, &mut dyn Write) -> Result<i32, CliError>,
+) -> Option<Result<i32, CliError>> {
+    if let Some(t) = unsupported(cmd) {
+        return Some(Err(CliError::failure(format!(
+            "{}: object storage is not supported here yet (tables on object storage: \
+             table create/describe/check/alter, import --table, attach, get, scan, compact, \
+             snapshot create/list/delete/restore, export to a local destination)",
+            t.display()
+        ))));
+    }
+    let (url, mode) = plan(cmd)?;
+    Some(run_remote(cmd, &url, mode, args, out, dispatch))
+}
+
+fn run_remote(
+    cmd: &Command,
+    url: &Path,
+    mode: Mode,
+    args: &[OsString],
+    out: &mut dyn Write,
+    dispatch: fn(Command, &mut dyn Write) -> Result<i32, CliError>,
+) -> Result<i32, CliError> {
+    let loc = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
+    let table = RemoteTable::at(&loc).map_err(fail)?;
+    // Mirrors of processes killed before they could remove theirs go first.
+    crate::table::staging::sweep(&std::env::temp_dir(), MIRROR_PREFIX);
+    let scratch = OwnedDir::create(&std::env::temp_dir(), MIRROR_PREFIX).map_err(fail)?;
+    let mirror = scratch.path().join("table");
+    let mut args: Vec<OsString> = args.to_vec();
+    substitute(&mut args, url, &mirror);
+    // An attach of a bulk-load directory on object storage: downloaded first.
+    if let Command::Attach { dir, .. } = cmd {
+        if Location::is_remote_path(dir) {
+            let local = scratch.path().join("bulk");
+            download_tree(dir, &local)?;
+            substitute(&mut args, dir, &local);
+        }
+    }
+    let (base, indexes) = match mode {
+        Mode::Create => {
+            if table.exists().map_err(fail)? {
+                return Err(CliError::failure(format!(
+                    "{loc}: a table already exists there"
+                )));
+            }
+            (None, Vec::new())
+        }
+        Mode::Read | Mode::Change { .. } => {
+            let files = matches!(mode, Mode::Read | Mode::Change { files: true });
+            let base = table.mirror(&mirror, files).map_err(fail)?;
+            if base.is_none() {
+                return Err(CliError::failure(format!(
+                    "{loc}: no table there (no manifests/manifest-*.json)"
+                )));
+            }
+            // Index tables too (manifests only): `table describe` lists them.
+            if mode == Mode::Read {
+                mirror_indexes(&loc, &mirror)?;
+            }
+            (base, Vec::new())
+        }
+        Mode::Attach => {
+            let base = table.mirror(&mirror, false).map_err(fail)?;
+            let indexes = mirror_indexes(&loc, &mirror)?;
+            (base, indexes)
+        }
+    };
+    let cli = <super::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
+    let mut buffered = Vec::new();
+    let code = dispatch(cli.command, &mut buffered);
+    // Messages name the table by its URL, not by the mirror's path.
+    let shown = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .replace(&mirror.display().to_string(), &url.display().to_string())
+            .into_bytes()
+    };
+    let code = code.map_err(|e| CliError {
+        message: String::from_utf8_lossy(&shown(e.message.as_bytes())).into_owned(),
+        code: e.code,
+        io_kind: e.io_kind,
+    })?;
+    let buffered = shown(&buffered);
+    if mode == Mode::Read {
+        out.write_all(&buffered)?;
+        if args.iter().any(|a| a == "--stats") {
+            let st = crate::storage::total_stats();
+            note!(
+                "object storage: {} request(s), {} byte(s) read (the live manifest and every live file of {loc}, mirrored)",
+                st.requests, st.bytes_read
+            );
+        }
+        return Ok(code);
+    }
+    // Index tables first (as locally: an index entry whose row is not yet visible is
+    // harmless; a row missing from its index is not).
+    for (q, ix_base) in &indexes {
+        let dir = mirror.join(crate::table::directory::INDEX_DIR).join(q);
+        let it = RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
+            .map_err(fail)?;
+        commit(&it, &dir, ix_base.as_ref(), mode, scratch.path())?;
+    }
+    let new_indexes = list_dirs(&mirror.join(crate::table::directory::INDEX_DIR));
+    for q in new_indexes
+        .iter()
+        .filter(|q| !indexes.iter().any(|(n, _)| n == *q))
+    {
+        let dir = mirror.join(crate::table::directory::INDEX_DIR).join(q);
+        let it = RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
+            .map_err(fail)?;
+        commit(&it, &dir, None, mode, scratch.path())?;
+    }
+    let mut rebased = None;
+    if mirror.join(crate::table::manifest::CURRENT).exists() {
+        rebased = commit(&table, &mirror, base.as_ref(), mode, scratch.path())?;
+    }
+    // The next writer removes what dead ones left (formats/table.md).
+    if let Err(e) = table.collect_garbage(gc_grace()) {
+        note!("hfkit: warning: {loc}: garbage collection: {e}");
+    }
+    // An attach that was rebased reports the version it got, not the mirror's.
+    match (rebased, cmd) {
+        (Some(r), Command::Attach { json, .. }) => super::table::print_attach(&r, *json, out),
+        _ => {
+            out.write_all(&buffered)?;
+            Ok(code)
+        }
+    }
+}
+
+/// Data files no version names are deleted once this old (seconds, by the store's clock):
+/// `$HFKIT_S3_GC_GRACE_SECONDS`, else an hour, far longer than any commit takes.
+fn gc_grace() -> i64 {
+    std::env::var("HFKIT_S3_GC_GRACE_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3600)
+}
+
+/// Commits the mirror `dir` of `table`; an attach that lost is attached again, and its report
+/// returned.
+fn commit(
+    table: &RemoteTable,
+    dir: &Path,
+    base: Option<&Latest>,
+    mode: Mode,
+    scratch: &Path,
+) -> Result<Option<AttachReport>, CliError> {
+    match table.commit(dir, base) {
+        Ok(_) => Ok(None),
+        Err(RemoteError::Conflict { version, .. }) if mode == Mode::Attach => {
+            // Created by another writer meanwhile, or a version taken: attach again.
+            let r = rebase_attach(table, dir, base, scratch).map_err(fail)?;
+            note!(
+                "hfkit: note: {}: another writer committed version {version} first; attached again as version {} (sequence id {})",
+                table.root(),
+                r.version,
+                r.seq_id
+            );
+            Ok(Some(r))
+        }
+        Err(RemoteError::Conflict { version, .. }) if mode == Mode::Create => {
+            Err(CliError::failure(format!(
+                "{}: a table already exists there (version {version})",
+                table.root()
+            )))
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// The index tables of the remote table at `loc`, mirrored into `mirror/indexes/<name>`.
+fn mirror_indexes(
+    loc: &Location,
+    mirror: &Path,
+) -> Result<Vec<(String, Option<Latest>)>, CliError> {
+    let ix_root = loc.join(crate::table::directory::INDEX_DIR);
+    let store = store_for(&ix_root).map_err(fail)?;
+    let mut names: Vec<String> = store
+        .list(&ix_root)
+        .map_err(fail)?
+        .iter()
+        .filter_map(|i| {
+            let rel = i.location.relative_to(&ix_root)?;
+            rel.contains("/manifests/")
+                .then(|| rel.split('/').next().unwrap_or("").to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut out = Vec::new();
+    for q in names {
+        let t = RemoteTable::at(&ix_root.join(&q)).map_err(fail)?;
+        let dir = mirror.join(crate::table::directory::INDEX_DIR).join(&q);
+        let base = t.mirror(&dir, false).map_err(fail)?;
+        out.push((q, base));
+    }
+    Ok(out)
+}
+
+fn list_dirs(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Replaces the argument `from` by `to`.
+fn substitute(args: &mut [OsString], from: &Path, to: &Path) {
+    if let Some(a) = args
+        .iter_mut()
+        .skip(1)
+        .find(|a| Path::new(a.as_os_str()) == from)
+    {
+        *a = to.as_os_str().to_os_string();
+    }
+}
+
+/// Downloads every object below `url` into the local directory `to`.
+fn download_tree(url: &Path, to: &Path) -> Result<(), CliError> {
+    let base = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
+    let store = store_for(&base).map_err(fail)?;
+    for o in store.list(&base).map_err(fail)? {
+        let Some(rel) = o.location.relative_to(&base) else {
+            continue;
+        };
+        let p = to.join(&rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
+        }
+        store.download(&o.location, &p).map_err(fail)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,590 @@
+//! Tables on object storage (`s3://`, against moto on loopback): every seed design imported
+//! into an `s3://` table reads back (scan, get, describe) exactly as the same import into a
+//! local table, and compaction, snapshots and export give the same results; concurrent
+//! attaches all land, each in its own version, and a reader never sees part of one.
+//! `formats/table.md` §"Tables on object storage".
+
+use std::collections::BTreeSet;
+
+use hfkit_testkit::s3::S3Server;
+
+use crate::common::{hfkit, text};
+
+const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
+
+/// Runs hfkit with the server as endpoint; stdout, or a panic with stderr.
+fn run(server: &S3Server, args: &[&str]) -> String {
+    let endpoint = server.endpoint();
+    let mut all = args.to_vec();
+    all.extend(["--s3-endpoint", &endpoint]);
+    let o = hfkit(&all);
+    assert!(o.status.success(), "{all:?}: {}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// Every seed design, imported into a local table and into an `s3://` table, gives the same
+/// scan (every cell), gets, description, and after a major compaction, a snapshot and a CSV
+/// export, the same again.
+#[test]
+fn seeds_as_s3_tables_equal_local() {
+    let Some(server) = S3Server::start("seeds_as_s3_tables_equal_local") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    for (schema, input) in [
+        ("users.toml", "users.csv"),
+        ("orders.toml", "orders.csv"),
+        ("events.toml", "events.csv"),
+        ("sensors.toml", "sensors.tsv"),
+    ] {
+        let local = t.path().join(schema);
+        let local = local.to_str().unwrap();
+        let remote = server.url(&format!("tables/{schema}"));
+        let schema = format!("{SEEDS}/{schema}");
+        let input = format!("{SEEDS}/{input}");
+        for table in [local, remote.as_str()] {
+            run(
+                &server,
+                &[
+                    "import", "--schema", &schema, &input, "--table", table, "--quiet",
+                ],
+            );
+        }
+        let same = |args: &[&str]| {
+            let mut a = args.to_vec();
+            let mut b = args.to_vec();
+            let i = a.iter().position(|x| *x == "TABLE").unwrap();
+            a[i] = local;
+            b[i] = &remote;
+            let (x, y) = (run(&server, &a), run(&server, &b));
+            let y = y.replace(&remote, local);
+            assert!(
+                no_bytes(&x) == no_bytes(&y),
+                "{args:?} differs:\n{x}\n---\n{y}"
+            );
+            x
+        };
+        let scan = same(&["scan", "TABLE", "--format", "tsv"]);
+        assert!(
+            scan.lines().count() > 100,
+            "{schema}: {} cells",
+            scan.lines().count()
+        );
+        let rows: BTreeSet<&str> = scan.lines().filter_map(|l| l.split('\t').next()).collect();
+        for row in rows.iter().step_by(rows.len() / 2 + 1) {
+            same(&["get", "TABLE", row, "--format", "tsv"]);
+        }
+        same(&["table", "describe", "TABLE"]);
+        same(&["compact", "TABLE", "--major"]);
+        same(&["snapshot", "create", "TABLE", "s1"]);
+        let compacted = same(&["scan", "TABLE", "--format", "tsv"]);
+        assert_eq!(
+            compacted, scan,
+            "{schema}: the major compaction changed what reads return"
+        );
+        let (a, b) = (format!("{local}-a.csv"), format!("{local}-b.csv"));
+        run(&server, &["export", local, "--format", "csv", "--to", &a]);
+        run(&server, &["export", &remote, "--format", "csv", "--to", &b]);
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{schema}: export"
+        );
+        let listed = run(&server, &["snapshot", "list", &remote]);
+        assert!(listed.starts_with("s1\tversion 2\t"), "{listed}");
+    }
+}
+
+/// Four processes attach a load each to one `s3://` table at once while a reader scans in a
+/// loop: every load lands in a version of its own (versions 1 to 4, distinct sequence ids: no
+/// lost update), and every scan holds each load whole or not at all.
+#[test]
+fn concurrent_attaches_to_s3_table() {
+    let Some(server) = S3Server::start("concurrent_attaches_to_s3_table") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let schema = format!("{SEEDS}/orders.toml");
+    let data = std::fs::read_to_string(format!("{SEEDS}/orders.csv")).unwrap();
+    let mut lines = data.lines();
+    let header = lines.next().unwrap();
+    let records: Vec<&str> = lines.collect();
+    // Four loads of disjoint records: the rows of each.
+    let mut loads = Vec::new();
+    for (i, chunk) in records.chunks(records.len().div_ceil(4)).enumerate() {
+        let csv = t.path().join(format!("part{i}.csv"));
+        std::fs::write(&csv, format!("{header}\n{}\n", chunk.join("\n"))).unwrap();
+        let bulk = t.path().join(format!("bulk{i}"));
+        let table = t.path().join(format!("alone{i}"));
+        run(
+            &server,
+            &[
+                "import",
+                "--schema",
+                &schema,
+                csv.to_str().unwrap(),
+                "--out",
+                bulk.to_str().unwrap(),
+                "--quiet",
+            ],
+        );
+        run(
+            &server,
+            &[
+                "table",
+                "create",
+                table.to_str().unwrap(),
+                "--schema",
+                &schema,
+            ],
+        );
+        run(
+            &server,
+            &["attach", table.to_str().unwrap(), bulk.to_str().unwrap()],
+        );
+        let rows = rows_of(&run(
+            &server,
+            &["scan", table.to_str().unwrap(), "--format", "tsv"],
+        ));
+        assert!(!rows.is_empty());
+        loads.push((bulk, rows));
+    }
+    for (i, (_, a)) in loads.iter().enumerate() {
+        for (_, b) in &loads[i + 1..] {
+            assert!(a.is_disjoint(b), "loads share rows");
+        }
+    }
+    let url = server.url("tables/concurrent");
+    run(&server, &["table", "create", &url, "--schema", &schema]);
+    let endpoint = server.endpoint();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let scans = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut seen = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let o = hfkit(&["scan", &url, "--format", "tsv", "--s3-endpoint", &endpoint]);
+                assert!(o.status.success(), "scan: {}", text(&o.stderr));
+                seen.push(rows_of(&text(&o.stdout)));
+            }
+            seen
+        });
+        let writers: Vec<_> = loads
+            .iter()
+            .map(|(bulk, _)| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+                    .args([
+                        "attach",
+                        &url,
+                        bulk.to_str().unwrap(),
+                        "--s3-endpoint",
+                        &endpoint,
+                    ])
+                    .output_async()
+            })
+            .collect();
+        for w in writers {
+            let o = w.wait_with_output().unwrap();
+            assert!(o.status.success(), "attach: {}", text(&o.stderr));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        reader.join().unwrap()
+    });
+    let all: BTreeSet<String> = loads.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
+    let end = rows_of(&run(&server, &["scan", &url, "--format", "tsv"]));
+    assert!(
+        end == all,
+        "a load is missing at the end: {} rows of {}",
+        end.len(),
+        all.len()
+    );
+    assert!(!scans.is_empty());
+    for seen in &scans {
+        for (_, rows) in &loads {
+            let present = rows.iter().filter(|r| seen.contains(*r)).count();
+            assert!(
+                present == 0 || present == rows.len(),
+                "a scan saw part of a load"
+            );
+        }
+        assert!(seen.iter().all(|r| all.contains(r)));
+    }
+    let d = run(&server, &["table", "describe", &url, "--json"]);
+    let m: serde_json::Value = serde_json::from_str(&d).unwrap();
+    assert_eq!(m["version"], 4, "four attaches, four versions");
+    let seqs: BTreeSet<u64> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["seq_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs.len(), 4, "each attach its own sequence id: {seqs:?}");
+}
+
+/// `text` with byte counts (`N bytes`) blanked: file sizes differ between any two imports of
+/// the same cells (the FileInfo holds the write time).
+fn no_bytes(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        if next.starts_with("bytes") && w.chars().all(|c| c.is_ascii_digit()) {
+            out.push("N");
+        } else {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+/// A server for test `test`, a scratch directory, and [`orders_bulk`] in it; `None` when
+/// the test is skipped.
+fn orders_setup(test: &str) -> Option<(S3Server, tempfile::TempDir, String, String, String)> {
+    let server = S3Server::start(test)?;
+    let t = tempfile::tempdir().unwrap();
+    let (schema, input, bulk) = orders_bulk(&server, t.path());
+    Some((server, t, schema, input, bulk))
+}
+
+/// The orders seed's schema and input, and its bulk-load directory (imported into `dir/bulk`
+/// with `--timestamp 5`).
+fn orders_bulk(server: &S3Server, dir: &std::path::Path) -> (String, String, String) {
+    let schema = format!("{SEEDS}/orders.toml");
+    let input = format!("{SEEDS}/orders.csv");
+    let bulk = dir.join("bulk").to_str().unwrap().to_string();
+    run(
+        server,
+        &[
+            "import",
+            "--schema",
+            &schema,
+            &input,
+            "--out",
+            &bulk,
+            "--quiet",
+            "--timestamp",
+            "5",
+        ],
+    );
+    (schema, input, bulk)
+}
+
+/// The row keys of a `--format tsv` scan.
+fn rows_of(tsv: &str) -> BTreeSet<String> {
+    tsv.lines()
+        .filter_map(|l| l.split('\t').next())
+        .map(String::from)
+        .collect()
+}
+
+trait OutputAsync {
+    fn output_async(&mut self) -> std::process::Child;
+}
+
+impl OutputAsync for std::process::Command {
+    fn output_async(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// A bulk-load directory on object storage attaches to a table on object storage, and a local
+/// one too; the table then reads as a local table given the same loads.
+#[test]
+fn attach_s3_and_local_bulk_dirs_to_s3_table() {
+    let Some(server) = S3Server::start("attach_s3_and_local_bulk_dirs_to_s3_table") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let schema = format!("{SEEDS}/events.toml");
+    let input = format!("{SEEDS}/events.csv");
+    let bulk_s3 = server.url("bulk/events");
+    let bulk_local = t.path().join("bulk");
+    let bulk_local = bulk_local.to_str().unwrap();
+    run(
+        &server,
+        &[
+            "import",
+            "--schema",
+            &schema,
+            &input,
+            "--out",
+            &bulk_s3,
+            "--quiet",
+            "--timestamp",
+            "1000",
+        ],
+    );
+    run(
+        &server,
+        &[
+            "import",
+            "--schema",
+            &schema,
+            &input,
+            "--out",
+            bulk_local,
+            "--quiet",
+            "--timestamp",
+            "2000",
+        ],
+    );
+    let remote = server.url("tables/events");
+    let local = t.path().join("events");
+    let local = local.to_str().unwrap();
+    for table in [remote.as_str(), local] {
+        run(&server, &["table", "create", table, "--schema", &schema]);
+    }
+    run(&server, &["attach", &remote, &bulk_s3]);
+    run(&server, &["attach", &remote, bulk_local]);
+    let bulk_copy = t.path().join("bulk-copy");
+    crate::s3_io::download(&server, &bulk_s3, &bulk_copy);
+    run(&server, &["attach", local, bulk_copy.to_str().unwrap()]);
+    run(&server, &["attach", local, bulk_local]);
+    let scan = |table: &str| {
+        run(
+            &server,
+            &["scan", table, "--format", "tsv", "--versions", "5"],
+        )
+    };
+    let (a, b) = (scan(local), scan(&remote));
+    assert!(a.lines().count() > 1000);
+    assert!(
+        a == b,
+        "the s3:// table reads differently from the local one"
+    );
+}
+
+/// The next writer removes data files no version names once they are older than the grace
+/// period (what a writer killed before its commit leaves), and leaves younger ones (a commit
+/// may be in progress) and live ones.
+#[test]
+fn next_writer_removes_orphaned_files_of_s3_table() {
+    let Some((server, _t, schema, _, bulk)) =
+        orders_setup("next_writer_removes_orphaned_files_of_s3_table")
+    else {
+        return;
+    };
+    let bulk = bulk.as_str();
+    let url = server.url("tables/gc");
+    run(&server, &["table", "create", &url, "--schema", &schema]);
+    run(&server, &["attach", &url, bulk]);
+    let before = run(&server, &["scan", &url, "--format", "tsv"]);
+    let orphan = crate::s3_io::put(
+        &server,
+        "tables/gc/data/r00000/o/0123456789abcdef0123456789abcdef_SeqId_9_",
+        b"x".to_vec(),
+    );
+    let store = crate::s3_io::store(&server);
+    let exists = |u: &str| {
+        store
+            .head(&hfkit::storage::Location::parse(u).unwrap())
+            .unwrap()
+            .is_some()
+    };
+    // Young: kept by the next writer.
+    run(&server, &["attach", &url, bulk]);
+    assert!(
+        exists(&orphan),
+        "a file younger than the grace period was removed"
+    );
+    // Past the grace period (0 here): removed by the next writer; the live files stay.
+    let endpoint = server.endpoint();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["attach", &url, bulk, "--s3-endpoint", &endpoint])
+        .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!exists(&orphan), "the orphan is still there");
+    let after = run(&server, &["scan", &url, "--format", "tsv"]);
+    assert_eq!(rows_of(&after), rows_of(&before));
+}
+
+/// SIGKILL during `attach`, `import --table` and `compact --major` on an `s3://` table, at points spread over
+/// the run: after each kill the table reads, and is the state before the run or after it
+/// (one whole new version, or none); the next writer then removes what the dead ones left.
+#[test]
+fn killed_writers_leave_s3_table_before_or_after() {
+    let Some((server, t, schema, input, bulk)) =
+        orders_setup("killed_writers_leave_s3_table_before_or_after")
+    else {
+        return;
+    };
+    let bulk = bulk.as_str();
+    let url = server.url("tables/kill");
+    run(&server, &["table", "create", &url, "--schema", &schema]);
+    let endpoint = server.endpoint();
+    let state = || {
+        let d = run(&server, &["table", "describe", &url, "--json"]);
+        let m: serde_json::Value = serde_json::from_str(&d).unwrap();
+        let rows = rows_of(&run(&server, &["scan", &url, "--format", "tsv"]));
+        (
+            m["version"].as_u64().unwrap(),
+            m["files"].as_array().unwrap().len(),
+            rows,
+        )
+    };
+    // The writers' mirrors go here, to see what killed ones leave.
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let writer = |kind: usize| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
+        if kind == 0 {
+            c.args(["attach", &url, bulk]);
+        } else if kind == 2 {
+            c.args(["compact", &url, "--major"]);
+        } else {
+            c.args([
+                "import", "--schema", &schema, &input, "--table", &url, "--quiet",
+            ]);
+        }
+        c.args(["--s3-endpoint", &endpoint])
+            .env("TMPDIR", &tmp)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    // How long a whole run takes, to spread the kills over it.
+    let start = std::time::Instant::now();
+    assert!(writer(0).status().unwrap().success());
+    let full = start.elapsed();
+    let mut before = state();
+    let files_per_run = before.1;
+    let (mut kills, mut committed) = (0, 0);
+    for k in 0..24 {
+        // From just after the start to past a whole run's length: before, during and after
+        // the uploads, the commit and the hint.
+        let delay = full.mul_f64((k % 8) as f64 / 5.0 + 0.05);
+        let kind = k / 8;
+        if kind == 2 && k % 8 == 0 {
+            // Something to compact: more loads.
+            assert!(writer(0).status().unwrap().success());
+            before = state();
+        }
+        let mut child = writer(kind).spawn().unwrap();
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        let now = state();
+        if now.0 == before.0 {
+            assert_eq!(
+                (now.1, &now.2),
+                (before.1, &before.2),
+                "kill {k}: changed without a version"
+            );
+        } else {
+            assert_eq!(now.0, before.0 + 1, "kill {k}: more than one version");
+            if kind == 2 {
+                assert!(
+                    now.1 < before.1,
+                    "kill {k}: a compaction that did not compact"
+                );
+                assert_eq!(now.2, before.2, "kill {k}: a compaction changed the rows");
+            } else {
+                assert_eq!(now.1, before.1 + files_per_run, "kill {k}: part of a load");
+            }
+            committed += 1;
+        }
+        before = now;
+    }
+    assert!(
+        kills >= 9,
+        "only {kills} of 24 writers were killed before they finished"
+    );
+    let store = crate::s3_io::store(&server);
+    let data = hfkit::storage::Location::parse(&server.url("tables/kill/data")).unwrap();
+    let orphans = store.list(&data).unwrap().len() - state().1;
+    eprintln!("s3 kills: {kills} killed, {committed} of 24 committed, {orphans} orphaned file(s)");
+    // The next writer, past the grace period, leaves only what versions and snapshots name.
+    let o = writer(0)
+        .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "staging left by killed writers: {left:?}");
+    let objects = store.list(&data).unwrap().len();
+    let (_, files, _) = state();
+    assert_eq!(
+        objects, files,
+        "objects under data/ no version names are left"
+    );
+}
+
+/// Snapshot create, restore and delete, and alter, on an `s3://` table give what they give on
+/// a local table.
+#[test]
+fn snapshots_and_alter_on_s3_table_equal_local() {
+    let Some((server, t, schema, input, bulk)) =
+        orders_setup("snapshots_and_alter_on_s3_table_equal_local")
+    else {
+        return;
+    };
+    let bulk = bulk.as_str();
+    let local = t.path().join("orders");
+    let local = local.to_str().unwrap();
+    let remote = server.url("tables/snap");
+    let both = |args: &[&str]| -> Vec<String> {
+        [local, remote.as_str()]
+            .iter()
+            .map(|table| {
+                let a: Vec<&str> = args
+                    .iter()
+                    .map(|x| if *x == "TABLE" { *table } else { *x })
+                    .collect();
+                no_bytes(&run(&server, &a).replace(&remote, local))
+            })
+            .collect()
+    };
+    let same = |args: &[&str]| {
+        let v = both(args);
+        assert!(v[0] == v[1], "{args:?} differs:\n{}\n---\n{}", v[0], v[1]);
+        v[0].clone()
+    };
+    same(&[
+        "import", "--schema", &schema, &input, "--table", "TABLE", "--quiet",
+    ]);
+    // The loads hold the same cells: the regions' file counts tell the versions apart.
+    let regions = |d: String| -> Vec<String> {
+        d.lines()
+            .filter(|l| l.starts_with("region "))
+            .map(String::from)
+            .collect()
+    };
+    let scan = same(&["scan", "TABLE", "--format", "tsv"]);
+    let first = regions(same(&["table", "describe", "TABLE"]));
+    same(&["snapshot", "create", "TABLE", "s1"]);
+    same(&["attach", "TABLE", bulk]);
+    let second = regions(same(&["table", "describe", "TABLE"]));
+    assert!(first != second, "the second load changed nothing");
+    same(&["snapshot", "restore", "TABLE", "s1"]);
+    assert!(
+        regions(same(&["table", "describe", "TABLE"])) == first,
+        "not restored"
+    );
+    assert!(
+        same(&["scan", "TABLE", "--format", "tsv"]) == scan,
+        "restored cells differ"
+    );
+    same(&[
+        "table",
+        "alter",
+        "TABLE",
+        "--family",
+        "o",
+        "--versions",
+        "7",
+    ]);
+    same(&["table", "describe", "TABLE"]);
+    same(&["snapshot", "delete", "TABLE", "s1"]);
+    let listed = same(&["snapshot", "list", "TABLE"]);
+    assert!(!listed.contains("s1"), "{listed}");
+}
