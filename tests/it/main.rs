@@ -11,6 +11,8 @@ mod export_roundtrip;
 mod formats_docs;
 mod hbase_fixtures;
 mod hbase_layout;
+mod import_cell_ttl;
+mod import_changes;
 mod import_errors;
 mod import_index;
 mod import_lanes;

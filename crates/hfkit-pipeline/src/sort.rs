@@ -5,11 +5,12 @@
 //! ```text
 //! record (buffer and run files):
 //!   u8 family | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 timestamp | u64 ordinal
-//!   | u8 type | row | qualifier | value
-//! order: family index, row, qualifier (unsigned bytes), timestamp desc, ordinal desc
+//!   | u8 type | u16 tagsLen | row | qualifier | value | tags
+//! order: family index, row, qualifier (unsigned bytes), timestamp desc, type desc (HBase's:
+//!        DeleteFamily, DeleteColumn, Delete, Put), ordinal desc
 //! ```
 //!
-//! `ordinal` is the input order. Cells equal in (family, row, qualifier, timestamp) are
+//! `ordinal` is the input order. Cells equal in (family, row, qualifier, timestamp, type) are
 //! duplicates: the one added last (highest ordinal) wins, the others are dropped and counted.
 //! The buffer sorts *groups*, not cells: consecutive adds with the same family and row whose
 //! (qualifier, timestamp desc) strictly increase extend one group (an import adds a record's
@@ -38,7 +39,7 @@ use hfkit_format::cell::CellType;
 use run::{RunReader, RunWriter};
 
 /// Bytes of a record before its row, qualifier and value.
-pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1;
+pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1 + 2;
 /// Bookkeeping bytes per buffered group besides its records (sort key, offset, count).
 pub const ENTRY_OVERHEAD: usize = 40;
 /// Most run files merged at once: well under the usual limit of 1024 open files. Each open
@@ -173,13 +174,16 @@ pub struct SortedCell<'a> {
     pub ordinal: u64,
     pub cell_type: CellType,
     pub value: &'a [u8],
+    /// Serialized tags (HBase's `u16 length | u8 type | value` each), empty without.
+    pub tags: &'a [u8],
 }
 
 impl<'a> SortedCell<'a> {
-    /// Same (family, row, qualifier, timestamp): duplicates for an import.
+    /// Same (family, row, qualifier, timestamp, type): duplicates for an import.
     fn same_coordinates(&self, o: &SortedCell<'_>) -> bool {
         self.family == o.family
             && self.timestamp == o.timestamp
+            && self.cell_type == o.cell_type
             && equal_bytes(self.row, o.row)
             && equal_bytes(self.qualifier, o.qualifier)
     }
@@ -190,7 +194,8 @@ fn record_len(rec: &[u8]) -> Option<usize> {
     let row = u16::from_be_bytes([h[1], h[2]]) as usize;
     let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
     let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
-    Some(RECORD_HEADER + row + q + v)
+    let t = usize::from(u16::from_be_bytes([h[28], h[29]]));
+    Some(RECORD_HEADER + row + q + v + t)
 }
 
 /// Decodes the record at the start of `rec` (which holds at least the whole record).
@@ -203,7 +208,8 @@ fn decode(rec: &[u8]) -> Option<SortedCell<'_>> {
     ts.copy_from_slice(&h[11..19]);
     let mut ord = [0u8; 8];
     ord.copy_from_slice(&h[19..27]);
-    let body = rec.get(RECORD_HEADER..RECORD_HEADER + row + q + v)?;
+    let t = usize::from(u16::from_be_bytes([h[28], h[29]]));
+    let body = rec.get(RECORD_HEADER..RECORD_HEADER + row + q + v + t)?;
     Some(SortedCell {
         family: h[0],
         row: &body[..row],
@@ -211,7 +217,8 @@ fn decode(rec: &[u8]) -> Option<SortedCell<'_>> {
         timestamp: i64::from_be_bytes(ts),
         ordinal: u64::from_be_bytes(ord),
         cell_type: CellType::from_code(h[27])?,
-        value: &body[row + q..],
+        value: &body[row + q..row + q + v],
+        tags: &body[row + q + v..],
     })
 }
 
@@ -226,6 +233,7 @@ struct Head {
     timestamp: i64,
     ordinal: u64,
     cell_type: CellType,
+    tags: u16,
 }
 
 impl Head {
@@ -241,12 +249,17 @@ impl Head {
             timestamp: c.timestamp,
             ordinal: c.ordinal,
             cell_type: c.cell_type,
+            tags: c.tags.len() as u16,
         })
     }
 
     /// Bytes of the whole record.
     fn len(&self) -> usize {
-        RECORD_HEADER + self.row as usize + self.qualifier as usize + self.value as usize
+        RECORD_HEADER
+            + self.row as usize
+            + self.qualifier as usize
+            + self.value as usize
+            + usize::from(self.tags)
     }
 
     /// The record's sort key, from the buffer it was parsed in (unchanged since).
@@ -260,6 +273,7 @@ impl Head {
             &buf[row..q],
             &buf[q..end],
             self.timestamp,
+            self.cell_type.code(),
             self.ordinal,
         )
     }
@@ -270,6 +284,7 @@ impl Head {
         let row = self.at + RECORD_HEADER;
         let q = row + self.row as usize;
         let v = q + self.qualifier as usize;
+        let t = v + self.value as usize;
         SortedCell {
             family: self.family,
             row: &buf[row..q],
@@ -277,23 +292,38 @@ impl Head {
             timestamp: self.timestamp,
             ordinal: self.ordinal,
             cell_type: self.cell_type,
-            value: &buf[v..v + self.value as usize],
+            value: &buf[v..t],
+            tags: &buf[t..t + usize::from(self.tags)],
         }
     }
 }
 
-/// What the import order compares: family, row, qualifier, timestamp, ordinal.
-type SortKey<'a> = (u8, &'a [u8], &'a [u8], i64, u64);
+/// What the import order compares: family, row, qualifier, timestamp, type code, ordinal.
+type SortKey<'a> = (u8, &'a [u8], &'a [u8], i64, u8, u64);
 
 /// The import order on two records (see the module documentation).
 pub fn compare(a: &SortedCell<'_>, b: &SortedCell<'_>) -> Ordering {
     compare_keys(
-        (a.family, a.row, a.qualifier, a.timestamp, a.ordinal),
-        (b.family, b.row, b.qualifier, b.timestamp, b.ordinal),
+        (
+            a.family,
+            a.row,
+            a.qualifier,
+            a.timestamp,
+            a.cell_type.code(),
+            a.ordinal,
+        ),
+        (
+            b.family,
+            b.row,
+            b.qualifier,
+            b.timestamp,
+            b.cell_type.code(),
+            b.ordinal,
+        ),
     )
 }
 
-/// [`compare`] on the keys alone (timestamp and ordinal descending). Always inlined: the
+/// [`compare`] on the keys alone (timestamp, type and ordinal descending). Always inlined: the
 /// merge calls it once per cell, and a call passes both keys through memory.
 #[inline(always)]
 fn compare_keys(a: SortKey<'_>, b: SortKey<'_>) -> Ordering {
@@ -302,6 +332,7 @@ fn compare_keys(a: SortKey<'_>, b: SortKey<'_>) -> Ordering {
         .then_with(|| compare_bytes(a.2, b.2))
         .then_with(|| b.3.cmp(&a.3))
         .then_with(|| b.4.cmp(&a.4))
+        .then_with(|| b.5.cmp(&a.5))
 }
 
 /// Family and the first 23 row bytes, zero-padded, as three big-endian words: comparing these
@@ -537,7 +568,8 @@ impl CellSorter {
     }
 
     /// Adds a cell. Cells added later win over earlier ones with the same (family, row,
-    /// qualifier, timestamp).
+    /// qualifier, timestamp, type).
+    #[allow(clippy::too_many_arguments)]
     pub fn add(
         &mut self,
         family: u8,
@@ -546,19 +578,23 @@ impl CellSorter {
         timestamp: i64,
         cell_type: CellType,
         value: &[u8],
+        tags: &[u8],
     ) -> Result<(), SortError> {
         if row.len() > u16::MAX as usize
             || qualifier.len() > u32::MAX as usize
             || value.len() > u32::MAX as usize
+            || tags.len() > u16::MAX as usize
         {
             return Err(SortError::TooLarge(format!(
-                "row {} bytes, qualifier {}, value {}",
+                "row {} bytes, qualifier {}, value {}, tags {}",
                 row.len(),
                 qualifier.len(),
-                value.len()
+                value.len(),
+                tags.len()
             )));
         }
-        let need = RECORD_HEADER + row.len() + qualifier.len() + value.len() + ENTRY_OVERHEAD;
+        let need =
+            RECORD_HEADER + row.len() + qualifier.len() + value.len() + tags.len() + ENTRY_OVERHEAD;
         if !self.entries.is_empty() && self.buffered_bytes() + need > self.buffer_limit {
             self.spill()?;
         }
@@ -569,7 +605,9 @@ impl CellSorter {
                     && equal_bytes(p.row, row)
                     && match compare_bytes(p.qualifier, qualifier) {
                         Ordering::Less => true,
-                        Ordering::Equal => p.timestamp > timestamp,
+                        Ordering::Equal => {
+                            (p.timestamp, p.cell_type.code()) > (timestamp, cell_type.code())
+                        }
                         Ordering::Greater => false,
                     }
             });
@@ -582,7 +620,8 @@ impl CellSorter {
         header[11..19].copy_from_slice(&timestamp.to_be_bytes());
         header[19..27].copy_from_slice(&self.next_ordinal.to_be_bytes());
         header[27] = cell_type.code();
-        extend_pieces(&mut self.arena, [&header, row, qualifier, value]);
+        header[28..30].copy_from_slice(&(tags.len() as u16).to_be_bytes());
+        extend_pieces(&mut self.arena, [&header, row, qualifier, value, tags]);
         match self.entries.last_mut() {
             Some(g) if extends => g.count += 1,
             _ => self.entries.push(Group {
@@ -990,6 +1029,7 @@ impl SortedCells {
 struct Coordinates {
     family: u8,
     timestamp: i64,
+    cell_type: u8,
     row_len: usize,
     /// Row, then qualifier.
     key: Vec<u8>,
@@ -999,6 +1039,7 @@ impl Coordinates {
     fn set(&mut self, c: &SortedCell<'_>) {
         self.family = c.family;
         self.timestamp = c.timestamp;
+        self.cell_type = c.cell_type.code();
         self.row_len = c.row.len();
         self.key.clear();
         self.key.extend_from_slice(c.row);
@@ -1009,6 +1050,7 @@ impl Coordinates {
     fn is(&self, c: &SortedCell<'_>) -> bool {
         self.family == c.family
             && self.timestamp == c.timestamp
+            && self.cell_type == c.cell_type.code()
             && self.key.len() == c.row.len() + c.qualifier.len()
             && equal_bytes(&self.key[..self.row_len], c.row)
             && equal_bytes(&self.key[self.row_len..], c.qualifier)
@@ -1074,6 +1116,7 @@ mod tests {
                     (r % 3) as i64,
                     CellType::Put,
                     val.as_bytes(),
+                    &[],
                 )
                 .unwrap();
         }
@@ -1159,13 +1202,66 @@ mod tests {
         for (budget, background) in [(1 << 16, false), (1 << 16, true), (1 << 30, false)] {
             let mut s = sorter(budget, dir.path(), background);
             for i in 0..5000u32 {
-                s.add(0, b"r", b"q", 7, CellType::Put, format!("{i}").as_bytes())
-                    .unwrap();
+                s.add(
+                    0,
+                    b"r",
+                    b"q",
+                    7,
+                    CellType::Put,
+                    format!("{i}").as_bytes(),
+                    &[],
+                )
+                .unwrap();
             }
             let (cells, dups) = collect(s.finish().unwrap());
             assert_eq!(cells.len(), 1);
             assert_eq!(cells[0].4, b"4999");
             assert_eq!(dups, 4999);
+        }
+    }
+
+    /// Delete markers and Puts with the same coordinates are different cells, in HBase's order
+    /// (type descending at one timestamp); tags come back with their cell, through spills.
+    #[test]
+    fn types_order_and_tags_survive_spills() {
+        let dir = tempfile::tempdir().unwrap();
+        for (budget, background) in [(1 << 12, false), (1 << 12, true), (1 << 30, false)] {
+            let mut s = sorter(budget, dir.path(), background);
+            let tag = [0u8, 9, 8, 0, 0, 0, 0, 0, 0, 0, 42];
+            for r in 0..300u32 {
+                let row = format!("r{r:04}");
+                // Added in the wrong order, so that the sort has to put them right.
+                s.add(0, row.as_bytes(), b"q", 5, CellType::Put, b"v", &tag)
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"q", 5, CellType::Delete, b"", &[])
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"", 5, CellType::DeleteFamily, b"", &[])
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"q", 5, CellType::DeleteColumn, b"", &[])
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"q", 5, CellType::Delete, b"", &[])
+                    .unwrap();
+            }
+            let mut sorted = s.finish().unwrap();
+            let mut got = Vec::new();
+            while let Some(c) = sorted.next().unwrap() {
+                got.push((
+                    c.row.to_vec(),
+                    c.qualifier.to_vec(),
+                    c.cell_type,
+                    c.tags.to_vec(),
+                ));
+            }
+            assert_eq!(sorted.duplicates(), 300, "the second Delete of each row");
+            let mut want = Vec::new();
+            for r in 0..300u32 {
+                let row = format!("r{r:04}").into_bytes();
+                want.push((row.clone(), b"".to_vec(), CellType::DeleteFamily, vec![]));
+                want.push((row.clone(), b"q".to_vec(), CellType::DeleteColumn, vec![]));
+                want.push((row.clone(), b"q".to_vec(), CellType::Delete, vec![]));
+                want.push((row, b"q".to_vec(), CellType::Put, tag.to_vec()));
+            }
+            assert_eq!(got, want);
         }
     }
 
@@ -1214,7 +1310,7 @@ mod tests {
         for i in 0..40u32 {
             let row = format!("r{:02}", (i * 7) % 40);
             let value = if i % 4 == 0 { big(i) } else { vec![i as u8] };
-            s.add(0, row.as_bytes(), b"q", 1, CellType::Put, &value)
+            s.add(0, row.as_bytes(), b"q", 1, CellType::Put, &value, &[])
                 .unwrap();
         }
         assert!(s.runs() > 5, "{} runs", s.runs());
@@ -1303,7 +1399,8 @@ mod tests {
         for (budget, background) in [(1 << 30, false), (1 << 16, false), (1 << 16, true)] {
             let mut s = sorter(budget, dir.path(), background);
             for c in &input {
-                s.add(c.0, &c.1, &c.2, c.3, CellType::Put, &c.4).unwrap();
+                s.add(c.0, &c.1, &c.2, c.3, CellType::Put, &c.4, &[])
+                    .unwrap();
             }
             assert!(s.entries.len() < input.len() || s.spills > 0);
             let (got, dups) = collect(s.finish().unwrap());

@@ -300,17 +300,19 @@ impl TableOutputs {
 }
 
 /// Appends one sorted cell to a writer-thread batch:
-/// `u8 family | u8 type | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 ts | row | q | v`.
+/// `u8 family | u8 type | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 ts | u16 tagsLen |
+/// row | q | v | tags`.
 #[inline]
 fn push_batch_cell(batch: &mut Vec<u8>, c: &SortedCell<'_>) {
-    let mut h = [0u8; 20];
+    let mut h = [0u8; 22];
     h[0] = c.family;
     h[1] = c.cell_type.code();
     h[2..4].copy_from_slice(&(c.row.len() as u16).to_be_bytes());
     h[4..8].copy_from_slice(&(c.qualifier.len() as u32).to_be_bytes());
     h[8..12].copy_from_slice(&(c.value.len() as u32).to_be_bytes());
     h[12..20].copy_from_slice(&c.timestamp.to_be_bytes());
-    extend_pieces(batch, [&h, c.row, c.qualifier, c.value]);
+    h[20..22].copy_from_slice(&(c.tags.len() as u16).to_be_bytes());
+    extend_pieces(batch, [&h, c.row, c.qualifier, c.value, c.tags]);
 }
 
 /// The cell at `at` of a batch (family index, cell, offset of the next), `None` at the end
@@ -320,7 +322,7 @@ fn batch_cell<'a>(
     at: usize,
     fam_names: &'a [Vec<u8>],
 ) -> Option<(usize, CellRef<'a>, usize)> {
-    let h = batch.get(at..at + 20)?;
+    let h = batch.get(at..at + 22)?;
     let f = usize::from(h[0]);
     let cell_type = CellType::from_code(h[1])?;
     let row_len = usize::from(u16::from_be_bytes([h[2], h[3]]));
@@ -328,8 +330,9 @@ fn batch_cell<'a>(
     let v_len = u32::from_be_bytes([h[8], h[9], h[10], h[11]]) as usize;
     let mut ts = [0u8; 8];
     ts.copy_from_slice(&h[12..20]);
-    let body = at + 20;
-    let end = body + row_len + q_len + v_len;
+    let t_len = usize::from(u16::from_be_bytes([h[20], h[21]]));
+    let body = at + 22;
+    let end = body + row_len + q_len + v_len + t_len;
     let b = batch.get(body..end)?;
     let cell = CellRef {
         row: &b[..row_len],
@@ -337,8 +340,8 @@ fn batch_cell<'a>(
         qualifier: &b[row_len..row_len + q_len],
         timestamp: i64::from_be_bytes(ts),
         cell_type,
-        value: &b[row_len + q_len..],
-        tags: &[],
+        value: &b[row_len + q_len..row_len + q_len + v_len],
+        tags: &b[row_len + q_len + v_len..],
         seq_id: 0,
     };
     Some((f, cell, end))

@@ -52,7 +52,54 @@ pub struct ColumnMapping {
     /// How a [`TimestampSource::Field`] is read: `epoch_ms` (when `None`), `epoch_s` or a
     /// strftime format; kept as text, compiled by the import pipeline.
     pub timestamp_format: Option<String>,
+    /// `ttl`: the cell's time to live in milliseconds, written as HBase's TTL tag (type 8);
+    /// `None`: no tag (the family's TTL alone applies).
+    pub ttl: Option<TtlSource>,
     /// Where it was written, for messages.
+    pub location: Option<Location>,
+}
+
+/// Where a cell's TTL tag comes from (`[[column]] ttl`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TtlSource {
+    /// A fixed TTL in milliseconds.
+    Fixed(i64),
+    /// An input field holding milliseconds as decimal text (empty: no tag).
+    Field(String),
+}
+
+/// What a delete record removes (`[[operation.delete]] scope`), at the record's timestamp.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeleteScope {
+    /// The whole row: a DeleteFamily marker in every family of the table.
+    Row,
+    /// These families (every family of the table when empty): a DeleteFamily marker in each.
+    Families(Vec<String>),
+    /// Every version (at or before the timestamp) of these cells (`family`, `qualifier`): a
+    /// DeleteColumn marker each. Empty: the mapped cells whose fields the record fills.
+    Columns(Vec<(String, Vec<u8>)>),
+    /// The version at the timestamp of these cells: a Delete marker each. Empty: as `Columns`.
+    Version(Vec<(String, Vec<u8>)>),
+}
+
+/// One `[[operation.delete]]`: the operation value and what it deletes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeleteAction {
+    pub value: String,
+    pub scope: DeleteScope,
+}
+
+/// `[operation]`: an input field whose value says, per record, whether it writes its cells
+/// (`put` values) or writes delete markers (`deletes`). Any other value rejects the record.
+/// Prose: `formats/schema.md` §"Changes from input".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperationMapping {
+    pub field: String,
+    pub put: Vec<String>,
+    pub deletes: Vec<DeleteAction>,
+    /// The delete markers' timestamp (the import time by default).
+    pub timestamp: TimestampSource,
+    pub timestamp_format: Option<String>,
     pub location: Option<Location>,
 }
 
@@ -99,4 +146,6 @@ pub struct ImportMapping {
     pub columns: Vec<ColumnMapping>,
     /// `[[index]]` tables written in the same run.
     pub indexes: Vec<IndexSchema>,
+    /// `[operation]`: records that delete as well as records that write.
+    pub operation: Option<OperationMapping>,
 }
