@@ -8,15 +8,16 @@ use std::time::Instant;
 use clap::Args;
 
 use super::create::{open_or_create_tables, warn_of_index_beside, CreatedTables};
-use super::{CliError, EXIT_OK};
+use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::pipeline::import::{
-    check_inputs, default_index_dirs, run_import, ImportOptions, InputFormat, Progress,
+    check_inputs, default_index_dirs, identity::import_identity, run_import, ImportOptions,
+    InputFormat, Progress,
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
 use crate::table::directory::{INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
-use crate::table::{ParsedSchema, TableSchema};
+use crate::table::{ParsedSchema, TableError, TableSchema};
 
 /// Name prefix of an import's staging directory in a table's `.tmp/` (with `--table`).
 const IMPORT_STAGING_PREFIX: &str = "import-";
@@ -39,7 +40,14 @@ record is written there with its position and reason, counted, and skipped, and 
 goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
 --max-bad-rows N (one more stops the import, and nothing is written).
 
-Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.
+Reruns: with --table the import records its identity in the table's manifest (--job-id ID, or
+a SHA-256 of the schema file, the options that change cells and each input's name, size and
+content). The same import into the same table again is refused with exit code 3 and nothing
+done, so a scheduler can rerun a job after a failure without loading twice; --force imports it
+again (its cells shadow the first load's as duplicates).
+
+Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line, 3 already
+imported into --table (nothing done).
 
 ",
     examples!(
@@ -106,6 +114,14 @@ pub struct ImportArgs {
     /// Write a machine-readable report (JSON) here.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// With --table: the import's identity, recorded in the table's manifest (default: a
+    /// SHA-256 of the schema file, the options that change cells and the inputs' names, sizes
+    /// and contents). An import whose identity the table records is refused (exit code 3).
+    #[arg(long, requires = "table")]
+    job_id: Option<String>,
+    /// With --table: import even if the table records the same import already.
+    #[arg(long, requires = "table")]
+    force: bool,
     /// No progress and no summary.
     #[arg(long)]
     quiet: bool,
@@ -389,6 +405,25 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         None => (None, Vec::new()),
     };
+    // With --table: the import's identity, and whether the table already holds it (then
+    // nothing is read or written, unless --force).
+    let mut identity = None;
+    if let Some(t) = &table {
+        let id = import_identity(
+            a.job_id.as_deref(),
+            &std::fs::read(&a.schema)
+                .map_err(|e| CliError::failure(format!("{}: {e}", a.schema.display())))?,
+            &a.cell_options(),
+            &opts.inputs,
+        )
+        .map_err(|e| CliError::failure(e.to_string()))?;
+        let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+        let earlier = m.import_record(&id).map(|r| r.version);
+        if let (Some(version), false) = (earlier, a.force) {
+            return Err(already_imported(&a, t.dir(), &id, version));
+        }
+        identity = Some((id, earlier));
+    }
     // With --table, each table's output is staged in a directory of this run's own under the
     // table's .tmp/, held while the run lasts (garbage collection, the attaches' included,
     // leaves it alone) and removed when the run ends, whatever the outcome.
@@ -425,9 +460,15 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             if report.files == 0 {
                 return Ok(None);
             }
-            t.attach(&out_dir).map(Some).map_err(|e| {
-                CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
-            })
+            let import = identity.as_ref().map(|(id, _)| (id.as_str(), a.force));
+            t.attach_import(&out_dir, import)
+                .map(Some)
+                .map_err(|e| match e {
+                    TableError::AlreadyImported { id, version } => {
+                        already_imported(&a, t.dir(), &id, version)
+                    }
+                    e => CliError::failure(format!("{}: attach failed: {e}", t.dir().display())),
+                })
         };
         let r = attached();
         drop(stagings);
@@ -441,6 +482,14 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         let mut v = serde_json::to_value(&report).map_err(|e| CliError::failure(e.to_string()))?;
         if let Some(at) = &attach {
             v["attached"] = serde_json::json!({"manifest_version": at.version, "seq_id": at.seq_id, "files": at.files.len()});
+        }
+        if let Some((id, earlier)) = &identity {
+            v["import_id"] = serde_json::json!(id);
+            // "new", or "forced" over the attach of the same import as manifest version N.
+            v["rerun"] = match earlier {
+                None => serde_json::json!("new"),
+                Some(n) => serde_json::json!({"forced": {"earlier_manifest_version": n}}),
+            };
         }
         let text =
             serde_json::to_string_pretty(&v).map_err(|e| CliError::failure(e.to_string()))?;
@@ -470,12 +519,23 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             report.spilled_runs
         )?;
         match (&attach, &table) {
-            (Some(at), Some(t)) => writeln!(
-                out,
-                "attached to {} as manifest version {}",
-                t.dir().display(),
-                at.version
-            )?,
+            (Some(at), Some(t)) => {
+                writeln!(
+                    out,
+                    "attached to {} as manifest version {}",
+                    t.dir().display(),
+                    at.version
+                )?;
+                if let Some((id, earlier)) = &identity {
+                    match earlier {
+                        None => writeln!(out, "import id {id} recorded")?,
+                        Some(n) => writeln!(
+                            out,
+                            "import id {id} recorded again (--force: it was attached as manifest version {n} already)"
+                        )?,
+                    }
+                }
+            }
             (None, Some(t)) => writeln!(
                 out,
                 "no cells: nothing attached to {} (manifest version {} unchanged)",
@@ -509,6 +569,51 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The refusal of an import `table` already holds (as manifest `version`); with --report, the
+/// report says so (`{"import_id", "refused": {"attached_as_manifest_version"}}`).
+fn already_imported(a: &ImportArgs, table: &Path, id: &str, version: u64) -> CliError {
+    let mut message = format!(
+        "{}: this import (id {id}) was already attached as manifest version {version}: \
+         nothing done (--force imports it again)",
+        table.display()
+    );
+    if let Some(p) = &a.report {
+        let v = serde_json::json!({
+            "import_id": id,
+            "refused": {"attached_as_manifest_version": version},
+        });
+        if let Err(e) = std::fs::write(p, format!("{v:#}\n")) {
+            message.push_str(&format!("; and the report: {}: {e}", p.display()));
+        }
+    }
+    CliError {
+        message,
+        code: EXIT_ALREADY_IMPORTED,
+    }
+}
+
+impl ImportArgs {
+    /// The options that change the import's cells, for its identity: how the inputs are read,
+    /// and --timestamp when given (without it each run stamps its own time, and is still the
+    /// same import).
+    fn cell_options(&self) -> Vec<(&'static str, String)> {
+        let i = &self.input;
+        let mut o = vec![
+            ("format", format!("{:?}", i.format)),
+            ("delimiter", format!("{:?}", i.delimiter)),
+            ("quote", i.quote.clone()),
+            ("escape", format!("{:?}", i.escape)),
+            ("comment", format!("{:?}", i.comment)),
+            ("no_header", i.no_header.to_string()),
+            ("columns", format!("{:?}", i.columns)),
+        ];
+        if let Some(t) = self.timestamp {
+            o.push(("timestamp", t.to_string()));
+        }
+        o
+    }
 }
 
 /// Progress on stderr: a bar on a terminal, a plain line every few seconds otherwise.

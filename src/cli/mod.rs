@@ -35,12 +35,15 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit code: the command line is wrong.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code: `import --table` refused an import the table already holds (nothing done).
+pub const EXIT_ALREADY_IMPORTED: i32 = 3;
 
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success
   1  bad input or a corrupt file (the message names the file and line, or the block offset)
   2  the command line is wrong
+  3  import --table: the same import was already attached to the table (nothing done)
 
 Cells on the command line and in cell files use the canonical text form, one cell per line:
   row_hex family_hex qualifier_hex timestamp type value_hex tags_hex [seqid]

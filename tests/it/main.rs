@@ -16,6 +16,7 @@ mod import_changes;
 mod import_errors;
 mod import_index;
 mod import_lanes;
+mod import_reruns;
 mod import_seeds;
 mod import_spill_parquet;
 mod import_timestamps;

@@ -24,6 +24,7 @@
 //!
 //! Any error leaves no output: temporary files and spill runs are removed.
 
+pub mod identity;
 mod outputs;
 mod report;
 

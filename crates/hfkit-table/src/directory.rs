@@ -492,9 +492,28 @@ impl Table {
     /// Attaches the HFiles of a bulk-load directory (`DIR/<family>/<hfile>`, as written by
     /// `hfkit import --out` or HBase's `HFileOutputFormat2`). All or nothing.
     pub fn attach(&self, bulk_dir: &Path) -> Result<AttachReport, TableError> {
+        self.attach_import(bulk_dir, None)
+    }
+
+    /// [`Table::attach`] of an import's output, recording its identity `(id, force)` in the
+    /// manifest: refused with [`TableError::AlreadyImported`] when the manifest already records
+    /// `id`, unless `force` (`formats/import.md` §"Reruns").
+    pub fn attach_import(
+        &self,
+        bulk_dir: &Path,
+        import: Option<(&str, bool)>,
+    ) -> Result<AttachReport, TableError> {
         let lock = self.lock()?;
         let garbage_removed = self.collect_garbage(&lock)?;
         let m = self.manifest()?;
+        if let Some((id, false)) = import {
+            if let Some(r) = m.import_record(id) {
+                return Err(TableError::AlreadyImported {
+                    id: id.to_string(),
+                    version: r.version,
+                });
+            }
+        }
         let mut skipped = Vec::new();
         let inputs = self.discover(bulk_dir, &m, &mut skipped)?;
         if inputs.is_empty() && skipped.is_empty() {
@@ -524,6 +543,13 @@ impl Table {
         next.version += 1;
         next.next_seq_id += 1;
         next.files.extend(entries.iter().cloned());
+        if let Some((id, _)) = import {
+            next.imports.push(manifest::ImportRecord {
+                id: id.to_string(),
+                version: next.version,
+                seq_id,
+            });
+        }
         let committed = self.commit(&next, &placed);
         let _ = std::fs::remove_dir_all(&staging);
         committed?;

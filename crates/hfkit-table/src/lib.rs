@@ -79,6 +79,9 @@ pub enum TableError {
     /// A manifest's regions do not chain.
     #[error(transparent)]
     Regions(#[from] manifest::RegionChainError),
+    /// An attach of an import whose identity the table already records.
+    #[error("this import (id {id}) was already attached as manifest version {version}: nothing done (--force imports it again)")]
+    AlreadyImported { id: String, version: u64 },
 }
 
 impl TableError {

@@ -1,0 +1,144 @@
+//! Idempotent reruns (`formats/import.md` §"Reruns"): `import --table` records the import's
+//! identity in the manifest; the same import again is refused (exit code 3) and leaves the
+//! table exactly as it was, unless `--force`; `--job-id` names the import instead.
+
+use std::path::Path;
+
+use crate::common::{hfkit, text, tmpdir};
+
+const SCHEMA: &str = r#"
+[table]
+name = "daily"
+
+[[family]]
+name = "d"
+
+[rowkey]
+spec = "id"
+
+[[column]]
+source = "v"
+cell = "d:v"
+"#;
+
+/// Every file of a directory tree with its bytes, sorted (the table's exact state).
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn import(schema: &Path, input: &Path, table: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "import",
+        "--schema",
+        schema.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--table",
+        table.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    hfkit(&args)
+}
+
+#[test]
+fn the_same_import_twice_is_refused_and_changes_nothing() {
+    let tmp = tmpdir();
+    let schema = tmp.path().join("s.toml");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let input = tmp.path().join("day1.csv");
+    std::fs::write(&input, "id,v\na,1\nb,2\n").unwrap();
+    let table = tmp.path().join("t");
+    let report = tmp.path().join("r.json");
+    let r = report.to_str().unwrap();
+    let o = import(&schema, &input, &table, &["--report", r]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("import id sha256:"),
+        "{}",
+        text(&o.stdout)
+    );
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let id = first["import_id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("sha256:"), "{id}");
+    assert_eq!(first["rerun"], "new");
+    let before = tree(&table);
+
+    // The same import: refused, with the version it was attached as; the table is unchanged.
+    let o = import(&schema, &input, &table, &["--report", r]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "this import (id {id}) was already attached as manifest version 1: nothing done (--force imports it again)"
+        )),
+        "{err}"
+    );
+    assert_eq!(tree(&table), before);
+    let refused: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        refused,
+        serde_json::json!({"import_id": id, "refused": {"attached_as_manifest_version": 1}})
+    );
+
+    // Another input (same name, other content) is another import.
+    std::fs::write(&input, "id,v\na,1\nb,3\n").unwrap();
+    let o = import(&schema, &input, &table, &["--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Back to day 1's content, forced: attached again, and the report says it was forced.
+    std::fs::write(&input, "id,v\na,1\nb,2\n").unwrap();
+    let o = import(&schema, &input, &table, &["--force", "--report", r]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("--force: it was attached as manifest version 1 already"));
+    let forced: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(forced["import_id"], id.as_str());
+    assert_eq!(forced["rerun"]["forced"]["earlier_manifest_version"], 1);
+    assert_eq!(forced["attached"]["manifest_version"], 3);
+}
+
+#[test]
+fn a_job_id_names_the_import() {
+    let tmp = tmpdir();
+    let schema = tmp.path().join("s.toml");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, "id,v\na,1\n").unwrap();
+    let table = tmp.path().join("t");
+    let job = ["--job-id", "orders-2026-12-04", "--quiet"];
+    let o = import(&schema, &input, &table, &job);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let before = tree(&table);
+    // Other content under the same job id: the same import as far as the table knows.
+    std::fs::write(&input, "id,v\na,2\n").unwrap();
+    let o = import(&schema, &input, &table, &job);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(text(&o.stderr).contains("(id job:orders-2026-12-04) was already attached"));
+    assert_eq!(tree(&table), before);
+    // --job-id and --force need --table.
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        schema.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--out",
+        tmp.path().join("o").to_str().unwrap(),
+        "--job-id",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
