@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::create::{open_or_create_tables, warn_of_index_beside, CreatedTables};
-use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
+use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
+use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
+use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{
-    check_inputs, default_index_dirs, identity::import_identity, run_import, ImportOptions,
-    InputFormat, Progress,
+    check_inputs, default_index_dirs, identity::import_identity, import_regions, run_import,
+    ImportOptions, InputFormat, Progress,
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
@@ -40,6 +41,10 @@ record is written there with its position and reason, counted, and skipped, and 
 goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
 --max-bad-rows N (one more stops the import, and nothing is written).
 
+--dry-run reads and encodes every record as the import would, prints the cells, delete markers
+and bytes each table, region and family would get and every record that would be rejected, and
+writes nothing (not even --out, the table or --bad-rows).
+
 Reruns: with --table the import records its identity in the table's manifest (--job-id ID, or
 a SHA-256 of the schema file, the options that change cells and each input's name, size and
 content). The same import into the same table again is refused with exit code 3 and nothing
@@ -54,6 +59,7 @@ imported into --table (nothing done).
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --table /tmp/hfkit-users",
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --out /tmp/hfkit-bulk --report /tmp/hfkit-report.json",
         "hfkit import --schema fixtures/seeds/orders.toml 'fixtures/seeds/ord*.csv' --table /tmp/hfkit-orders --memory 64MB",
+        "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --dry-run",
     ),
 );
 
@@ -67,7 +73,7 @@ pub struct ImportArgs {
     #[arg(required = true)]
     inputs: Vec<String>,
     /// Bulk-load output directory (DIR/<family>/<hfile>); must not already hold HFiles.
-    #[arg(long, required_unless_present = "table")]
+    #[arg(long, required_unless_present_any = ["table", "dry_run"])]
     out: Option<PathBuf>,
     /// Attach the result to this table directory in the same run (created from the schema if
     /// it does not exist).
@@ -122,6 +128,11 @@ pub struct ImportArgs {
     /// With --table: import even if the table records the same import already.
     #[arg(long, requires = "table")]
     force: bool,
+    /// Read and encode every record, and report what would be written per table, region and
+    /// family and every record that would be rejected; write nothing (no table, no
+    /// directory, no --bad-rows file). Exit code 1 when the import would stop on a bad record.
+    #[arg(long)]
+    dry_run: bool,
     /// No progress and no summary.
     #[arg(long)]
     quiet: bool,
@@ -345,8 +356,9 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let format = a.input.format(&inputs)?;
     let out_dir = match (&a.out, &a.table) {
         (Some(o), _) => o.clone(),
-        // Staged inside the table (below, once it exists).
+        // Staged inside the table (below, once it exists); a dry run writes nothing.
         (None, Some(_)) => PathBuf::new(),
+        (None, None) if a.dry_run => PathBuf::new(),
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
     };
     let indexes = &parsed.mapping.indexes;
@@ -383,6 +395,9 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     opts.max_bad_rows = a.max_bad_rows;
     if !a.quiet {
         opts.progress = Some(progress_reporter());
+    }
+    if a.dry_run {
+        return dry_run_import(&a, &parsed, &opts, &index_dirs, out);
     }
     // With --table: the checks the import makes of the schema and each input's fields first
     // (nothing is created for an import that cannot run), then the tables, opened, or created
@@ -569,6 +584,59 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// `import --dry-run`: the import's checks, the regions it would write (an existing table's,
+/// else the schema's splits), every record encoded and counted; nothing written but the
+/// report.
+fn dry_run_import(
+    a: &ImportArgs,
+    parsed: &ParsedSchema,
+    opts: &ImportOptions,
+    index_dirs: &[PathBuf],
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let failure = |e: &dyn std::fmt::Display| CliError::failure(e.to_string());
+    check_inputs(&parsed.table, &parsed.mapping, &opts.inputs, &opts.format)
+        .map_err(|e| failure(&e))?;
+    let regions = match &a.table {
+        Some(t) => target_regions(parsed, t, index_dirs, opts)?.2,
+        None => {
+            let r = import_regions(
+                &parsed.table,
+                &parsed.mapping,
+                &opts.inputs,
+                &opts.format,
+                opts.sample_rows,
+            )
+            .map_err(|e| failure(&e))?;
+            std::iter::once(r.main).chain(r.indexes).collect()
+        }
+    };
+    let report = dry_run(
+        &parsed.table,
+        &parsed.mapping,
+        &opts.inputs,
+        &opts.format,
+        &regions,
+        opts.import_time,
+    )
+    .map_err(|e| failure(&e))?;
+    if let Some(p) = &a.report {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| failure(&e))?;
+        std::fs::write(p, text + "\n").map_err(|e| failure(&format!("{}: {e}", p.display())))?;
+    }
+    if !a.quiet {
+        out.write_all(render_dry_run(&report).as_bytes())?;
+    }
+    // The real import stops at the first bad record without --bad-rows, and past
+    // --max-bad-rows with it.
+    let stops = match (&a.bad_rows, a.max_bad_rows) {
+        (None, _) => report.records_rejected > 0,
+        (Some(_), Some(max)) => report.records_rejected > max,
+        (Some(_), None) => false,
+    };
+    Ok(if stops { EXIT_FAILURE } else { EXIT_OK })
 }
 
 /// The refusal of an import `table` already holds (as manifest `version`); with --report, the

@@ -13,6 +13,7 @@ mod hbase_fixtures;
 mod hbase_layout;
 mod import_cell_ttl;
 mod import_changes;
+mod import_dry_run;
 mod import_errors;
 mod import_index;
 mod import_lanes;
