@@ -17,6 +17,7 @@ mod import_dry_run;
 mod import_errors;
 mod import_index;
 mod import_lanes;
+mod import_mapping;
 mod import_reruns;
 mod import_seeds;
 mod import_spill_parquet;

@@ -75,7 +75,7 @@ const HEX_DIGITS: [u8; 256] = {
 
 /// Appends the bytes that hex `s` (or `-` for empty) spells to `out`; on an error `out` may
 /// hold some of them.
-fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+pub fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     if s == b"-" {
         return Ok(());
     }

@@ -32,9 +32,9 @@ use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::WriterProperties;
 use serde::Serialize;
 
-use super::rowkey::{format_f64, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
+use super::rowkey::{KeyUse, Recovered, RowkeyInverse, RowkeySpec};
 use super::timestamp::TimestampFormat;
-use super::value::encode_value;
+use super::value::{decode_value, encode_value};
 use super::RowkeyError;
 use crate::cell_export::ExportFormat;
 use hfkit_format::cell::Cell;
@@ -297,9 +297,13 @@ impl RecordDecoder {
         }
         for c in &columns {
             match c.value_type {
-                ValueType::String => text[c.field] = true,
-                ValueType::Int64 => int[c.field] = true,
-                ValueType::Double => dbl[c.field] = true,
+                ValueType::Int64 | ValueType::Int32 | ValueType::Int16 => int[c.field] = true,
+                ValueType::Double | ValueType::Float32 => dbl[c.field] = true,
+                ValueType::String
+                | ValueType::Boolean
+                | ValueType::BigDecimal
+                | ValueType::Hex
+                | ValueType::Base64 => text[c.field] = true,
             }
             if let ColumnTimestamp::Field(f) = c.timestamp {
                 if c.ts_format == TimestampFormat::EpochMillis {
@@ -548,26 +552,24 @@ impl RecordDecoder {
     }
 }
 
-/// A cell value as the text its column's type imports from (string: the bytes; int64, double:
-/// decimal).
+/// A cell value as the text its column's type imports from (string: the bytes; numbers:
+/// decimal; see `value::decode_value`).
 fn value_text(col: &MappedColumn, c: &Cell) -> Result<Vec<u8>, String> {
-    let eight = || -> Result<[u8; 8], String> {
-        <[u8; 8]>::try_from(c.value.as_slice()).map_err(|_| {
-            format!(
-                "cell {} holds {} bytes, not {} (8 bytes)",
-                col.name,
-                c.value.len(),
-                match col.value_type {
-                    ValueType::Double => "a double",
-                    _ => "an int64",
-                }
-            )
-        })
-    };
-    Ok(match col.value_type {
-        ValueType::String => c.value.clone(),
-        ValueType::Int64 => i64::from_be_bytes(eight()?).to_string().into_bytes(),
-        ValueType::Double => format_f64(f64::from_be_bytes(eight()?)).into_bytes(),
+    decode_value(col.value_type, &c.value).ok_or_else(|| {
+        let what = match col.value_type {
+            ValueType::Double => "a double (8 bytes)",
+            ValueType::Int64 => "an int64 (8 bytes)",
+            ValueType::Int32 => "an int32 (4 bytes)",
+            ValueType::Int16 => "an int16 (2 bytes)",
+            ValueType::Float32 => "a float32 (4 bytes)",
+            ValueType::Boolean => "a boolean (1 byte)",
+            _ => "a bigdecimal (a 4-byte scale and at most 16 bytes of digits)",
+        };
+        format!(
+            "cell {} holds {} bytes, not {what}",
+            col.name,
+            c.value.len()
+        )
     })
 }
 

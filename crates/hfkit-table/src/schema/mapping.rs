@@ -14,14 +14,35 @@ pub enum ValueType {
     String,
     Int64,
     Double,
+    Int16,
+    Int32,
+    Float32,
+    Boolean,
+    /// HBase's `Bytes.toBytes(BigDecimal)`.
+    BigDecimal,
+    /// Raw bytes spelled in hex.
+    Hex,
+    /// Raw bytes spelled in base64 (RFC 4648, padded).
+    Base64,
 }
 
 impl ValueType {
+    /// The names `type` takes, for messages.
+    pub const NAMES: &'static str =
+        "string, int64, double, int16, int32, float32, boolean, bigdecimal, hex or base64";
+
     pub fn from_name(s: &str) -> Option<ValueType> {
         match s {
             "string" => Some(ValueType::String),
             "int64" => Some(ValueType::Int64),
             "double" => Some(ValueType::Double),
+            "int16" => Some(ValueType::Int16),
+            "int32" => Some(ValueType::Int32),
+            "float32" => Some(ValueType::Float32),
+            "boolean" => Some(ValueType::Boolean),
+            "bigdecimal" => Some(ValueType::BigDecimal),
+            "hex" => Some(ValueType::Hex),
+            "base64" => Some(ValueType::Base64),
             _ => None,
         }
     }

@@ -387,7 +387,7 @@ impl TomlReader<'_> {
             Some(t) => ValueType::from_name(t.get_ref()).ok_or_else(|| {
                 self.syntax(
                     t.span().start,
-                    format!("type '{}': expected string, int64 or double", t.get_ref()),
+                    format!("type '{}': expected {}", t.get_ref(), ValueType::NAMES),
                 )
             })?,
         };

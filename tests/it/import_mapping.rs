@@ -1,0 +1,93 @@
+//! Mapping language features through a whole import (`formats/schema.md`, `formats/rowkey.md`):
+//! each test imports a small file and compares the cells' bytes with bytes computed here,
+//! independently of the import's code.
+
+use crate::common::{hfkit, text, tmpdir};
+
+/// Imports `csv` with `schema` into a table and returns its cells as (row, qualifier, value),
+/// each as bytes, in scan order.
+fn import_cells(schema: &str, csv: &str) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+    let tmp = tmpdir();
+    let s = tmp.path().join("s.toml");
+    std::fs::write(&s, schema).unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, csv).unwrap();
+    let table = tmp.path().join("t");
+    let t = table.to_str().unwrap();
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        s.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--table",
+        t,
+        "--quiet",
+        "--timestamp",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = hfkit(&["scan", t, "--format", "cells", "--versions", "10"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let unhex = |h: &str| -> Vec<u8> {
+        if h == "-" {
+            return Vec::new();
+        }
+        (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    text(&o.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (unhex(f[0]), unhex(f[2]), unhex(f[5]))
+        })
+        .collect()
+}
+
+#[test]
+fn value_types_write_hbase_bytes() {
+    let mut schema =
+        String::from("[table]\nname = \"v\"\n[[family]]\nname = \"d\"\n[rowkey]\nspec = \"id\"\n");
+    let types = [
+        "int16",
+        "int32",
+        "float32",
+        "boolean",
+        "bigdecimal",
+        "hex",
+        "base64",
+    ];
+    for t in types {
+        schema.push_str(&format!(
+            "[[column]]\nsource = \"{t}\"\ncell = \"d:{t}\"\ntype = \"{t}\"\n"
+        ));
+    }
+    let cells = import_cells(
+        &schema,
+        "id,int16,int32,float32,boolean,bigdecimal,hex,base64\n\
+         r,-2,42,1.5,true,-123.45,0aFF,aGJhc2U=\n",
+    );
+    // By hand: short -2; int 42; 1.5f = 0x3FC00000; true = FF; BigDecimal("-123.45") = scale 2,
+    // unscaled -12345 = 0xCFC7 as two's complement; the hex digits; base64 of "hbase".
+    let mut want: Vec<(&str, Vec<u8>)> = vec![
+        ("int16", vec![0xFF, 0xFE]),
+        ("int32", vec![0, 0, 0, 42]),
+        ("float32", vec![0x3F, 0xC0, 0, 0]),
+        ("boolean", vec![0xFF]),
+        ("bigdecimal", vec![0, 0, 0, 2, 0xCF, 0xC7]),
+        ("hex", vec![0x0A, 0xFF]),
+        ("base64", b"hbase".to_vec()),
+    ];
+    want.sort();
+    let got: Vec<(String, Vec<u8>)> = cells
+        .into_iter()
+        .map(|(row, q, v)| {
+            assert_eq!(row, b"r");
+            (String::from_utf8(q).unwrap(), v)
+        })
+        .collect();
+    let want: Vec<(String, Vec<u8>)> = want.into_iter().map(|(q, v)| (q.to_string(), v)).collect();
+    assert_eq!(got, want);
+}
