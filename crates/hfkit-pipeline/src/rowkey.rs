@@ -12,12 +12,16 @@
 //! STRING   := '"' ... '"' | '\'' ... '\''  escapes \xNN \\ \" \' \n \r \t \0
 //!
 //! salt(N, x...)          murmur(x, seed 0) as u32 mod N, decimal, zero-padded to digits(N-1)
+//! mod(x, N)              decimal i64 x mod N (non-negative), zero-padded to digits(N-1)
 //! hash_prefix(K, x...)   first K lowercase hex chars of MD5(x)                K = 1..32
 //! reverse(x)             the bytes of x in reverse order
 //! reverse_domain(x)      dot-separated labels reversed: www.example.com -> com.example.www
-//! reverse_ts(x[, dec|bin]) i64::MAX - x (ms >= 0): 19 decimal digits, or 8 bytes big-endian
+//! reverse_ts(x[, dec|bin][, ms|s]) i64::MAX - x (in ms, or whole seconds, >= 0): 19 decimal
+//!                        digits, or 8 bytes big-endian
 //! bucket(x, hour|day|week|month)  UTC period start of time x: YYYYMMDDHH | YYYYMMDD |
 //!                        YYYYMMDD of the ISO week's Monday | YYYYMM
+//! bucket(x, <n>s|<n>m|<n>h|<n>d)  start of x's n-second/minute/hour/day span counted from the
+//!                        epoch, UTC, to the span's precision: YYYYMMDD[HH[MM[SS]]]
 //! (reverse_ts and bucket read x in the spec's timestamp format: epoch ms unless
 //!  [`RowkeySpec::with_timestamp_format`] says otherwise; see super::timestamp)
 //! pad(x, W)              decimal digits left-padded with '0' to W characters
@@ -65,6 +69,20 @@ pub enum BucketUnit {
     Day,
     Week,
     Month,
+    /// A span of `ms` milliseconds counted from the epoch (`5m`, `6h`), written with `digits`
+    /// of `YYYYMMDDHHMMSS`: 8 (whole days), 10 (hours), 12 (minutes) or 14 (seconds).
+    Span {
+        ms: i64,
+        digits: usize,
+    },
+}
+
+/// Unit `reverse_ts` reverses in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TsUnit {
+    Millis,
+    /// Whole seconds (`Long.MAX_VALUE - seconds`).
+    Seconds,
 }
 
 /// One term of a concatenation.
@@ -89,7 +107,8 @@ enum Func {
     HashPrefix { chars: usize },
     Reverse,
     ReverseDomain,
-    ReverseTs(TsFormat),
+    ReverseTs(TsFormat, TsUnit),
+    Mod { modulus: u64, width: usize },
     Bucket(BucketUnit),
     Pad { width: usize },
     I64Be,

@@ -3,7 +3,7 @@
 
 use md5::{Digest, Md5};
 
-use super::{BucketUnit, Func, Node, TsFormat};
+use super::{BucketUnit, Func, Node, TsFormat, TsUnit};
 use crate::error::{quote, RowkeyError};
 use crate::timestamp::{civil_from_days, TimestampFormat};
 use hfkit_format::bloom::hash::murmur;
@@ -115,7 +115,13 @@ pub(super) fn apply(
                 out.extend_from_slice(label);
             }
         }
-        Func::ReverseTs(fmt) => {
+        Func::Mod { modulus, width } => {
+            let v = parse_i64(what, x)?;
+            // `modulus` is at most 1_000_000: fits i64.
+            let m = v.rem_euclid(modulus as i64);
+            push_padded(out, m as u64, width);
+        }
+        Func::ReverseTs(fmt, unit) => {
             let ms = parse_ts(what, ts, x)?;
             if ms < 0 {
                 return Err(RowkeyError::OutOfRange {
@@ -124,7 +130,11 @@ pub(super) fn apply(
                     reason: "a timestamp must not be negative".into(),
                 });
             }
-            let reversed = i64::MAX - ms;
+            let reversed = i64::MAX
+                - match unit {
+                    TsUnit::Millis => ms,
+                    TsUnit::Seconds => ms / 1000,
+                };
             match fmt {
                 TsFormat::Decimal => push_padded(out, reversed as u64, REVERSE_TS_DIGITS),
                 TsFormat::Binary => out.extend_from_slice(&reversed.to_be_bytes()),
@@ -244,6 +254,28 @@ pub fn f64_ordered(v: f64) -> [u8; 8] {
 }
 
 fn push_bucket(out: &mut Vec<u8>, ms: i64, unit: BucketUnit) {
+    if let BucketUnit::Span { ms: span, digits } = unit {
+        let start = ms - ms.rem_euclid(span);
+        let (y, m, d) = civil_from_days(start.div_euclid(MS_PER_DAY));
+        let in_day = start.rem_euclid(MS_PER_DAY) / 1000;
+        let fields = [
+            (y as u64, 4),
+            (u64::from(m), 2),
+            (u64::from(d), 2),
+            ((in_day / 3600) as u64, 2),
+            ((in_day / 60 % 60) as u64, 2),
+            ((in_day % 60) as u64, 2),
+        ];
+        let mut written = 0;
+        for (v, w) in fields {
+            if written == digits {
+                break;
+            }
+            push_padded(out, v, w);
+            written += w;
+        }
+        return;
+    }
     let days = ms.div_euclid(MS_PER_DAY);
     let days = match unit {
         // 1970-01-01 was a Thursday: (days + 3) mod 7 is 0 on Mondays.
@@ -447,6 +479,49 @@ mod tests {
         assert_eq!(
             e,
             "reverse_ts(x): '12x' is not epoch milliseconds (a 64-bit decimal integer)"
+        );
+    }
+
+    /// `mod`, spans of `bucket` and `reverse_ts` in seconds, against values worked out by hand.
+    #[test]
+    fn mod_span_buckets_and_reverse_ts_seconds() {
+        assert_eq!(one("mod(x, 16)", b"42").unwrap(), b"10");
+        assert_eq!(one("mod(x, 10)", b"1234567").unwrap(), b"7");
+        assert_eq!(one("mod(x, 1000)", b"5").unwrap(), b"005");
+        assert_eq!(one("mod(x, 16)", b"-1").unwrap(), b"15", "non-negative");
+        assert!(one("mod(x, 16)", b"4a").is_err());
+        // 1700000000000 = 2023-11-14T22:13:20Z.
+        let t = b"1700000000000";
+        assert_eq!(one("bucket(x, 5m)", t).unwrap(), b"202311142210");
+        assert_eq!(one("bucket(x, 15m)", t).unwrap(), b"202311142200");
+        assert_eq!(one("bucket(x, '15m')", t).unwrap(), b"202311142200");
+        assert_eq!(one("bucket(x, 6h)", t).unwrap(), b"2023111418");
+        assert_eq!(
+            one("bucket(x, 1h)", t).unwrap(),
+            one("bucket(x, hour)", t).unwrap()
+        );
+        assert_eq!(
+            one("bucket(x, 1d)", t).unwrap(),
+            one("bucket(x, day)", t).unwrap()
+        );
+        assert_eq!(one("bucket(x, 30s)", t).unwrap(), b"20231114221300");
+        assert_eq!(one("bucket(x, 90m)", t).unwrap(), b"202311142100");
+        // 7d spans count from Thursday 1970-01-01: 19675 days / 7 = 2810 weeks + 5 days,
+        // so the span began 2810 * 7 = 19670 days after the epoch: 2023-11-09.
+        assert_eq!(one("bucket(x, 7d)", t).unwrap(), b"20231109");
+        // Long.MAX_VALUE - 1700000000 = 9223372035154775807.
+        assert_eq!(
+            one("reverse_ts(x, dec, s)", t).unwrap(),
+            b"9223372035154775807"
+        );
+        assert_eq!(one("reverse_ts(x, s)", t).unwrap(), b"9223372035154775807");
+        assert_eq!(
+            one("reverse_ts(x, bin, s)", t).unwrap(),
+            (i64::MAX - 1_700_000_000).to_be_bytes()
+        );
+        assert_eq!(
+            one("reverse_ts(x, ms)", t).unwrap(),
+            one("reverse_ts(x)", t).unwrap()
         );
     }
 

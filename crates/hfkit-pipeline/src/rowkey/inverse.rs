@@ -234,11 +234,13 @@ fn fixed_width(func: Func) -> Option<usize> {
     match func {
         Func::Salt { width, .. } => Some(width),
         Func::HashPrefix { chars } => Some(chars),
-        Func::ReverseTs(TsFormat::Decimal) => Some(super::REVERSE_TS_DIGITS),
-        Func::ReverseTs(TsFormat::Binary) | Func::I64Be | Func::F64Be => Some(8),
+        Func::Mod { width, .. } => Some(width),
+        Func::ReverseTs(TsFormat::Decimal, _) => Some(super::REVERSE_TS_DIGITS),
+        Func::ReverseTs(TsFormat::Binary, _) | Func::I64Be | Func::F64Be => Some(8),
         Func::Bucket(BucketUnit::Hour) => Some(10),
         Func::Bucket(BucketUnit::Day) | Func::Bucket(BucketUnit::Week) => Some(8),
         Func::Bucket(BucketUnit::Month) => Some(6),
+        Func::Bucket(BucketUnit::Span { digits, .. }) => Some(digits),
         Func::Pad { width } => Some(width),
         Func::Reverse | Func::ReverseDomain => None,
     }
@@ -328,8 +330,8 @@ impl Analysis {
                 Node::Call { func, input, what } => {
                     let (hides, class) = match func {
                         Func::Salt { .. } | Func::HashPrefix { .. } => (true, KeyUse::Hashed),
-                        Func::Bucket(_) => (true, KeyUse::Integer),
-                        Func::ReverseTs(_) | Func::I64Be => (false, KeyUse::Integer),
+                        Func::Bucket(_) | Func::Mod { .. } => (true, KeyUse::Integer),
+                        Func::ReverseTs(..) | Func::I64Be => (false, KeyUse::Integer),
                         Func::F64Be => (false, KeyUse::Float),
                         Func::Pad { .. } => (false, KeyUse::Digits),
                         Func::Reverse | Func::ReverseDomain => (false, class),
@@ -445,6 +447,24 @@ mod tests {
             .unwrap();
         assert_eq!(kf.values[0].as_deref(), Some(b"42".as_slice()));
         assert_eq!(kf.recovered[0], Some(Recovered::Canonical));
+    }
+
+    /// `mod` and spans of `bucket` are checked like `salt`; `reverse_ts` in seconds gives the
+    /// time back in whole seconds (as milliseconds, canonical).
+    #[test]
+    fn mod_spans_and_reverse_ts_seconds() {
+        let v = round_trip(
+            "mod(id, 16) + '_' + pad(id, 6) + '_' + bucket(ts, 15m) + reverse_ts(ts, s)",
+            &[("id", b"42"), ("ts", b"1700000000000")],
+        );
+        assert_eq!(values(&v), [b"42".as_slice(), b"1700000000000"]);
+        // A key whose mod does not match its id fails the check.
+        let spec = RowkeySpec::parse("mod(id, 16) + '_' + pad(id, 6)").unwrap();
+        let inv = spec.inverse(&[]).unwrap();
+        let mut kf = inv.fields();
+        let k = b"11_000042";
+        let deferred = inv.decode(k, &mut kf).unwrap();
+        assert!(inv.verify(k, &deferred, &kf.values).is_err());
     }
 
     #[test]

@@ -84,7 +84,15 @@ pub(super) fn tokenize(text: &str) -> Result<Vec<Tok>, RowkeyError> {
                 while i < chars.len() && chars[i].1.is_ascii_digit() {
                     i += 1;
                 }
-                Kind::Int(text[byte_at(start)..byte_at(i)].to_string())
+                // Digits followed by letters are one word: a span such as `15m`.
+                if i < chars.len() && chars[i].1.is_ascii_alphabetic() {
+                    while i < chars.len() && chars[i].1.is_ascii_alphanumeric() {
+                        i += 1;
+                    }
+                    Kind::Ident(text[byte_at(start)..byte_at(i)].to_string())
+                } else {
+                    Kind::Int(text[byte_at(start)..byte_at(i)].to_string())
+                }
             }
             '`' => {
                 i += 1;

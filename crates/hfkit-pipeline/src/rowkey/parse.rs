@@ -2,13 +2,13 @@
 //! function's arguments (`formats/rowkey.md` §"Syntax" and §"Functions").
 
 use super::lex::{describe, Kind, Tok};
-use super::{BucketUnit, Func, Node, TsFormat};
+use super::{BucketUnit, Func, Node, TsFormat, TsUnit};
 use crate::error::RowkeyError;
 use hfkit_format::cell::MAX_ROW_LEN;
 
 /// Functions of the language, for messages.
 const KNOWN_FUNCTIONS: &str =
-    "salt, hash_prefix, reverse, reverse_domain, reverse_ts, bucket, pad, i64be, f64be";
+    "salt, mod, hash_prefix, reverse, reverse_domain, reverse_ts, bucket, pad, i64be, f64be";
 /// Deepest nesting of calls a spec may have.
 const MAX_DEPTH: usize = 32;
 /// Largest `salt` bucket count.
@@ -180,6 +180,37 @@ fn bad(column: usize, function: &'static str, message: impl Into<String>) -> Row
     }
 }
 
+/// A `bucket` span: `<n>s`, `<n>m`, `<n>h` or `<n>d` (n ≥ 1, at most 366 days), written to
+/// the precision of the largest unit that divides it.
+fn span(word: &str) -> Option<BucketUnit> {
+    let unit_ms = match word.as_bytes().last()? {
+        b's' => 1000,
+        b'm' => 60_000,
+        b'h' => 3_600_000,
+        b'd' => 86_400_000,
+        _ => return None,
+    };
+    let digits = &word[..word.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = digits.parse().ok()?;
+    let ms = n.checked_mul(unit_ms)?;
+    if n == 0 || ms > 366 * 86_400_000 {
+        return None;
+    }
+    let digits = if ms % 86_400_000 == 0 {
+        8
+    } else if ms % 3_600_000 == 0 {
+        10
+    } else if ms % 60_000 == 0 {
+        12
+    } else {
+        14
+    };
+    Some(BucketUnit::Span { ms, digits })
+}
+
 /// The integer argument `arg`, within `range`.
 fn int_arg(
     function: &'static str,
@@ -290,37 +321,69 @@ fn build_call(
             let input = expr_args(f, args)?;
             call(func, input)
         }
-        "reverse_ts" => {
-            const F: &str = "reverse_ts";
-            arity(F, column, &args, 1..=2, "(field) or (field, dec|bin)")?;
-            let fmt = match args.get(1) {
-                None => TsFormat::Decimal,
-                Some(a) => match a.word().as_deref() {
-                    Some("dec") => TsFormat::Decimal,
-                    Some("bin") => TsFormat::Binary,
-                    _ => return Err(bad(a.column(), F, "the format must be dec or bin")),
-                },
-            };
+        "mod" => {
+            const F: &str = "mod";
+            arity(F, column, &args, 2..=2, "(field, modulus)")?;
+            let n = int_arg(F, &args[1], "the modulus", 1..=MAX_SALT_BUCKETS)?;
             args.truncate(1);
             let input = expr_args(F, args)?;
-            call(Func::ReverseTs(fmt), input)
+            let width = (n - 1).to_string().len();
+            call(Func::Mod { modulus: n, width }, input)
+        }
+        "reverse_ts" => {
+            const F: &str = "reverse_ts";
+            arity(F, column, &args, 1..=3, "(field[, dec|bin][, ms|s])")?;
+            let (mut fmt, mut unit) = (None, None);
+            for a in &args[1..] {
+                match a.word().as_deref() {
+                    Some("dec") if fmt.is_none() && unit.is_none() => fmt = Some(TsFormat::Decimal),
+                    Some("bin") if fmt.is_none() && unit.is_none() => fmt = Some(TsFormat::Binary),
+                    Some("ms") if unit.is_none() => unit = Some(TsUnit::Millis),
+                    Some("s") if unit.is_none() => unit = Some(TsUnit::Seconds),
+                    _ => {
+                        return Err(bad(
+                            a.column(),
+                            F,
+                            "the format must be dec or bin, then the unit ms or s",
+                        ))
+                    }
+                }
+            }
+            args.truncate(1);
+            let input = expr_args(F, args)?;
+            call(
+                Func::ReverseTs(
+                    fmt.unwrap_or(TsFormat::Decimal),
+                    unit.unwrap_or(TsUnit::Millis),
+                ),
+                input,
+            )
         }
         "bucket" => {
             const F: &str = "bucket";
-            arity(F, column, &args, 2..=2, "(field, hour|day|week|month)")?;
-            let unit = match args[1].word().as_deref() {
-                Some("hour") => BucketUnit::Hour,
-                Some("day") => BucketUnit::Day,
-                Some("week") => BucketUnit::Week,
-                Some("month") => BucketUnit::Month,
-                _ => {
-                    return Err(bad(
-                        args[1].column(),
-                        F,
-                        "the unit must be hour, day, week or month",
-                    ))
-                }
-            };
+            arity(
+                F,
+                column,
+                &args,
+                2..=2,
+                "(field, hour|day|week|month|<n>s|<n>m|<n>h|<n>d)",
+            )?;
+            let unit =
+                match args[1].word().as_deref() {
+                    Some("hour") => BucketUnit::Hour,
+                    Some("day") => BucketUnit::Day,
+                    Some("week") => BucketUnit::Week,
+                    Some("month") => BucketUnit::Month,
+                    word => match word.and_then(span) {
+                        Some(unit) => unit,
+                        None => return Err(bad(
+                            args[1].column(),
+                            F,
+                            "the unit must be hour, day, week, month or a span such as 5m, 15m, \
+                             6h, 2d (n seconds, minutes, hours or days; at most 366 days)",
+                        )),
+                    },
+                };
             args.truncate(1);
             let input = expr_args(F, args)?;
             call(Func::Bucket(unit), input)
@@ -379,11 +442,11 @@ mod tests {
         );
         assert_eq!(
             err("bucket(a, year)"),
-            "rowkey spec, column 11: bucket: the unit must be hour, day, week or month"
+            "rowkey spec, column 11: bucket: the unit must be hour, day, week, month or a span such as 5m, 15m, 6h, 2d (n seconds, minutes, hours or days; at most 366 days)"
         );
         assert_eq!(
             err("reverse_ts(a, hex)"),
-            "rowkey spec, column 15: reverse_ts: the format must be dec or bin"
+            "rowkey spec, column 15: reverse_ts: the format must be dec or bin, then the unit ms or s"
         );
         assert_eq!(
             err("reverse()"),
@@ -405,6 +468,18 @@ mod tests {
         assert_eq!(err("é"), "rowkey spec, column 1: expected a field, a string literal, a function call, '+', ',', '(' or ')', found '\\u{e9}'");
         assert_eq!(err("reverse(12)"), "rowkey spec, column 9: reverse: expected a field or expression, found the number 12 (quote it for literal digits)");
         assert!(err(&("reverse(".repeat(40) + "a" + &")".repeat(40))).contains("nested"));
+        assert!(err("bucket(a, 0m)").contains("the unit must be"));
+        assert!(err("bucket(a, 367d)").contains("the unit must be"));
+        assert!(err("bucket(a, 5y)").contains("the unit must be"));
+        assert!(err("reverse_ts(a, s, dec)").contains("then the unit ms or s"));
+        assert_eq!(
+            err("mod(a, 0)"),
+            "rowkey spec, column 8: mod: the modulus must be in 1..=1000000, got 0"
+        );
+        assert_eq!(
+            err("mod(16, a)"),
+            "rowkey spec, column 9: mod: the modulus must be a number"
+        );
         assert_eq!(err(""), "rowkey spec, column 1: expected a field, a string literal or a function call, found the end of the spec");
     }
 

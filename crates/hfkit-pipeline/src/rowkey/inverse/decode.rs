@@ -2,7 +2,7 @@
 //! field values, the others deferred for [`super::RowkeyInverse::verify`]
 //! (`formats/rowkey.md` §"Inverting a spec").
 
-use super::super::{apply, eval, Func, Node, TsFormat};
+use super::super::{apply, eval, Func, Node, TsFormat, TsUnit};
 use super::{describe, format_f64, width, Recovered};
 use crate::error::RowkeyError;
 use crate::timestamp::TimestampFormat;
@@ -191,7 +191,10 @@ impl<'s> Decoder<'s, '_> {
                     return Ok(());
                 }
                 match *func {
-                    Func::Salt { .. } | Func::HashPrefix { .. } | Func::Bucket(_) => {
+                    Func::Salt { .. }
+                    | Func::HashPrefix { .. }
+                    | Func::Bucket(_)
+                    | Func::Mod { .. } => {
                         self.deferred.push((node, seg.to_vec()));
                         Ok(())
                     }
@@ -205,7 +208,7 @@ impl<'s> Decoder<'s, '_> {
                         apply(Func::ReverseDomain, what, self.ts, seg, &mut inner)?;
                         self.concat(input, &inner, exact)
                     }
-                    Func::ReverseTs(fmt) => {
+                    Func::ReverseTs(fmt, unit) => {
                         let reversed = match fmt {
                             TsFormat::Decimal => std::str::from_utf8(seg)
                                 .ok()
@@ -222,7 +225,16 @@ impl<'s> Decoder<'s, '_> {
                                 format!("'{}' is not a reversed timestamp", to_string_binary(seg)),
                             ));
                         };
-                        let ms = i64::MAX - reversed;
+                        let ms = match unit {
+                            TsUnit::Millis => Some(i64::MAX - reversed),
+                            TsUnit::Seconds => (i64::MAX - reversed).checked_mul(1000),
+                        };
+                        let Some(ms) = ms else {
+                            return Err(mismatch(
+                                node,
+                                format!("'{}' is not a reversed timestamp", to_string_binary(seg)),
+                            ));
+                        };
                         // Written back in the spec's timestamp format; a format that drops
                         // part of the instant (say, the milliseconds) is caught by `verify`.
                         let Some(text) = self.ts.render(ms) else {
