@@ -91,3 +91,40 @@ fn value_types_write_hbase_bytes() {
     let want: Vec<(String, Vec<u8>)> = want.into_iter().map(|(q, v)| (q.to_string(), v)).collect();
     assert_eq!(got, want);
 }
+
+/// `cell = "family:...{field}..."`: the qualifier comes from the record, so several records of
+/// one row give it several columns (tags, child ids as columns).
+#[test]
+fn qualifiers_from_fields() {
+    let schema = "[table]\nname = \"q\"\n[[family]]\nname = \"t\"\n[[family]]\nname = \"c\"\n\
+                  [rowkey]\nspec = \"parent\"\n\
+                  [[column]]\nsource = \"score\"\ncell = \"t:{tag}\"\n\
+                  [[column]]\nsource = \"name\"\ncell = \"c:child_{child}_{{n}}\"\n";
+    // Input out of qualifier order within each row: the import sorts them.
+    let cells = import_cells(
+        schema,
+        "parent,tag,score,child,name\n\
+         p1,zeta,1,7,ann\n\
+         p1,alpha,2,3,bob\n\
+         p2,mid,3,10,cid\n",
+    );
+    let got: Vec<(String, String, String)> = cells
+        .into_iter()
+        .map(|(r, q, v)| {
+            let s = |b: Vec<u8>| String::from_utf8(b).unwrap();
+            (s(r), s(q), s(v))
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("p1", "child_3_{n}", "bob"),
+        ("p1", "child_7_{n}", "ann"),
+        ("p1", "alpha", "2"),
+        ("p1", "zeta", "1"),
+        ("p2", "child_10_{n}", "cid"),
+        ("p2", "mid", "3"),
+    ]
+    .iter()
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(got, want);
+}

@@ -29,7 +29,8 @@ use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::{check_mutation, CellLimit, CellType, LATEST_TIMESTAMP, MAX_ROW_LEN};
 use hfkit_read::matcher::TTL_TAG_TYPE;
 use hfkit_table::{
-    DeleteScope, ImportMapping, IndexSchema, TableSchema, TimestampSource, TtlSource, ValueType,
+    DeleteScope, ImportMapping, IndexSchema, QualifierPart, TableSchema, TimestampSource,
+    TtlSource, ValueType,
 };
 
 /// Why a record is rejected (`formats/import.md` §"Rejected records").
@@ -113,7 +114,40 @@ struct BoundColumn {
     value_type: ValueType,
     timestamp: BoundTimestamp,
     ttl: Option<BoundTtl>,
+    /// A qualifier from the record: literal bytes and input columns (with their names).
+    template: Option<Vec<BoundPart>>,
     source: String,
+}
+
+/// A part of a bound qualifier template.
+enum BoundPart {
+    Literal(Vec<u8>),
+    Column(usize, String),
+}
+
+impl BoundColumn {
+    /// Appends the cell's qualifier for record `rec`: the fixed one, or the template's parts.
+    #[inline]
+    fn push_qualifier(&self, rec: &csv::ByteRecord, out: &mut Vec<u8>) -> Result<(), Rejection> {
+        let Some(parts) = &self.template else {
+            extend_short(out, &self.qualifier);
+            return Ok(());
+        };
+        for p in parts {
+            match p {
+                BoundPart::Literal(b) => out.extend_from_slice(b),
+                BoundPart::Column(i, name) => match rec.get(*i) {
+                    Some(v) => out.extend_from_slice(v),
+                    None => {
+                        return Err(Rejection::MissingColumn {
+                            column: name.clone(),
+                        })
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A column's `ttl`, bound.
@@ -523,6 +557,11 @@ impl Compiled {
             if let Some(TtlSource::Field(f)) = &c.ttl {
                 wanted.push(f.clone());
             }
+            for p in c.qualifier_template.iter().flatten() {
+                if let QualifierPart::Field(f) = p {
+                    wanted.push(f.clone());
+                }
+            }
         }
         for ix in &self.indexes {
             wanted.extend(ix.spec.fields().iter().cloned());
@@ -633,6 +672,20 @@ pub(crate) fn bind(
             qualifier: c.qualifier.clone(),
             value_type: c.value_type,
             timestamp: timestamp(&c.timestamp, ts_format, &reader)?,
+            template: match &c.qualifier_template {
+                None => None,
+                Some(parts) => Some(
+                    parts
+                        .iter()
+                        .map(|p| match p {
+                            QualifierPart::Literal(b) => Ok(BoundPart::Literal(b.clone())),
+                            QualifierPart::Field(f) => {
+                                find(f, &reader).map(|i| BoundPart::Column(i, f.clone()))
+                            }
+                        })
+                        .collect::<Result<_, _>>()?,
+                ),
+            },
             ttl: match &c.ttl {
                 None => None,
                 Some(TtlSource::Fixed(ms)) => Some(BoundTtl::Fixed(*ms)),
@@ -839,7 +892,11 @@ fn encode_record(
             }
         };
         let q_at = out.arena.len();
-        extend_short(&mut out.arena, &c.qualifier);
+        if let Err(reason) = c.push_qualifier(rec, &mut out.arena) {
+            reject(out, reason);
+            return;
+        }
+        let q_len = out.arena.len() - q_at;
         let v_at = out.arena.len();
         if c.value_type == ValueType::String {
             extend_short(&mut out.arena, v); // the common case, without the call
@@ -848,7 +905,6 @@ fn encode_record(
             return;
         }
         let v_len = out.arena.len() - v_at;
-        let q_len = c.qualifier.len();
         let t_at = out.arena.len();
         match c.ttl.as_ref().map(|t| t.of(rec)) {
             None | Some(Ok(None)) => {}
@@ -867,7 +923,7 @@ fn encode_record(
         out.cells.push(EncodedCell {
             family: c.family,
             row,
-            qualifier: (q_at as u32, c.qualifier.len() as u32),
+            qualifier: (q_at as u32, q_len as u32),
             timestamp: ts,
             cell_type: CellType::Put,
             value: (v_at as u32, v_len as u32),
@@ -962,16 +1018,24 @@ fn encode_delete(
             }
         }
         BoundDelete::FilledColumns(t) => {
-            // `bound.columns` is in HBase order: equal cells are neighbours.
-            let mut last: Option<(u8, &[u8])> = None;
+            // Fixed qualifiers are in HBase order (equal cells are neighbours); a template's
+            // come from the record, and the sorter orders them.
+            let mut last: Option<(u8, Vec<u8>)> = None;
+            let mut q = Vec::new();
             for c in &bound.columns {
-                if rec.get(c.column).is_none_or(<[u8]>::is_empty)
-                    || last == Some((c.family, c.qualifier.as_slice()))
+                if rec.get(c.column).is_none_or(<[u8]>::is_empty) {
+                    continue;
+                }
+                q.clear();
+                c.push_qualifier(rec, &mut q)?;
+                if last
+                    .as_ref()
+                    .is_some_and(|(f, lq)| *f == c.family && *lq == q)
                 {
                     continue;
                 }
-                last = Some((c.family, c.qualifier.as_slice()));
-                marker(out, c.family, c.family_len, &c.qualifier, *t)?;
+                marker(out, c.family, c.family_len, &q, *t)?;
+                last = Some((c.family, q.clone()));
             }
         }
     }

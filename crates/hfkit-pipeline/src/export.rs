@@ -240,6 +240,14 @@ impl RecordDecoder {
                     families.join(", ")
                 )));
             }
+            if c.qualifier_template.is_some() {
+                return Err(ExportError::Mapping(format!(
+                    "column '{}': its qualifier '{}' is taken from the record, so its cells \
+                     cannot be mapped back to one column",
+                    c.source,
+                    to_string_binary(&c.qualifier)
+                )));
+            }
             let field = index(&c.source);
             let timestamp = match &c.timestamp {
                 TimestampSource::ImportTime => ColumnTimestamp::ImportTime,

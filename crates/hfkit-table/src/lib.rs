@@ -38,8 +38,8 @@ pub mod staging;
 pub use error::{Location, SchemaError};
 pub use schema::{
     BloomFilterKind, ColumnMapping, DeleteAction, DeleteScope, FamilySchema, ImportMapping,
-    IndexSchema, KeepDeletedCells, OperationMapping, ParsedSchema, SplitSpec, TableName,
-    TableSchema, TimestampSource, TtlSource, ValueType,
+    IndexSchema, KeepDeletedCells, OperationMapping, ParsedSchema, QualifierPart, SplitSpec,
+    TableName, TableSchema, TimestampSource, TtlSource, ValueType,
 };
 pub use split::{
     sample_splits, to_bytes_binary, to_string_binary, Regions, SplitAlgorithm, Splitter,

@@ -67,7 +67,11 @@ pub struct ColumnMapping {
     pub source: String,
     /// Family (one of the table's) and qualifier of the cell.
     pub family: String,
+    /// The qualifier; for a template, its text as written (for messages).
     pub qualifier: Vec<u8>,
+    /// A qualifier taken from the record (`cell = "d:{tag}"`): its parts, in order; `None`
+    /// for a fixed qualifier.
+    pub qualifier_template: Option<Vec<QualifierPart>>,
     pub value_type: ValueType,
     pub timestamp: TimestampSource,
     /// How a [`TimestampSource::Field`] is read: `epoch_ms` (when `None`), `epoch_s` or a
@@ -78,6 +82,74 @@ pub struct ColumnMapping {
     pub ttl: Option<TtlSource>,
     /// Where it was written, for messages.
     pub location: Option<Location>,
+}
+
+/// A part of a qualifier template (`cell = "d:tag_{tag}"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QualifierPart {
+    Literal(Vec<u8>),
+    /// The bytes of this input field.
+    Field(String),
+}
+
+impl QualifierPart {
+    /// Parses a qualifier: `{field}` names a field, `{{` and `}}` are literal braces. `None`
+    /// parts for a qualifier without a field (then the literal, unescaped, is the second
+    /// value); an error names what is wrong.
+    pub fn parse(text: &str) -> Result<(Option<Vec<QualifierPart>>, Vec<u8>), String> {
+        let mut parts = Vec::new();
+        let mut literal = Vec::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' if chars.peek().map(|p| p.1) == Some('{') => {
+                    chars.next();
+                    literal.push(b'{');
+                }
+                '}' if chars.peek().map(|p| p.1) == Some('}') => {
+                    chars.next();
+                    literal.push(b'}');
+                }
+                '{' => {
+                    let rest = &text[i + 1..];
+                    let Some(end) = rest.find('}') else {
+                        return Err(format!(
+                            "qualifier '{text}': '{{' at character {} is not closed (write {{{{ for a brace)",
+                            i + 1
+                        ));
+                    };
+                    let name = &rest[..end];
+                    if name.is_empty() || name.contains('{') {
+                        return Err(format!(
+                            "qualifier '{text}': expected a field name between '{{' and '}}'"
+                        ));
+                    }
+                    if !literal.is_empty() {
+                        parts.push(QualifierPart::Literal(std::mem::take(&mut literal)));
+                    }
+                    parts.push(QualifierPart::Field(name.to_string()));
+                    for _ in 0..name.chars().count() + 1 {
+                        chars.next();
+                    }
+                }
+                '}' => return Err(format!(
+                    "qualifier '{text}': '}}' at character {} has no '{{' (write }}}} for a brace)",
+                    i + 1
+                )),
+                c => {
+                    let mut buf = [0u8; 4];
+                    literal.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Ok((None, literal));
+        }
+        if !literal.is_empty() {
+            parts.push(QualifierPart::Literal(literal));
+        }
+        Ok((Some(parts), text.as_bytes().to_vec()))
+    }
 }
 
 /// Where a cell's TTL tag comes from (`[[column]] ttl`).
@@ -169,4 +241,43 @@ pub struct ImportMapping {
     pub indexes: Vec<IndexSchema>,
     /// `[operation]`: records that delete as well as records that write.
     pub operation: Option<OperationMapping>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QualifierPart::{self, Field, Literal};
+
+    #[test]
+    fn qualifier_templates() {
+        assert_eq!(QualifierPart::parse("email"), Ok((None, b"email".to_vec())));
+        assert_eq!(QualifierPart::parse("a{{b}}"), Ok((None, b"a{b}".to_vec())));
+        assert_eq!(
+            QualifierPart::parse("tag_{tag}"),
+            Ok((
+                Some(vec![Literal(b"tag_".to_vec()), Field("tag".into())]),
+                b"tag_{tag}".to_vec()
+            ))
+        );
+        assert_eq!(
+            QualifierPart::parse("{a}{{x}}{b}é"),
+            Ok((
+                Some(vec![
+                    Field("a".into()),
+                    Literal(b"{x}".to_vec()),
+                    Field("b".into()),
+                    Literal("é".as_bytes().to_vec()),
+                ]),
+                "{a}{{x}}{b}é".as_bytes().to_vec()
+            ))
+        );
+        assert!(QualifierPart::parse("x{tag")
+            .unwrap_err()
+            .contains("is not closed"));
+        assert!(QualifierPart::parse("x}")
+            .unwrap_err()
+            .contains("has no '{'"));
+        assert!(QualifierPart::parse("{}")
+            .unwrap_err()
+            .contains("expected a field name"));
+    }
 }

@@ -47,7 +47,7 @@ pub use attributes::{
 pub use builder::{SchemaBuilder, FAMILY_COUNT_WARNING};
 pub use mapping::{
     ColumnMapping, DeleteAction, DeleteScope, ImportMapping, IndexSchema, OperationMapping,
-    TimestampSource, TtlSource, ValueType,
+    QualifierPart, TimestampSource, TtlSource, ValueType,
 };
 pub use names::{
     check_family_name, FamilyNameError, NameError, TableName, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,

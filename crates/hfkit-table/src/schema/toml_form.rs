@@ -15,7 +15,7 @@ use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
 use super::builder::SchemaBuilder;
 use super::mapping::{
     ColumnMapping, DeleteAction, DeleteScope, ImportMapping, IndexSchema, OperationMapping,
-    TimestampSource, TtlSource, ValueType,
+    QualifierPart, TimestampSource, TtlSource, ValueType,
 };
 use super::table::{explicit_keys, ParsedSchema, SplitSpec};
 use super::toml_doc::{
@@ -409,6 +409,12 @@ impl TomlReader<'_> {
         let (family, qualifier) = self.cell(cell, &what)?;
         let timestamp = timestamp_source(c.timestamp);
         let timestamp_format = self.timestamp_format(c.timestamp_format, &timestamp, &what)?;
+        let (qualifier_template, qualifier) =
+            QualifierPart::parse(qualifier).map_err(|reason| SchemaError::Mapping {
+                at: self.at(cell.span().start),
+                what: what.clone(),
+                reason,
+            })?;
         let ttl = c.ttl.map(|t| match t {
             Timestamp::Fixed(ms) => TtlSource::Fixed(ms),
             Timestamp::Field(f) => TtlSource::Field(f),
@@ -416,7 +422,8 @@ impl TomlReader<'_> {
         Ok(ColumnMapping {
             source,
             family: family.to_string(),
-            qualifier: qualifier.as_bytes().to_vec(),
+            qualifier,
+            qualifier_template,
             value_type,
             timestamp,
             timestamp_format,
