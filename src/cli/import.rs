@@ -16,7 +16,7 @@ use crate::pipeline::import::{
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::{INDEX_DIR, STAGING_DIR};
+use crate::table::directory::{AttachOptions, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
 use crate::table::{ParsedSchema, TableError, TableSchema};
 
@@ -476,7 +476,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
                 return Ok(None);
             }
             let import = identity.as_ref().map(|(id, _)| (id.as_str(), a.force));
-            t.attach_import(&out_dir, import)
+            t.attach_import(&out_dir, &AttachOptions::default(), import)
                 .map(Some)
                 .map_err(|e| match e {
                     TableError::AlreadyImported { id, version } => {

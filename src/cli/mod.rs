@@ -82,6 +82,7 @@ pub enum Command {
     #[command(after_help = examples!(
         "hfkit attach /tmp/hfkit-users/indexes/users_by_email /tmp/hfkit-bulk/.indexes/users_by_email",
         "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --json",
+        "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --no-split --ignore-unknown-families",
     ))]
     Attach {
         table: std::path::PathBuf,
@@ -89,6 +90,18 @@ pub enum Command {
         /// Machine-readable report.
         #[arg(long)]
         json: bool,
+        /// Refuse (attach nothing) when a file straddles region boundaries, instead of
+        /// splitting it.
+        #[arg(long)]
+        no_split: bool,
+        /// Skip family directories the table does not have (counted in the report) instead of
+        /// failing.
+        #[arg(long)]
+        ignore_unknown_families: bool,
+        /// DIR holds region directories, each a bulk-load directory:
+        /// DIR/<region>/<family>/<hfile>.
+        #[arg(long)]
+        region_dirs: bool,
     },
     /// Read one row of a table directory (all families, or the --column ones).
     Get(read::GetArgs),
@@ -156,7 +169,21 @@ where
         Command::Table(cmd) => table::run(cmd, &mut out),
         Command::Import(args) => import::import(*args, &mut out),
         Command::Plan(args) => import::plan(*args, &mut out),
-        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, &mut out),
+        Command::Attach {
+            table,
+            dir,
+            json,
+            no_split,
+            ignore_unknown_families,
+            region_dirs,
+        } => {
+            let opts = crate::table::directory::AttachOptions {
+                no_split,
+                ignore_unknown_families,
+                region_dirs,
+            };
+            table::attach(&table, &dir, &opts, json, &mut out)
+        }
         Command::Get(args) => read::get(args, &mut out),
         Command::Scan(args) => read::scan(args, &mut out),
         Command::Hbase(cmd) => hbase::run(cmd, &mut out),

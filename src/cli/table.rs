@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{CliError, EXIT_OK};
 use crate::format::text::hex;
-use crate::table::directory::Table;
+use crate::table::directory::{AttachOptions, Table};
 
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
@@ -152,12 +152,13 @@ fn check(dir: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
 pub fn attach(
     table: &Path,
     bulk_dir: &Path,
+    opts: &AttachOptions,
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
     let t = open(table)?;
     let r = t
-        .attach(bulk_dir)
+        .attach_import(bulk_dir, opts, None)
         .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
     if as_json {
         let v = json!({
@@ -169,6 +170,7 @@ pub fn attach(
             "split_inputs": r.split_inputs,
             "skipped": r.skipped.iter().map(|(p, why)| json!({"file": p.display().to_string(), "reason": why})).collect::<Vec<_>>(),
             "garbage_removed": r.garbage_removed,
+            "ignored_families": r.ignored_families.iter().map(|(d, n)| json!({"dir": d.display().to_string(), "files": n})).collect::<Vec<_>>(),
         });
         serde_json::to_writer_pretty(&mut *out, &v)
             .map_err(|e| CliError::failure(e.to_string()))?;
@@ -185,6 +187,13 @@ pub fn attach(
         )?;
         for (p, why) in &r.skipped {
             writeln!(out, "skipped {}: {why}", p.display())?;
+        }
+        for (d, n) in &r.ignored_families {
+            writeln!(
+                out,
+                "ignored {}: not a family of the table ({n} files)",
+                d.display()
+            )?;
         }
     }
     Ok(EXIT_OK)

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod attach_options;
 mod bloom_end_to_end;
 mod cli;
 mod damaged_files;

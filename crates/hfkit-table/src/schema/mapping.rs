@@ -132,10 +132,12 @@ impl QualifierPart {
                         chars.next();
                     }
                 }
-                '}' => return Err(format!(
+                '}' => {
+                    return Err(format!(
                     "qualifier '{text}': '}}' at character {} has no '{{' (write }}}} for a brace)",
                     i + 1
-                )),
+                ))
+                }
                 c => {
                     let mut buf = [0u8; 4];
                     literal.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
