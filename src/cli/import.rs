@@ -128,6 +128,10 @@ pub struct ImportArgs {
     /// With --table: import even if the table records the same import already.
     #[arg(long, requires = "table")]
     force: bool,
+    /// Flag the written files EXCLUDE_FROM_MINOR_COMPACTION (as HBase's bulk load can): minor
+    /// compactions leave them out until a major compaction.
+    #[arg(long)]
+    exclude_from_minor_compaction: bool,
     /// Read and encode every record, and report what would be written per table, region and
     /// family and every record that would be rejected; write nothing (no table, no
     /// directory, no --bad-rows file). Exit code 1 when the import would stop on a bad record.
@@ -385,6 +389,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     };
     opts.temp_dir = a.temp_dir.clone();
     opts.streaming = !a.no_lanes;
+    opts.exclude_from_minor_compaction = a.exclude_from_minor_compaction;
     if let Some(s) = &a.max_file_size {
         opts.max_file_size = parse_size("max-file-size", s)?;
     }

@@ -144,3 +144,42 @@ fn a_directory_of_region_directories() {
     assert_eq!(r["version"], 1, "one commit for every region directory");
     assert_eq!(scan_rows(&t), ["b", "c", "p", "q"]);
 }
+
+/// `import --exclude-from-minor-compaction` writes HBase's EXCLUDE_FROM_MINOR_COMPACTION
+/// FileInfo flag on every file; without it the flag is false.
+#[test]
+fn import_flags_files_excluded_from_minor_compaction() {
+    let tmp = tmpdir();
+    let schema = tmp.path().join("s.toml");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, "id,v\nrow-000001,a\nrow-000002,b\n").unwrap();
+    for (flag, want) in [(true, "true"), (false, "false")] {
+        let out = tmp.path().join(format!("out-{flag}"));
+        let mut args = vec![
+            "import",
+            "--schema",
+            p(&schema),
+            p(&input),
+            "--out",
+            p(&out),
+            "--quiet",
+        ];
+        if flag {
+            args.push("--exclude-from-minor-compaction");
+        }
+        let o = hfkit(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let files: Vec<PathBuf> = std::fs::read_dir(out.join("d"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1);
+        let o = hfkit(&["hfile", "info", p(&files[0])]);
+        let info = text(&o.stdout);
+        assert!(
+            info.contains(&format!("file_info.EXCLUDE_FROM_MINOR_COMPACTION: {want}")),
+            "{info}"
+        );
+    }
+}

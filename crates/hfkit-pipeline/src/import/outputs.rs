@@ -71,7 +71,7 @@ impl TableOutputs {
                 .insert(0, guarded_dir(dir, vec![ix.family().name.clone()])?);
             indexes.push(BulkOutput::new(
                 dir,
-                vec![output_family(ix.family(), opts.import_time, opts.now_ms)?],
+                vec![output_family(ix.family(), opts)?],
                 ix_regions.split_keys().to_vec(),
                 opts.max_file_size,
             )?);
@@ -79,7 +79,7 @@ impl TableOutputs {
         let families: Vec<OutputFamily> = schema
             .families
             .iter()
-            .map(|f| output_family(f, opts.import_time, opts.now_ms))
+            .map(|f| output_family(f, opts))
             .collect::<Result<_, ImportError>>()?;
         let main = BulkOutput::new(
             &opts.out_dir,
@@ -347,13 +347,10 @@ fn batch_cell<'a>(
     Some((f, cell, end))
 }
 
-/// Writer options of a family of the output, with the bulk-load FileInfo, and its retention
-/// at `now_ms`.
-fn output_family(
-    f: &FamilySchema,
-    import_time: i64,
-    now_ms: i64,
-) -> Result<OutputFamily, ImportError> {
+/// Writer options of a family of the output, with the bulk-load FileInfo (the import time,
+/// `EXCLUDE_FROM_MINOR_COMPACTION` as asked), and its retention at the import's `now_ms`.
+fn output_family(f: &FamilySchema, opts: &ImportOptions) -> Result<OutputFamily, ImportError> {
+    let (import_time, now_ms) = (opts.import_time, opts.now_ms);
     let entry = FamilyEntry::from_schema(f);
     let invalid = |e: hfkit_table::TableError| ImportError::Invalid(e.to_string());
     let mut o = entry.writer_options(import_time).map_err(invalid)?;
@@ -361,7 +358,7 @@ fn output_family(
     o.bulk_load = Some(BulkLoadInfo {
         timestamp: import_time,
         task: "hfkit-import".into(),
-        exclude_from_minor_compaction: false,
+        exclude_from_minor_compaction: opts.exclude_from_minor_compaction,
     });
     Ok(OutputFamily {
         name: f.name.clone(),
