@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{hfkit, text, tmpdir};
+use crate::common::{hfkit, import_with, text, tmpdir};
 
 const SCHEMA: &str = "[table]\nname = \"a\"\n[[family]]\nname = \"d\"\n\
                       [rowkey]\nspec = \"id\"\n[[column]]\nsource = \"v\"\ncell = \"d:v\"\n";
@@ -24,15 +24,7 @@ fn bulk(dir: &Path, name: &str, ids: &[&str]) -> PathBuf {
     }
     std::fs::write(&input, csv).unwrap();
     let out = dir.join(name);
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        p(&schema),
-        p(&input),
-        "--out",
-        p(&out),
-        "--quiet",
-    ]);
+    let o = import_with(&schema, &input, "--out", &out, &["--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     out
 }
@@ -156,19 +148,12 @@ fn import_flags_files_excluded_from_minor_compaction() {
     std::fs::write(&input, "id,v\nrow-000001,a\nrow-000002,b\n").unwrap();
     for (flag, want) in [(true, "true"), (false, "false")] {
         let out = tmp.path().join(format!("out-{flag}"));
-        let mut args = vec![
-            "import",
-            "--schema",
-            p(&schema),
-            p(&input),
-            "--out",
-            p(&out),
-            "--quiet",
-        ];
-        if flag {
-            args.push("--exclude-from-minor-compaction");
-        }
-        let o = hfkit(&args);
+        let extra: &[&str] = if flag {
+            &["--quiet", "--exclude-from-minor-compaction"]
+        } else {
+            &["--quiet"]
+        };
+        let o = import_with(&schema, &input, "--out", &out, extra);
         assert!(o.status.success(), "{}", text(&o.stderr));
         let files: Vec<PathBuf> = std::fs::read_dir(out.join("d"))
             .unwrap()

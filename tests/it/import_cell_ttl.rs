@@ -2,7 +2,7 @@
 //! (type 8, i64 ms big-endian); reads skip the cells it expires and a major compaction drops
 //! them.
 
-use crate::common::{hfkit, text, tmpdir};
+use crate::common::{hfkit, import_with, text, tmpdir};
 
 const SCHEMA: &str = r#"
 [table]
@@ -44,15 +44,7 @@ fn half_the_cells_expire_by_their_ttl_tag_and_compaction_drops_them() {
     std::fs::write(&input, &csv).unwrap();
     let table = tmp.path().join("t");
     let t = table.to_str().unwrap();
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        schema.to_str().unwrap(),
-        input.to_str().unwrap(),
-        "--table",
-        t,
-        "--quiet",
-    ]);
+    let o = import_with(&schema, &input, "--table", &table, &["--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     // The tag's bytes, as HBase serializes them: u16 length 9, type 8, i64 ms.
     let o = hfkit(&["scan", t, "--raw", "--format", "cells", "--limit", "2"]);
@@ -97,14 +89,7 @@ fn a_ttl_that_is_not_milliseconds_rejects_its_record() {
     std::fs::write(&schema, SCHEMA).unwrap();
     let input = tmp.path().join("in.csv");
     std::fs::write(&input, format!("id,ts,v,ttl,w\na,{T0},x,soon,\n")).unwrap();
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        schema.to_str().unwrap(),
-        input.to_str().unwrap(),
-        "--out",
-        tmp.path().join("out").to_str().unwrap(),
-    ]);
+    let o = import_with(&schema, &input, "--out", &tmp.path().join("out"), &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
     assert!(

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::common::{hfkit, text, tmpdir};
+use crate::common::{hfkit, import_with, text, tmpdir};
 
 const SCHEMA: &str = r#"
 [table]
@@ -173,17 +173,13 @@ fn scan(table: &Path, versions: usize) -> Vec<String> {
 }
 
 fn import(schema: &Path, input: &Path, table: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "import",
-        "--schema",
-        schema.to_str().unwrap(),
-        input.to_str().unwrap(),
+    let o = import_with(
+        schema,
+        input,
         "--table",
-        table.to_str().unwrap(),
-        "--quiet",
-    ];
-    args.extend_from_slice(extra);
-    let o = hfkit(&args);
+        table,
+        &[extra, &["--quiet"]].concat(),
+    );
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
 
@@ -238,15 +234,7 @@ fn an_unknown_operation_value_rejects_its_record() {
         "id,op,ts,name,email,score\nr1,I,1,a,,\nr2,X,1,b,,\n",
     )
     .unwrap();
-    let table = tmp.path().join("t");
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        schema.to_str().unwrap(),
-        input.to_str().unwrap(),
-        "--table",
-        table.to_str().unwrap(),
-    ]);
+    let o = import_with(&schema, &input, "--table", &tmp.path().join("t"), &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
     assert!(

@@ -2,7 +2,7 @@
 //! each test imports a small file and compares the cells' bytes with bytes computed here,
 //! independently of the import's code.
 
-use crate::common::{hfkit, text, tmpdir};
+use crate::common::{hfkit, import_with, text, tmpdir};
 
 /// Imports `csv` with `schema` into a table and returns its cells as (row, qualifier, value),
 /// each as bytes, in scan order.
@@ -14,17 +14,13 @@ fn import_cells(schema: &str, csv: &str) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
     std::fs::write(&input, csv).unwrap();
     let table = tmp.path().join("t");
     let t = table.to_str().unwrap();
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        s.to_str().unwrap(),
-        input.to_str().unwrap(),
+    let o = import_with(
+        &s,
+        &input,
         "--table",
-        t,
-        "--quiet",
-        "--timestamp",
-        "1",
-    ]);
+        &table,
+        &["--quiet", "--timestamp", "1"],
+    );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let o = hfkit(&["scan", t, "--format", "cells", "--versions", "10"]);
     assert!(o.status.success(), "{}", text(&o.stderr));

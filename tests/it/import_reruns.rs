@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{hfkit, text, tmpdir};
+use crate::common::{files_under, hfkit, import_with, text, tmpdir};
 
 const SCHEMA: &str = r#"
 [table]
@@ -23,34 +23,17 @@ cell = "d:v"
 
 /// Every file of a directory tree with its bytes, sorted (the table's exact state).
 fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+    files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            (rel, std::fs::read(&p).unwrap())
+        })
+        .collect()
 }
 
 fn import(schema: &Path, input: &Path, table: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "import",
-        "--schema",
-        schema.to_str().unwrap(),
-        input.to_str().unwrap(),
-        "--table",
-        table.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    hfkit(&args)
+    import_with(schema, input, "--table", table, extra)
 }
 
 #[test]
