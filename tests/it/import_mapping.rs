@@ -124,3 +124,57 @@ fn qualifiers_from_fields() {
     .collect();
     assert_eq!(got, want);
 }
+
+/// `[explode]`: a list field makes one record per item, so one input record gives several
+/// rows (the item in the row key) and several cells (the item in a qualifier); an item that
+/// cannot be encoded rejects the whole record.
+#[test]
+fn several_rows_and_cells_from_one_record() {
+    let schema = "[table]\nname = \"x\"\n[[family]]\nname = \"d\"\n\
+                  [rowkey]\nspec = 'order + \"#\" + pad(item, 3)'\n\
+                  [[column]]\nsource = \"qty\"\ncell = \"d:qty_{item}\"\n\
+                  [explode]\nfield = \"item\"\ndelimiter = \";\"\n";
+    let tmp = tmpdir();
+    let s = tmp.path().join("s.toml");
+    std::fs::write(&s, schema).unwrap();
+    let input = tmp.path().join("in.csv");
+    // o2's second item is too wide for pad(item, 3): o2 is rejected whole.
+    std::fs::write(&input, "order,item,qty\no1,7;12,5\no2,3;1234,6\no3,,9\n").unwrap();
+    let table = tmp.path().join("t");
+    let bad = tmp.path().join("bad.txt");
+    let o = import_with(
+        &s,
+        &input,
+        "--table",
+        &table,
+        &[
+            "--quiet",
+            "--timestamp",
+            "1",
+            "--bad-rows",
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let bad = std::fs::read_to_string(&bad).unwrap();
+    // o3's empty list is the record as it is, and pad('') is an error: rejected too.
+    let lines: Vec<&str> = bad.lines().collect();
+    assert_eq!(lines.len(), 2, "{bad}");
+    assert!(
+        lines[0].contains(
+            "line 3\titem 2 of field 'item': row key: pad(item, 3): '1234' has 4 characters"
+        ),
+        "{bad}"
+    );
+    assert!(
+        lines[1].contains("line 4\trow key: pad(item, 3): ''"),
+        "{bad}"
+    );
+    let o = hfkit(&["scan", table.to_str().unwrap(), "--format", "tsv"]);
+    let got: Vec<String> = text(&o.stdout).lines().map(str::to_string).collect();
+    // Nothing of o2 (its first item was fine), nothing of o3.
+    assert_eq!(
+        got,
+        ["o1#007\td:qty_7\t1\tPut\t5", "o1#012\td:qty_12\t1\tPut\t5",]
+    );
+}

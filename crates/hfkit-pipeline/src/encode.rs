@@ -13,6 +13,8 @@
 //!                and a TTL tag (type 8, i64 ms) where the column has a `ttl`
 //!              if it wrote a cell: one cell per [[index]] whose fields are all there
 //!                (row = index key, value = the row key; sorter family past the table's)
+//! with [explode]: one record per item of the list field (that field replaced by the item),
+//!   each encoded as above; an item that cannot be encoded rejects the whole record
 //! with [operation]: a put value encodes as above; a delete value gives delete markers at the
 //!   operation timestamp instead (DeleteFamily per family, DeleteColumn or Delete per cell),
 //!   and no index cell (`formats/schema.md` §"Changes from input")
@@ -61,6 +63,13 @@ pub enum Rejection {
         field: String,
         value: String,
         known: String,
+    },
+    /// One item of an `[explode]` field could not be encoded: the whole record is rejected.
+    #[error("item {item} of field '{field}': {reason}")]
+    Item {
+        field: String,
+        item: usize,
+        reason: Box<Rejection>,
     },
     /// A `ttl` field that is not milliseconds.
     #[error("ttl field '{field}': '{value}' is not a TTL in milliseconds (a non-negative 64-bit decimal integer)")]
@@ -322,6 +331,8 @@ pub(crate) struct Bound {
     columns: Vec<BoundColumn>,
     indexes: Vec<BoundIndex>,
     operation: Option<BoundOperation>,
+    /// `[explode]`: the list column, its name and the delimiter.
+    explode: Option<(usize, String, Vec<u8>)>,
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
@@ -569,6 +580,9 @@ impl Compiled {
                 wanted.push(f.clone());
             }
         }
+        if let Some(x) = &mapping.explode {
+            wanted.push(x.field.clone());
+        }
         if let Some(op) = &mapping.operation {
             wanted.push(op.field.clone());
             if let TimestampSource::Field(f) = &op.timestamp {
@@ -795,11 +809,20 @@ pub(crate) fn bind(
             })
         }
     };
+    let explode = match &mapping.explode {
+        None => None,
+        Some(x) => {
+            let at = at_prefix(x.location.as_ref());
+            let column = find(&x.field, &|| format!("{at}[explode]"))?;
+            Some((column, x.field.clone(), x.delimiter.clone()))
+        }
+    };
     Ok(Bound {
         encoder,
         columns: bound,
         indexes,
         operation,
+        explode,
     })
 }
 
@@ -819,8 +842,13 @@ pub(crate) fn encode_batch(batch: &Batch, bound: &Bound, out: &mut Vec<Encoded>)
         let mut ix_enc: Vec<RowkeyEncoder> =
             bound.indexes.iter().map(|ix| ix.encoder.clone()).collect();
         out.reset();
+        let mut item = csv::ByteRecord::new();
         for i in start..end {
-            encode_record(&batch.records[i], i, &mut enc, &mut ix_enc, bound, out);
+            let rec = &batch.records[i];
+            match &bound.explode {
+                None => encode_record(rec, i, &mut enc, &mut ix_enc, bound, out),
+                Some(x) => encode_exploded(rec, i, x, &mut item, &mut enc, &mut ix_enc, bound, out),
+            }
         }
     });
 }
@@ -974,6 +1002,70 @@ fn encode_record(
         }
     }
     key_stats(out, arena_at, key_len);
+}
+
+/// An `[explode]` record: one record per item of its list field (the field replaced by the
+/// item; an empty field is the record as it is), each encoded by [`encode_record`]. An item
+/// that is rejected rejects the record: the cells of its earlier items are removed.
+#[allow(clippy::too_many_arguments)]
+fn encode_exploded(
+    rec: &csv::ByteRecord,
+    index: usize,
+    (column, field, delimiter): &(usize, String, Vec<u8>),
+    item: &mut csv::ByteRecord,
+    enc: &mut RowkeyEncoder,
+    ix_enc: &mut [RowkeyEncoder],
+    bound: &Bound,
+    out: &mut Encoded,
+) {
+    let list = rec.get(*column).unwrap_or_default();
+    if list.is_empty() {
+        encode_record(rec, index, enc, ix_enc, bound, out);
+        return;
+    }
+    let (arena_at, cells_at, rejected_at) = (out.arena.len(), out.cells.len(), out.rejected.len());
+    let (keys, key_len_sum, ascending) = (out.keys, out.key_len_sum, out.ascending);
+    let mut rest = list;
+    let mut n = 0;
+    loop {
+        let (piece, next) = match find_bytes(rest, delimiter) {
+            Some(at) => (&rest[..at], Some(&rest[at + delimiter.len()..])),
+            None => (rest, None),
+        };
+        n += 1;
+        item.clear();
+        for (j, f) in rec.iter().enumerate() {
+            item.push_field(if j == *column { piece } else { f });
+        }
+        encode_record(item, index, enc, ix_enc, bound, out);
+        if out.rejected.len() > rejected_at {
+            let reason = out.rejected.pop().map(|(_, r)| r);
+            out.arena.truncate(arena_at);
+            out.cells.truncate(cells_at);
+            out.rejected.truncate(rejected_at);
+            (out.keys, out.key_len_sum, out.ascending) = (keys, key_len_sum, ascending);
+            if let Some(reason) = reason {
+                out.rejected.push((
+                    index,
+                    Rejection::Item {
+                        field: field.clone(),
+                        item: n,
+                        reason: Box::new(reason),
+                    },
+                ));
+            }
+            return;
+        }
+        match next {
+            Some(r) => rest = r,
+            None => return,
+        }
+    }
+}
+
+/// Where `needle` (not empty) first occurs in `hay`.
+fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The delete markers of a record whose operation value is a delete (at the operation

@@ -243,6 +243,18 @@ pub struct ImportMapping {
     pub indexes: Vec<IndexSchema>,
     /// `[operation]`: records that delete as well as records that write.
     pub operation: Option<OperationMapping>,
+    /// `[explode]`: several records (rows, cells) from one input record.
+    pub explode: Option<ExplodeMapping>,
+}
+
+/// `[explode]`: the input field holding a list, split on `delimiter`; each item makes a record
+/// of its own, the record with `field` replaced by the item. Prose: `formats/schema.md`
+/// §"Several rows or cells from one record".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplodeMapping {
+    pub field: String,
+    pub delimiter: Vec<u8>,
+    pub location: Option<Location>,
 }
 
 #[cfg(test)]

@@ -46,8 +46,8 @@ pub use attributes::{
 };
 pub use builder::{SchemaBuilder, FAMILY_COUNT_WARNING};
 pub use mapping::{
-    ColumnMapping, DeleteAction, DeleteScope, ImportMapping, IndexSchema, OperationMapping,
-    QualifierPart, TimestampSource, TtlSource, ValueType,
+    ColumnMapping, DeleteAction, DeleteScope, ExplodeMapping, ImportMapping, IndexSchema,
+    OperationMapping, QualifierPart, TimestampSource, TtlSource, ValueType,
 };
 pub use names::{
     check_family_name, FamilyNameError, NameError, TableName, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,

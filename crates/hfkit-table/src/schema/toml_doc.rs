@@ -27,6 +27,15 @@ pub(super) struct SchemaDoc {
     pub column: Option<Tables<ColumnSection>>,
     pub index: Option<Tables<IndexSection>>,
     pub operation: Option<Spanned<OperationSection>>,
+    pub explode: Option<Spanned<ExplodeSection>>,
+}
+
+/// `[explode]`: a list field whose items each make a record of their own.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct ExplodeSection {
+    pub field: Option<String>,
+    pub delimiter: Option<Spanned<String>>,
 }
 
 /// `[splits]` and `[index.splits]`.
@@ -108,7 +117,10 @@ fn section_keys(section: &[Seg<'_>]) -> Option<&'static str> {
         })
         .collect();
     Some(match keys.as_slice() {
-        [] => "[table], [[family]], [splits], [rowkey], [[column]], [[index]], [operation]",
+        [] => {
+            "[table], [[family]], [splits], [rowkey], [[column]], [[index]], [operation], [explode]"
+        }
+        ["explode"] => "field, delimiter",
         ["splits"] | ["index", "splits"] => {
             "keys, file, algorithm, regions, first_row, last_row or sample"
         }
@@ -709,7 +721,7 @@ mod tests {
             (
                 format!("{BASE}[other]\n"),
                 "s.toml:5:2: unknown section 'other' (expected [table], [[family]], [splits], \
-                 [rowkey], [[column]], [[index]], [operation])",
+                 [rowkey], [[column]], [[index]], [operation], [explode])",
             ),
         ] {
             assert_eq!(err(&text), message, "{text}");

@@ -14,8 +14,8 @@ use toml::Spanned;
 use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
 use super::builder::SchemaBuilder;
 use super::mapping::{
-    ColumnMapping, DeleteAction, DeleteScope, ImportMapping, IndexSchema, OperationMapping,
-    QualifierPart, TimestampSource, TtlSource, ValueType,
+    ColumnMapping, DeleteAction, DeleteScope, ExplodeMapping, ImportMapping, IndexSchema,
+    OperationMapping, QualifierPart, TimestampSource, TtlSource, ValueType,
 };
 use super::table::{explicit_keys, ParsedSchema, SplitSpec};
 use super::toml_doc::{
@@ -134,6 +134,35 @@ impl TomlReader<'_> {
         }
         if let Some(op) = doc.operation {
             mapping.operation = Some(self.operation(op)?);
+        }
+        if let Some(x) = doc.explode {
+            let location = self.location(x.span().start);
+            let x = x.into_inner();
+            let at = At::from(location.clone());
+            let mapping_error = |at: At, reason: &str| SchemaError::Mapping {
+                at,
+                what: "[explode]".into(),
+                reason: reason.into(),
+            };
+            let field = x
+                .field
+                .filter(|f| !f.is_empty())
+                .ok_or_else(|| mapping_error(at, "needs field = \"name\""))?;
+            let delimiter = match x.delimiter {
+                None => b",".to_vec(),
+                Some(d) if d.get_ref().is_empty() => {
+                    return Err(mapping_error(
+                        self.at(d.span().start),
+                        "delimiter must not be empty",
+                    ))
+                }
+                Some(d) => d.into_inner().into_bytes(),
+            };
+            mapping.explode = Some(ExplodeMapping {
+                field,
+                delimiter,
+                location: Some(location),
+            });
         }
         let mut parsed = b.finish(table_at, mapping)?;
         parsed.warnings.extend(index_warnings);
