@@ -12,6 +12,7 @@
 //! STRING   := '"' ... '"' | '\'' ... '\''  escapes \xNN \\ \" \' \n \r \t \0
 //!
 //! salt(N, x...)          murmur(x, seed 0) as u32 mod N, decimal, zero-padded to digits(N-1)
+//! salt_letter(N, x...)   the same bucket (N <= 52) as one letter: A..Z then a..z
 //! mod(x, N)              decimal i64 x mod N (non-negative), zero-padded to digits(N-1)
 //! hash_prefix(K, x...)   first K lowercase hex chars of MD5(x)                K = 1..32
 //! reverse(x)             the bytes of x in reverse order
@@ -77,6 +78,9 @@ pub enum BucketUnit {
     },
 }
 
+/// The characters `salt_letter` writes its buckets with, in byte order.
+pub const SALT_LETTERS: &[u8; 52] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
 /// Unit `reverse_ts` reverses in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TsUnit {
@@ -103,14 +107,26 @@ enum Node {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Func {
-    Salt { buckets: u32, width: usize },
-    HashPrefix { chars: usize },
+    /// `letters`: the bucket written as one character of [`SALT_LETTERS`] (`salt_letter`).
+    Salt {
+        buckets: u32,
+        width: usize,
+        letters: bool,
+    },
+    HashPrefix {
+        chars: usize,
+    },
     Reverse,
     ReverseDomain,
     ReverseTs(TsFormat, TsUnit),
-    Mod { modulus: u64, width: usize },
+    Mod {
+        modulus: u64,
+        width: usize,
+    },
     Bucket(BucketUnit),
-    Pad { width: usize },
+    Pad {
+        width: usize,
+    },
     I64Be,
     F64Be,
 }

@@ -93,9 +93,18 @@ pub(super) fn apply(
     out: &mut Vec<u8>,
 ) -> Result<(), RowkeyError> {
     match func {
-        Func::Salt { buckets, width } => {
+        Func::Salt {
+            buckets,
+            width,
+            letters,
+        } => {
             let bucket = (murmur(x, 0) as u32) % buckets;
-            push_padded(out, u64::from(bucket), width);
+            if letters {
+                // `buckets` is at most 52 for letters (checked when parsed).
+                out.push(super::SALT_LETTERS[bucket as usize]);
+            } else {
+                push_padded(out, u64::from(bucket), width);
+            }
         }
         Func::HashPrefix { chars } => {
             let digest = Md5::digest(x);
@@ -480,6 +489,18 @@ mod tests {
             e,
             "reverse_ts(x): '12x' is not epoch milliseconds (a 64-bit decimal integer)"
         );
+    }
+
+    /// `salt_letter`: salt's bucket as a letter (murmur("abc") mod 16 = 11 -> 'L').
+    #[test]
+    fn salt_letter_bytes() {
+        assert_eq!(one("salt_letter(16, x)", b"abc").unwrap(), b"L");
+        // murmur("a") = 2456313694 unsigned; mod 52 = 42 -> 'q' (26 upper-case letters first).
+        assert_eq!(2456313694u64 % 52, 42);
+        assert_eq!(one("salt_letter(52, x)", b"a").unwrap(), b"q");
+        assert_eq!(one("salt_letter(1, x)", b"a").unwrap(), b"A");
+        let f: &[(&str, &[u8])] = &[("a", b"ab"), ("b", b"c")];
+        assert_eq!(enc("salt_letter(16, a, b)", f).unwrap(), b"L");
     }
 
     /// `mod`, spans of `bucket` and `reverse_ts` in seconds, against values worked out by hand.

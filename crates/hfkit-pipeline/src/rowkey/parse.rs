@@ -8,7 +8,7 @@ use hfkit_format::cell::MAX_ROW_LEN;
 
 /// Functions of the language, for messages.
 const KNOWN_FUNCTIONS: &str =
-    "salt, mod, hash_prefix, reverse, reverse_domain, reverse_ts, bucket, pad, i64be, f64be";
+    "salt, salt_letter, mod, hash_prefix, reverse, reverse_domain, reverse_ts, bucket, pad, i64be, f64be";
 /// Deepest nesting of calls a spec may have.
 const MAX_DEPTH: usize = 32;
 /// Largest `salt` bucket count.
@@ -289,16 +289,24 @@ fn build_call(
         })
     };
     match name {
-        "salt" => {
-            const F: &str = "salt";
-            arity(F, column, &args, 2..=usize::MAX, "(buckets, field, ...)")?;
-            let n = int_arg(F, &args[0], "the bucket count", 1..=MAX_SALT_BUCKETS)?;
-            let input = expr_args(F, args.split_off(1))?;
-            let width = (n - 1).to_string().len();
+        "salt" | "salt_letter" => {
+            let (f, letters, max): (&'static str, bool, u64) = match name {
+                "salt" => ("salt", false, MAX_SALT_BUCKETS),
+                _ => ("salt_letter", true, super::SALT_LETTERS.len() as u64),
+            };
+            arity(f, column, &args, 2..=usize::MAX, "(buckets, field, ...)")?;
+            let n = int_arg(f, &args[0], "the bucket count", 1..=max)?;
+            let input = expr_args(f, args.split_off(1))?;
+            let width = if letters {
+                1
+            } else {
+                (n - 1).to_string().len()
+            };
             call(
                 Func::Salt {
                     buckets: n as u32,
                     width,
+                    letters,
                 },
                 input,
             )
@@ -468,6 +476,10 @@ mod tests {
         assert_eq!(err("é"), "rowkey spec, column 1: expected a field, a string literal, a function call, '+', ',', '(' or ')', found '\\u{e9}'");
         assert_eq!(err("reverse(12)"), "rowkey spec, column 9: reverse: expected a field or expression, found the number 12 (quote it for literal digits)");
         assert!(err(&("reverse(".repeat(40) + "a" + &")".repeat(40))).contains("nested"));
+        assert_eq!(
+            err("salt_letter(53, a)"),
+            "rowkey spec, column 13: salt_letter: the bucket count must be in 1..=52, got 53"
+        );
         assert!(err("bucket(a, 0m)").contains("the unit must be"));
         assert!(err("bucket(a, 367d)").contains("the unit must be"));
         assert!(err("bucket(a, 5y)").contains("the unit must be"));
