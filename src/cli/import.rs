@@ -11,8 +11,9 @@ use super::create::{open_or_create_tables, target_regions, warn_of_index_beside,
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{
-    check_inputs, default_index_dirs, identity::import_identity, import_regions, run_import,
-    ImportOptions, InputFormat, Progress,
+    check_inputs, default_index_dirs,
+    identity::{import_identity, IDENTITY_FILE},
+    import_regions, run_import, ImportOptions, InputFormat, Progress,
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
@@ -120,10 +121,11 @@ pub struct ImportArgs {
     /// Write a machine-readable report (JSON) here.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// With --table: the import's identity, recorded in the table's manifest (default: a
-    /// SHA-256 of the schema file, the options that change cells and the inputs' names, sizes
-    /// and contents). An import whose identity the table records is refused (exit code 3).
-    #[arg(long, requires = "table")]
+    /// The import's identity (default: a SHA-256 of the schema file, the options that change
+    /// cells and the inputs' names, sizes and contents): recorded in the table's manifest with
+    /// --table; with --out, written to OUT/_hfkit-import-id for `hfkit attach` to record. An
+    /// import whose identity the table records is refused (exit code 3).
+    #[arg(long)]
     job_id: Option<String>,
     /// With --table: import even if the table records the same import already.
     #[arg(long, requires = "table")]
@@ -427,16 +429,17 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     };
     // With --table: the import's identity, and whether the table already holds it (then
     // nothing is read or written, unless --force).
+    let id = import_identity(
+        a.job_id.as_deref(),
+        &std::fs::read(&a.schema)
+            .map_err(|e| CliError::failure(format!("{}: {e}", a.schema.display())))?,
+        &a.cell_options(),
+        &opts.inputs,
+    )
+    .map_err(|e| CliError::failure(e.to_string()))?;
     let mut identity = None;
     if let Some(t) = &table {
-        let id = import_identity(
-            a.job_id.as_deref(),
-            &std::fs::read(&a.schema)
-                .map_err(|e| CliError::failure(format!("{}: {e}", a.schema.display())))?,
-            &a.cell_options(),
-            &opts.inputs,
-        )
-        .map_err(|e| CliError::failure(e.to_string()))?;
+        let id = id.clone();
         let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
         let earlier = m.import_record(&id).map(|r| r.version);
         if let (Some(version), false) = (earlier, a.force) {
@@ -494,6 +497,13 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         drop(stagings);
         attach = r?;
     }
+    // With --out and --job-id: the identity goes with the files, for `hfkit attach` to record
+    // (without --job-id the directory holds the files alone, as before).
+    if table.is_none() && a.job_id.is_some() && report.files > 0 {
+        let p = out_dir.join(IDENTITY_FILE);
+        std::fs::write(&p, format!("{id}\n"))
+            .map_err(|e| CliError::failure(format!("{}: {e}", p.display())))?;
+    }
     created.keep();
     for w in &report.warnings {
         eprintln!("hfkit: warning: {w}");
@@ -503,8 +513,8 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         if let Some(at) = &attach {
             v["attached"] = serde_json::json!({"manifest_version": at.version, "seq_id": at.seq_id, "files": at.files.len()});
         }
-        if let Some((id, earlier)) = &identity {
-            v["import_id"] = serde_json::json!(id);
+        v["import_id"] = serde_json::json!(id);
+        if let Some((_, earlier)) = &identity {
             // "new", or "forced" over the attach of the same import as manifest version N.
             v["rerun"] = match earlier {
                 None => serde_json::json!("new"),

@@ -102,6 +102,10 @@ pub enum Command {
         /// DIR/<region>/<family>/<hfile>.
         #[arg(long)]
         region_dirs: bool,
+        /// Attach even if the table records the import that wrote DIR (DIR/_hfkit-import-id)
+        /// already.
+        #[arg(long)]
+        force: bool,
     },
     /// Read one row of a table directory (all families, or the --column ones).
     Get(read::GetArgs),
@@ -176,13 +180,14 @@ where
             no_split,
             ignore_unknown_families,
             region_dirs,
+            force,
         } => {
             let opts = crate::table::directory::AttachOptions {
                 no_split,
                 ignore_unknown_families,
                 region_dirs,
             };
-            table::attach(&table, &dir, &opts, json, &mut out)
+            table::attach(&table, &dir, &opts, force, json, &mut out)
         }
         Command::Get(args) => read::get(args, &mut out),
         Command::Scan(args) => read::scan(args, &mut out),

@@ -112,16 +112,57 @@ fn a_job_id_names_the_import() {
     assert_eq!(o.status.code(), Some(3));
     assert!(text(&o.stderr).contains("(id job:orders-2026-12-04) was already attached"));
     assert_eq!(tree(&table), before);
-    // --job-id and --force need --table.
-    let o = hfkit(&[
-        "import",
-        "--schema",
-        schema.to_str().unwrap(),
-        input.to_str().unwrap(),
+    // --force needs --table (an --out import is checked when it is attached).
+    let o = import_with(
+        &schema,
+        &input,
         "--out",
-        tmp.path().join("o").to_str().unwrap(),
-        "--job-id",
-        "x",
-    ]);
+        &tmp.path().join("o"),
+        &["--force"],
+    );
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// `import --out DIR --job-id ID` leaves the identity with the files; `hfkit attach` records
+/// it, refuses the same directory (or the same job imported with --table) again with exit
+/// code 3 and the table unchanged, unless `--force`.
+#[test]
+fn attach_records_the_job_of_an_out_import() {
+    let tmp = tmpdir();
+    let schema = tmp.path().join("s.toml");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, "id,v\na,1\n").unwrap();
+    let out = tmp.path().join("bulk");
+    let job = ["--job-id", "nightly-7", "--quiet"];
+    let o = import_with(&schema, &input, "--out", &out, &job);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(out.join("_hfkit-import-id")).unwrap(),
+        "job:nightly-7\n"
+    );
+    let table = tmp.path().join("t");
+    let t = table.to_str().unwrap();
+    let o = hfkit(&["table", "create", t, "--schema", schema.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = hfkit(&["attach", t, out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("import id job:nightly-7 recorded"));
+    let before = tree(&table);
+    let o = hfkit(&["attach", t, out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("(id job:nightly-7) was already attached as manifest version 1")
+    );
+    // The same job through import --table: refused too, before anything is read.
+    let o = import(&schema, &input, &table, &job);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert_eq!(tree(&table), before);
+    let o = hfkit(&["attach", t, out.to_str().unwrap(), "--force"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Without --job-id an --out import leaves the files alone, as before.
+    let plain = tmp.path().join("plain");
+    let o = import_with(&schema, &input, "--out", &plain, &["--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!plain.join("_hfkit-import-id").exists());
 }

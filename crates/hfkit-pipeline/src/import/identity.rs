@@ -10,6 +10,11 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ImportError;
 
+/// The file in an `import --out` directory that holds the import's identity, for `hfkit
+/// attach` to record (a name starting with `_`, which attach and `completebulkload` do not
+/// load, as MapReduce's `_SUCCESS`).
+pub const IDENTITY_FILE: &str = "_hfkit-import-id";
+
 /// The identity of an import: `job:<id>` for a user-given `--job-id`, else `sha256:<hex>` of
 /// `schema` (the schema file's bytes), `options` (name and value of each option that changes
 /// cells, in a fixed order) and each input's file name, size and content, in input order.
