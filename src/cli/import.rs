@@ -61,6 +61,8 @@ imported into --table (nothing done).
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --out /tmp/hfkit-bulk --report /tmp/hfkit-report.json",
         "hfkit import --schema fixtures/seeds/orders.toml 'fixtures/seeds/ord*.csv' --table /tmp/hfkit-orders --memory 64MB",
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --dry-run",
+        "hfkit import --schema fixtures/seeds/accounts.toml fixtures/seeds/accounts-day1.csv --table /tmp/hfkit-accounts",
+        "hfkit import --schema fixtures/seeds/accounts.toml fixtures/seeds/accounts-day2.csv --table /tmp/hfkit-accounts --job-id accounts-day-2 --exclude-from-minor-compaction",
     ),
 );
 

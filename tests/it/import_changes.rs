@@ -245,3 +245,35 @@ fn an_unknown_operation_value_rejects_its_record() {
         "{err}"
     );
 }
+
+/// The bundled daily feed (`fixtures/seeds/accounts*.csv`, the `import --help` examples): after
+/// day 2, account 3 is gone, account 4 has lost its e-mail, account 2 its old name (still a
+/// version) and sessions live as long as their own TTL says.
+#[test]
+fn the_accounts_seed_feed_after_two_days() {
+    let tmp = tmpdir();
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds");
+    let schema = seeds.join("accounts.toml");
+    let table = tmp.path().join("accounts");
+    for day in ["accounts-day1.csv", "accounts-day2.csv"] {
+        import(&schema, &seeds.join(day), &table, &[]);
+    }
+    let t = table.to_str().unwrap();
+    // One hour after day 2's changes: day 1's sessions (1 day and 1 hour TTLs) have expired.
+    let o = hfkit(&["scan", t, "--format", "tsv", "--now", "1700090000000"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let d1 = "1700000000000";
+    let d2 = "1700086400000";
+    let want = [
+        format!("acct-00000001\tp:email\t{d1}\tPut\tana@example.com"),
+        format!("acct-00000001\tp:name\t{d1}\tPut\tAna"),
+        format!("acct-00000002\tp:email\t{d1}\tPut\tben@example.com"),
+        format!("acct-00000002\tp:name\t{d2}\tPut\tBenjamin"),
+        format!("acct-00000002\ts:id\t{d2}\tPut\ts-22"),
+        format!("acct-00000004\tp:name\t{d1}\tPut\tDev"),
+        format!("acct-00000005\tp:email\t{d2}\tPut\teve@example.com"),
+        format!("acct-00000005\tp:name\t{d2}\tPut\tEve"),
+        format!("acct-00000005\ts:id\t{d2}\tPut\ts-51"),
+    ];
+    assert_eq!(text(&o.stdout).lines().collect::<Vec<_>>(), want);
+}
