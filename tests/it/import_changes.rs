@@ -277,3 +277,52 @@ fn the_accounts_seed_feed_after_two_days() {
     ];
     assert_eq!(text(&o.stdout).lines().collect::<Vec<_>>(), want);
 }
+
+/// `export --rows` refuses the mapping features a row cannot give back (an operation field, a
+/// TTL field, an exploded list, a qualifier from the data), naming them, and writes nothing.
+#[test]
+fn row_exports_refuse_what_a_row_cannot_give_back() {
+    let tmp = tmpdir();
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds");
+    let table = tmp.path().join("accounts");
+    import(
+        &seeds.join("accounts.toml"),
+        &seeds.join("accounts-day1.csv"),
+        &table,
+        &[],
+    );
+    let base = std::fs::read_to_string(seeds.join("accounts.toml")).unwrap();
+    let without_op = &base[..base.find("[operation]").unwrap()];
+    let without_ttl = without_op.replace("ttl = \"session_ttl_ms\"\n", "");
+    let cases = [
+        (base.clone(), "the schema has an [operation]"),
+        (without_op.to_string(), "column 'session' has a ttl"),
+        (
+            format!("{without_ttl}[explode]\nfield = \"name\"\n"),
+            "the schema explodes field 'name' ([explode])",
+        ),
+        (
+            without_ttl.replace("cell = \"p:name\"", "cell = \"p:{email}\""),
+            "column 'name': its qualifier '{email}' is taken from the record",
+        ),
+    ];
+    for (i, (schema, message)) in cases.iter().enumerate() {
+        let s = tmp.path().join(format!("s{i}.toml"));
+        std::fs::write(&s, schema).unwrap();
+        let out = tmp.path().join(format!("out{i}.csv"));
+        let o = hfkit(&[
+            "export",
+            table.to_str().unwrap(),
+            "--rows",
+            "--schema",
+            s.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--to",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{message}");
+        assert!(text(&o.stderr).contains(message), "{}", text(&o.stderr));
+        assert!(!out.exists());
+    }
+}

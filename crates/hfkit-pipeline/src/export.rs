@@ -231,6 +231,29 @@ impl RecordDecoder {
         let key_fields: Vec<usize> = spec.fields().iter().map(|f| index(f)).collect();
         let mut columns = Vec::new();
         let mut by_cell: Vec<(Vec<u8>, Vec<u8>, Vec<usize>)> = Vec::new();
+        // Mapping features whose fields a row of the table does not give back: refused by
+        // name rather than written as records the import would not read the same way.
+        if mapping.operation.is_some() {
+            return Err(ExportError::Mapping(
+                "the schema has an [operation]: a table holds no operation field to write \
+                 (export with a schema without it)"
+                    .into(),
+            ));
+        }
+        if let Some(x) = &mapping.explode {
+            return Err(ExportError::Mapping(format!(
+                "the schema explodes field '{}' ([explode]): a row cannot be folded back into \
+                 the records it came from",
+                x.field
+            )));
+        }
+        if let Some(c) = mapping.columns.iter().find(|c| c.ttl.is_some()) {
+            return Err(ExportError::Mapping(format!(
+                "column '{}' has a ttl: a cell's TTL tag is not written back as a field \
+                 (export with a schema without it)",
+                c.source
+            )));
+        }
         for (i, c) in mapping.columns.iter().enumerate() {
             if !families.contains(&c.family) {
                 return Err(ExportError::Mapping(format!(
