@@ -158,6 +158,46 @@ pub(super) fn open_or_create_tables(
     opts: &ImportOptions,
     created: &mut CreatedTables,
 ) -> Result<(Vec<Table>, ImportRegions), CliError> {
+    let (targets, existing, mut regions) = target_regions(parsed, main_dir, index_dirs, opts)?;
+    let mut tables = Vec::new();
+    for (((dir, schema), table), r) in targets.into_iter().zip(existing).zip(&regions) {
+        match table {
+            Some(t) => tables.push(t),
+            None => {
+                let existed = dir.exists();
+                tables.push(create_table(dir, schema, r)?);
+                created.add(dir, existed);
+            }
+        }
+    }
+    let main = regions.remove(0);
+    Ok((
+        tables,
+        ImportRegions {
+            main,
+            indexes: regions,
+        },
+    ))
+}
+
+/// The directories and schemas of the main table and each index table, the tables among them
+/// that exist (opened), and the regions an import writes for each: an existing table's own, or
+/// those its schema's splits give (sampled from the inputs for `sample = n`). Creates nothing
+/// (`import --dry-run` uses it as it is).
+#[allow(clippy::type_complexity)]
+pub(super) fn target_regions<'p>(
+    parsed: &'p ParsedSchema,
+    main_dir: &'p Path,
+    index_dirs: &'p [PathBuf],
+    opts: &ImportOptions,
+) -> Result<
+    (
+        Vec<(&'p Path, &'p TableSchema)>,
+        Vec<Option<Table>>,
+        Vec<Regions>,
+    ),
+    CliError,
+> {
     let failure = |e: &dyn std::fmt::Display| CliError::failure(e.to_string());
     let targets: Vec<(&Path, &TableSchema, bool)> =
         std::iter::once((main_dir, &parsed.table, false))
@@ -193,9 +233,8 @@ pub(super) fn open_or_create_tables(
     )
     .map_err(|e| failure(&e))?;
     let mut planned = std::iter::once(planned.main).chain(planned.indexes);
-    let mut tables = Vec::new();
     let mut regions = Vec::new();
-    for ((dir, schema, _), table) in targets.iter().zip(existing) {
+    for ((dir, schema, _), table) in targets.iter().zip(&existing) {
         let r = planned.next().unwrap_or_default();
         match table {
             Some(t) => {
@@ -209,24 +248,12 @@ pub(super) fn open_or_create_tables(
                     );
                 }
                 regions.push(Regions::from_sorted(m.split_keys()).map_err(|e| failure(&e))?);
-                tables.push(t);
             }
-            None => {
-                let existed = dir.exists();
-                tables.push(create_table(dir, schema, &r)?);
-                created.add(dir, existed);
-                regions.push(r);
-            }
+            None => regions.push(r),
         }
     }
-    let main = regions.remove(0);
-    Ok((
-        tables,
-        ImportRegions {
-            main,
-            indexes: regions,
-        },
-    ))
+    let targets = targets.into_iter().map(|(d, s, _)| (d, s)).collect();
+    Ok((targets, existing, regions))
 }
 
 /// The table at `dir`, or `None` when there is none. With `schema`, the table must be the one

@@ -7,16 +7,19 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::create::{open_or_create_tables, warn_of_index_beside, CreatedTables};
-use super::{CliError, EXIT_OK};
+use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
+use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
+use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{
-    check_inputs, default_index_dirs, run_import, ImportOptions, InputFormat, Progress,
+    check_inputs, default_index_dirs,
+    identity::{import_identity, IDENTITY_FILE},
+    import_regions, run_import, ImportOptions, InputFormat, Progress,
 };
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::{INDEX_DIR, STAGING_DIR};
+use crate::table::directory::{AttachOptions, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
-use crate::table::{ParsedSchema, TableSchema};
+use crate::table::{ParsedSchema, TableError, TableSchema};
 
 /// Name prefix of an import's staging directory in a table's `.tmp/` (with `--table`).
 const IMPORT_STAGING_PREFIX: &str = "import-";
@@ -39,13 +42,27 @@ record is written there with its position and reason, counted, and skipped, and 
 goes on (as ImportTsv's importtsv.skip.bad.lines): any number of them, or at most
 --max-bad-rows N (one more stops the import, and nothing is written).
 
-Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line.
+--dry-run reads and encodes every record as the import would, prints the cells, delete markers
+and bytes each table, region and family would get and every record that would be rejected, and
+writes nothing (not even --out, the table or --bad-rows).
+
+Reruns: with --table the import records its identity in the table's manifest (--job-id ID, or
+a SHA-256 of the schema file, the options that change cells and each input's name, size and
+content). The same import into the same table again is refused with exit code 3 and nothing
+done, so a scheduler can rerun a job after a failure without loading twice; --force imports it
+again (its cells shadow the first load's as duplicates).
+
+Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line, 3 already
+imported into --table (nothing done).
 
 ",
     examples!(
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --table /tmp/hfkit-users",
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --out /tmp/hfkit-bulk --report /tmp/hfkit-report.json",
         "hfkit import --schema fixtures/seeds/orders.toml 'fixtures/seeds/ord*.csv' --table /tmp/hfkit-orders --memory 64MB",
+        "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --dry-run",
+        "hfkit import --schema fixtures/seeds/accounts.toml fixtures/seeds/accounts-day1.csv --table /tmp/hfkit-accounts",
+        "hfkit import --schema fixtures/seeds/accounts.toml fixtures/seeds/accounts-day2.csv --table /tmp/hfkit-accounts --job-id accounts-day-2 --exclude-from-minor-compaction",
     ),
 );
 
@@ -59,7 +76,7 @@ pub struct ImportArgs {
     #[arg(required = true)]
     inputs: Vec<String>,
     /// Bulk-load output directory (DIR/<family>/<hfile>); must not already hold HFiles.
-    #[arg(long, required_unless_present = "table")]
+    #[arg(long, required_unless_present_any = ["table", "dry_run"])]
     out: Option<PathBuf>,
     /// Attach the result to this table directory in the same run (created from the schema if
     /// it does not exist).
@@ -106,6 +123,24 @@ pub struct ImportArgs {
     /// Write a machine-readable report (JSON) here.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// The import's identity (default: a SHA-256 of the schema file, the options that change
+    /// cells and the inputs' names, sizes and contents): recorded in the table's manifest with
+    /// --table; with --out, written to OUT/_hfkit-import-id for `hfkit attach` to record. An
+    /// import whose identity the table records is refused (exit code 3).
+    #[arg(long)]
+    job_id: Option<String>,
+    /// With --table: import even if the table records the same import already.
+    #[arg(long, requires = "table")]
+    force: bool,
+    /// Flag the written files EXCLUDE_FROM_MINOR_COMPACTION (as HBase's bulk load can): minor
+    /// compactions leave them out until a major compaction.
+    #[arg(long)]
+    exclude_from_minor_compaction: bool,
+    /// Read and encode every record, and report what would be written per table, region and
+    /// family and every record that would be rejected; write nothing (no table, no
+    /// directory, no --bad-rows file). Exit code 1 when the import would stop on a bad record.
+    #[arg(long)]
+    dry_run: bool,
     /// No progress and no summary.
     #[arg(long)]
     quiet: bool,
@@ -341,8 +376,9 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     )?;
     let out_dir = match (&a.out, &a.table) {
         (Some(o), _) => remote_out.as_ref().map_or(o.clone(), |r| r.local_out(o)),
-        // Staged inside the table (below, once it exists).
+        // Staged inside the table (below, once it exists); a dry run writes nothing.
         (None, Some(_)) => PathBuf::new(),
+        (None, None) if a.dry_run => PathBuf::new(),
         (None, None) => return Err(CliError::usage("give --out DIR or --table TABLE")),
     };
     let indexes = &parsed.mapping.indexes;
@@ -374,6 +410,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     };
     opts.temp_dir = a.temp_dir.clone();
     opts.streaming = !a.no_lanes;
+    opts.exclude_from_minor_compaction = a.exclude_from_minor_compaction;
     if let Some(s) = &a.max_file_size {
         opts.max_file_size = parse_size("max-file-size", s)?;
     }
@@ -384,6 +421,9 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     opts.max_bad_rows = a.max_bad_rows;
     if !a.quiet {
         opts.progress = Some(progress_reporter());
+    }
+    if a.dry_run {
+        return dry_run_import(&a, &parsed, &opts, &index_dirs, out);
     }
     // With --table: the checks the import makes of the schema and each input's fields first
     // (nothing is created for an import that cannot run), then the tables, opened, or created
@@ -406,6 +446,32 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
         None => (None, Vec::new()),
     };
+    // With --table: the import's identity, and whether the table already holds it (then
+    // nothing is read or written, unless --force).
+    // Only an import that records it computes it (with --table, or --out with --job-id): the
+    // digest reads every input once more.
+    let id = if table.is_some() || a.job_id.is_some() {
+        import_identity(
+            a.job_id.as_deref(),
+            &std::fs::read(&a.schema)
+                .map_err(|e| CliError::failure(format!("{}: {e}", a.schema.display())))?,
+            &a.cell_options(),
+            &opts.inputs,
+        )
+        .map_err(|e| CliError::failure(e.to_string()))?
+    } else {
+        String::new()
+    };
+    let mut identity = None;
+    if let Some(t) = &table {
+        let id = id.clone();
+        let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+        let earlier = m.import_record(&id).map(|r| r.version);
+        if let (Some(version), false) = (earlier, a.force) {
+            return Err(already_imported(&a, t.dir(), &id, version));
+        }
+        identity = Some((id, earlier));
+    }
     // With --table, each table's output is staged in a directory of this run's own under the
     // table's .tmp/, held while the run lasts (garbage collection, the attaches' included,
     // leaves it alone) and removed when the run ends, whatever the outcome.
@@ -442,13 +508,26 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             if report.files == 0 {
                 return Ok(None);
             }
-            t.attach(&out_dir).map(Some).map_err(|e| {
-                CliError::failure(format!("{}: attach failed: {e}", t.dir().display()))
-            })
+            let import = identity.as_ref().map(|(id, _)| (id.as_str(), a.force));
+            t.attach_import(&out_dir, &AttachOptions::default(), import)
+                .map(Some)
+                .map_err(|e| match e {
+                    TableError::AlreadyImported { id, version } => {
+                        already_imported(&a, t.dir(), &id, version)
+                    }
+                    e => CliError::failure(format!("{}: attach failed: {e}", t.dir().display())),
+                })
         };
         let r = attached();
         drop(stagings);
         attach = r?;
+    }
+    // With --out and --job-id: the identity goes with the files, for `hfkit attach` to record
+    // (without --job-id the directory holds the files alone, as before).
+    if table.is_none() && a.job_id.is_some() && report.files > 0 {
+        let p = out_dir.join(IDENTITY_FILE);
+        std::fs::write(&p, format!("{id}\n"))
+            .map_err(|e| CliError::failure(format!("{}: {e}", p.display())))?;
     }
     if let Some(r) = remote_out {
         r.publish()?;
@@ -461,6 +540,15 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         let mut v = serde_json::to_value(&report).map_err(|e| CliError::failure(e.to_string()))?;
         if let Some(at) = &attach {
             v["attached"] = serde_json::json!({"manifest_version": at.version, "seq_id": at.seq_id, "files": at.files.len()});
+        }
+        // null when the import records no identity (--out without --job-id).
+        v["import_id"] = serde_json::json!(Some(&id).filter(|id| !id.is_empty()));
+        if let Some((_, earlier)) = &identity {
+            // "new", or "forced" over the attach of the same import as manifest version N.
+            v["rerun"] = match earlier {
+                None => serde_json::json!("new"),
+                Some(n) => serde_json::json!({"forced": {"earlier_manifest_version": n}}),
+            };
         }
         let text =
             serde_json::to_string_pretty(&v).map_err(|e| CliError::failure(e.to_string()))?;
@@ -490,12 +578,23 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             report.spilled_runs
         )?;
         match (&attach, &table) {
-            (Some(at), Some(t)) => writeln!(
-                out,
-                "attached to {} as manifest version {}",
-                t.dir().display(),
-                at.version
-            )?,
+            (Some(at), Some(t)) => {
+                writeln!(
+                    out,
+                    "attached to {} as manifest version {}",
+                    t.dir().display(),
+                    at.version
+                )?;
+                if let Some((id, earlier)) = &identity {
+                    match earlier {
+                        None => writeln!(out, "import id {id} recorded")?,
+                        Some(n) => writeln!(
+                            out,
+                            "import id {id} recorded again (--force: it was attached as manifest version {n} already)"
+                        )?,
+                    }
+                }
+            }
             (None, Some(t)) => writeln!(
                 out,
                 "no cells: nothing attached to {} (manifest version {} unchanged)",
@@ -529,6 +628,105 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// `import --dry-run`: the import's checks, the regions it would write (an existing table's,
+/// else the schema's splits), every record encoded and counted; nothing written but the
+/// report.
+fn dry_run_import(
+    a: &ImportArgs,
+    parsed: &ParsedSchema,
+    opts: &ImportOptions,
+    index_dirs: &[PathBuf],
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let failure = |e: &dyn std::fmt::Display| CliError::failure(e.to_string());
+    check_inputs(&parsed.table, &parsed.mapping, &opts.inputs, &opts.format)
+        .map_err(|e| failure(&e))?;
+    let regions = match &a.table {
+        Some(t) => target_regions(parsed, t, index_dirs, opts)?.2,
+        None => {
+            let r = import_regions(
+                &parsed.table,
+                &parsed.mapping,
+                &opts.inputs,
+                &opts.format,
+                opts.sample_rows,
+            )
+            .map_err(|e| failure(&e))?;
+            std::iter::once(r.main).chain(r.indexes).collect()
+        }
+    };
+    let report = dry_run(
+        &parsed.table,
+        &parsed.mapping,
+        &opts.inputs,
+        &opts.format,
+        &regions,
+        opts.import_time,
+    )
+    .map_err(|e| failure(&e))?;
+    if let Some(p) = &a.report {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| failure(&e))?;
+        std::fs::write(p, text + "\n").map_err(|e| failure(&format!("{}: {e}", p.display())))?;
+    }
+    if !a.quiet {
+        out.write_all(render_dry_run(&report).as_bytes())?;
+    }
+    // The real import stops at the first bad record without --bad-rows, and past
+    // --max-bad-rows with it.
+    let stops = match (&a.bad_rows, a.max_bad_rows) {
+        (None, _) => report.records_rejected > 0,
+        (Some(_), Some(max)) => report.records_rejected > max,
+        (Some(_), None) => false,
+    };
+    Ok(if stops { EXIT_FAILURE } else { EXIT_OK })
+}
+
+/// The refusal of an import `table` already holds (as manifest `version`); with --report, the
+/// report says so (`{"import_id", "refused": {"attached_as_manifest_version"}}`).
+fn already_imported(a: &ImportArgs, table: &Path, id: &str, version: u64) -> CliError {
+    let mut message = format!(
+        "{}: this import (id {id}) was already attached as manifest version {version}: \
+         nothing done (--force imports it again)",
+        table.display()
+    );
+    if let Some(p) = &a.report {
+        let v = serde_json::json!({
+            "import_id": id,
+            "refused": {"attached_as_manifest_version": version},
+        });
+        if let Err(e) = std::fs::write(p, format!("{v:#}\n")) {
+            message.push_str(&format!("; and the report: {}: {e}", p.display()));
+        }
+    }
+    CliError {
+        message,
+        code: EXIT_ALREADY_IMPORTED,
+        io_kind: None,
+    }
+}
+
+impl ImportArgs {
+    /// The options that change the import's cells, for its identity: how the inputs are read,
+    /// and --timestamp when given (without it each run stamps its own time, and is still the
+    /// same import).
+    fn cell_options(&self) -> Vec<(&'static str, String)> {
+        let i = &self.input;
+        let mut o = vec![
+            ("format", format!("{:?}", i.format)),
+            ("delimiter", format!("{:?}", i.delimiter)),
+            ("quote", i.quote.clone()),
+            ("escape", format!("{:?}", i.escape)),
+            ("comment", format!("{:?}", i.comment)),
+            ("no_header", i.no_header.to_string()),
+            ("columns", format!("{:?}", i.columns)),
+        ];
+        if let Some(t) = self.timestamp {
+            o.push(("timestamp", t.to_string()));
+        }
+        o
+    }
 }
 
 /// Progress on stderr: a bar on a terminal, a plain line every few seconds otherwise.

@@ -49,12 +49,15 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit code: the command line is wrong.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code: `import --table` refused an import the table already holds (nothing done).
+pub const EXIT_ALREADY_IMPORTED: i32 = 3;
 
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success
   1  bad input or a corrupt file (the message names the file and line, or the block offset)
   2  the command line is wrong
+  3  import --table: the same import was already attached to the table (nothing done)
 
 Cells on the command line and in cell files use the canonical text form, one cell per line:
   row_hex family_hex qualifier_hex timestamp type value_hex tags_hex [seqid]
@@ -98,6 +101,7 @@ pub enum Command {
     #[command(after_help = examples!(
         "hfkit attach /tmp/hfkit-users/indexes/users_by_email /tmp/hfkit-bulk/.indexes/users_by_email",
         "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --json",
+        "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --no-split --ignore-unknown-families",
     ))]
     Attach {
         table: std::path::PathBuf,
@@ -105,6 +109,22 @@ pub enum Command {
         /// Machine-readable report.
         #[arg(long)]
         json: bool,
+        /// Refuse (attach nothing) when a file straddles region boundaries, instead of
+        /// splitting it.
+        #[arg(long)]
+        no_split: bool,
+        /// Skip family directories the table does not have (counted in the report) instead of
+        /// failing.
+        #[arg(long)]
+        ignore_unknown_families: bool,
+        /// DIR holds region directories, each a bulk-load directory:
+        /// DIR/<region>/<family>/<hfile>.
+        #[arg(long)]
+        region_dirs: bool,
+        /// Attach even if the table records the import that wrote DIR (DIR/_hfkit-import-id)
+        /// already.
+        #[arg(long)]
+        force: bool,
     },
     /// Read one row of a table directory (all families, or the --column ones).
     Get(read::GetArgs),
@@ -217,7 +237,22 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<i32, CliError> {
         Command::Table(cmd) => table::run(cmd, out),
         Command::Import(args) => import::import(*args, out),
         Command::Plan(args) => import::plan(*args, out),
-        Command::Attach { table, dir, json } => table::attach(&table, &dir, json, out),
+        Command::Attach {
+            table,
+            dir,
+            json,
+            no_split,
+            ignore_unknown_families,
+            region_dirs,
+            force,
+        } => {
+            let opts = crate::table::directory::AttachOptions {
+                no_split,
+                ignore_unknown_families,
+                region_dirs,
+            };
+            table::attach(&table, &dir, &opts, force, json, out)
+        }
         Command::Get(args) => read::get(args, out),
         Command::Scan(args) => read::scan(args, out),
         Command::Hbase(cmd) => hbase::run(cmd, out),

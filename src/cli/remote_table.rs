@@ -215,7 +215,7 @@ fn run_remote(
     }
     // An attach that was rebased reports the version it got, not the mirror's.
     match (rebased, cmd) {
-        (Some(r), Command::Attach { json, .. }) => super::table::print_attach(&r, *json, out),
+        (Some(r), Command::Attach { json, .. }) => super::table::print_attach(&r, None, *json, out),
         _ => {
             out.write_all(&buffered)?;
             Ok(code)

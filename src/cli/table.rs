@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde_json::json;
 
-use super::{CliError, EXIT_OK};
+use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::format::text::hex;
-use crate::table::directory::Table;
+use crate::pipeline::import::identity::IDENTITY_FILE;
+use crate::table::directory::{AttachOptions, Table};
+use crate::table::TableError;
 
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
@@ -151,19 +153,36 @@ fn check(dir: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
 pub fn attach(
     table: &Path,
     bulk_dir: &Path,
+    opts: &AttachOptions,
+    force: bool,
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
     let t = open(table)?;
+    // The identity an `import --out` left with its files (`formats/import.md` §"Reruns").
+    let id_file = bulk_dir.join(IDENTITY_FILE);
+    let id = match std::fs::read_to_string(&id_file) {
+        Ok(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(CliError::failure(format!("{}: {e}", id_file.display()))),
+    };
     let r = t
-        .attach(bulk_dir)
-        .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
-    print_attach(&r, as_json, out)
+        .attach_import(bulk_dir, opts, id.as_deref().map(|id| (id, force)))
+        .map_err(|e| match e {
+            TableError::AlreadyImported { .. } => CliError {
+                message: format!("{}: {e}", table.display()),
+                code: EXIT_ALREADY_IMPORTED,
+                io_kind: None,
+            },
+            e => CliError::failure(format!("{}: {e}", table.display())),
+        })?;
+    print_attach(&r, id.as_deref(), as_json, out)
 }
 
-/// Prints what an attach did (text or JSON).
+/// Prints what an attach did (text or JSON); `id`: the import identity it recorded.
 pub(super) fn print_attach(
     r: &crate::table::directory::AttachReport,
+    id: Option<&str>,
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
@@ -177,6 +196,8 @@ pub(super) fn print_attach(
             "split_inputs": r.split_inputs,
             "skipped": r.skipped.iter().map(|(p, why)| json!({"file": p.display().to_string(), "reason": why})).collect::<Vec<_>>(),
             "garbage_removed": r.garbage_removed,
+            "import_id": id,
+            "ignored_families": r.ignored_families.iter().map(|(d, n)| json!({"dir": d.display().to_string(), "files": n})).collect::<Vec<_>>(),
         });
         serde_json::to_writer_pretty(&mut *out, &v)?;
         writeln!(out)?;
@@ -192,6 +213,16 @@ pub(super) fn print_attach(
         )?;
         for (p, why) in &r.skipped {
             writeln!(out, "skipped {}: {why}", p.display())?;
+        }
+        if let Some(id) = id {
+            writeln!(out, "import id {id} recorded")?;
+        }
+        for (d, n) in &r.ignored_families {
+            writeln!(
+                out,
+                "ignored {}: not a family of the table ({n} files)",
+                d.display()
+            )?;
         }
     }
     Ok(EXIT_OK)

@@ -216,3 +216,24 @@ fn section_references_name_existing_headings() {
         broken.join("\n")
     );
 }
+
+/// The `[operation]` and `ttl` examples of `formats/schema.md` parse, appended to a table with
+/// the families they name.
+#[test]
+fn schema_md_change_and_ttl_examples_parse() {
+    let doc = include_str!("../../formats/schema.md");
+    let blocks: Vec<&str> = doc
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .collect();
+    let table = "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[family]]\nname = \"m\"\n\
+                 [[family]]\nname = \"s\"\n[rowkey]\nspec = \"id\"\n";
+    let op = blocks.iter().find(|b| b.contains("[operation]")).unwrap();
+    let ttl = blocks.iter().find(|b| b.contains("ttl = ")).unwrap();
+    let text = format!("{table}{ttl}[[column]]\nsource = \"email\"\ncell = \"d:email\"\n{op}");
+    let t = TableSchema::from_toml_str(&text, "schema.md", None).unwrap();
+    let op = t.mapping.operation.unwrap();
+    assert_eq!(op.deletes.len(), 4);
+    assert!(t.mapping.columns[0].ttl.is_some());
+}

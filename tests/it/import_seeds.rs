@@ -307,6 +307,13 @@ fn import_users_into(table: &Path) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// [`import_users_into`] again: the same import, which the table records, so `--force`
+/// (`formats/import.md` §"Reruns").
+fn reimport_users_into(table: &Path) {
+    let o = import_users("--table", table, &["--quiet", "--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// The README's main job: import into a table in one run, then scan and get from it.
 #[test]
 fn import_into_a_table_then_scan_and_get() {
@@ -536,7 +543,7 @@ fn user_index_is_attached_as_its_own_table() {
         String::from_utf8_lossy(&o.stdout)
     );
     // A second import into the same tables attaches to both.
-    import_users_into(&table);
+    reimport_users_into(&table);
     let o = hfkit(&["table", "check", index.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("2400 cells"));
     let names: Vec<String> = std::fs::read_dir(&index)
@@ -817,7 +824,7 @@ fn index_tables_stay_under_the_path_named() {
     );
     // Writers of the main table collect its garbage first: the index tables are not garbage.
     ok(&["snapshot", "create", t, "s1"]);
-    import_users_into(&table); // attaches to both tables
+    reimport_users_into(&table); // attaches to both tables
     let index_check = ok(&["table", "check", ix]);
     assert!(
         index_check.ends_with("OK (manifest version 2, 6 files, 2400 cells)\n"),
@@ -866,7 +873,7 @@ fn an_index_table_beside_the_table_is_pointed_out() {
     let index_out = ["--index-out", tmp.path().to_str().unwrap(), "--quiet"];
     assert!(import_users("--table", &table, &index_out).status.success());
     assert_eq!(entries(tmp.path()), ["users", "users_by_email"]);
-    let o = import_users("--table", &table, &["--quiet"]);
+    let o = import_users("--table", &table, &["--quiet", "--force"]);
     assert!(o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod attach_options;
 mod bloom_end_to_end;
 mod cli;
 mod damaged_files;
@@ -14,9 +15,14 @@ mod export_roundtrip;
 mod formats_docs;
 mod hbase_fixtures;
 mod hbase_layout;
+mod import_cell_ttl;
+mod import_changes;
+mod import_dry_run;
 mod import_errors;
 mod import_index;
 mod import_lanes;
+mod import_mapping;
+mod import_reruns;
 mod import_seeds;
 mod import_spill_parquet;
 mod import_timestamps;

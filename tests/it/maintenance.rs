@@ -518,19 +518,9 @@ fn alter_changes_settings_for_later_writes() {
 
 /// Paths of every file under `data/`.
 fn data_files(t: &Table) -> std::collections::BTreeSet<PathBuf> {
-    let mut out = std::collections::BTreeSet::new();
-    let mut stack = vec![t.dir().join("data")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p);
-            }
-        }
-    }
-    out
+    common::files_under(&t.dir().join("data"))
+        .into_iter()
+        .collect()
 }
 
 fn major(t: &Table) {

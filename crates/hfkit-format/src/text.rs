@@ -126,7 +126,7 @@ impl CellLineError {
 
 /// Appends the bytes that hex `s` (or `-` for empty) spells to `out`; on an error `out` may
 /// hold some of them.
-fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), HexError> {
+pub fn decode_hex_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), HexError> {
     if s == b"-" {
         return Ok(());
     }

@@ -10,8 +10,14 @@
 //! per record:  row key (the [rowkey] spec; at most 32767 bytes)
 //!              one cell per non-empty mapped field, in HBase order (family, qualifier;
 //!                schema order on ties): value by its type, timestamp fixed or from a field
+//!                and a TTL tag (type 8, i64 ms) where the column has a `ttl`
 //!              if it wrote a cell: one cell per [[index]] whose fields are all there
 //!                (row = index key, value = the row key; sorter family past the table's)
+//! with [explode]: one record per item of the list field (that field replaced by the item),
+//!   each encoded as above; an item that cannot be encoded rejects the whole record
+//! with [operation]: a put value encodes as above; a delete value gives delete markers at the
+//!   operation timestamp instead (DeleteFamily per family, DeleteColumn or Delete per cell),
+//!   and no index cell (`formats/schema.md` §"Changes from input")
 //! ```
 
 use rayon::prelude::*;
@@ -22,8 +28,12 @@ use super::source::Batch;
 use super::timestamp::{TimestampError, TimestampFormat};
 use super::value::encode_value;
 use hfkit_format::bytes::extend_short;
-use hfkit_format::cell::{check_mutation, CellLimit, LATEST_TIMESTAMP, MAX_ROW_LEN};
-use hfkit_table::{ImportMapping, IndexSchema, TableSchema, TimestampSource, ValueType};
+use hfkit_format::cell::{check_mutation, CellLimit, CellType, LATEST_TIMESTAMP, MAX_ROW_LEN};
+use hfkit_read::matcher::TTL_TAG_TYPE;
+use hfkit_table::{
+    DeleteScope, ImportMapping, IndexSchema, QualifierPart, TableSchema, TimestampSource,
+    TtlSource, ValueType,
+};
 
 /// Why a record is rejected (`formats/import.md` §"Rejected records").
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -47,6 +57,23 @@ pub enum Rejection {
     /// A value that is not its `type`.
     #[error("{0}")]
     Value(RowkeyError),
+    /// An `[operation]` field whose value is none of the schema's.
+    #[error("operation field '{field}': '{value}' is none of the [operation] values ({known})")]
+    Operation {
+        field: String,
+        value: String,
+        known: String,
+    },
+    /// One item of an `[explode]` field could not be encoded: the whole record is rejected.
+    #[error("item {item} of field '{field}': {reason}")]
+    Item {
+        field: String,
+        item: usize,
+        reason: Box<Rejection>,
+    },
+    /// A `ttl` field that is not milliseconds.
+    #[error("ttl field '{field}': '{value}' is not a TTL in milliseconds (a non-negative 64-bit decimal integer)")]
+    Ttl { field: String, value: String },
     /// A cell HBase's client would refuse, named by the part of it at fault.
     #[error("{part}: {limit}")]
     Refused { part: CellPart, limit: CellLimit },
@@ -95,7 +122,111 @@ struct BoundColumn {
     qualifier: Vec<u8>,
     value_type: ValueType,
     timestamp: BoundTimestamp,
+    ttl: Option<BoundTtl>,
+    /// A qualifier from the record: literal bytes and input columns (with their names).
+    template: Option<Vec<BoundPart>>,
     source: String,
+}
+
+/// A part of a bound qualifier template.
+enum BoundPart {
+    Literal(Vec<u8>),
+    Column(usize, String),
+}
+
+impl BoundColumn {
+    /// Appends the cell's qualifier for record `rec`: the fixed one, or the template's parts.
+    #[inline]
+    fn push_qualifier(&self, rec: &csv::ByteRecord, out: &mut Vec<u8>) -> Result<(), Rejection> {
+        let Some(parts) = &self.template else {
+            extend_short(out, &self.qualifier);
+            return Ok(());
+        };
+        for p in parts {
+            match p {
+                BoundPart::Literal(b) => out.extend_from_slice(b),
+                BoundPart::Column(i, name) => match rec.get(*i) {
+                    Some(v) => out.extend_from_slice(v),
+                    None => {
+                        return Err(Rejection::MissingColumn {
+                            column: name.clone(),
+                        })
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A column's `ttl`, bound.
+enum BoundTtl {
+    Fixed(i64),
+    /// Input column and field name.
+    Field(usize, String),
+}
+
+impl BoundTtl {
+    /// The TTL of record `rec` in milliseconds; `None` for an empty field (no tag).
+    fn of(&self, rec: &csv::ByteRecord) -> Result<Option<i64>, Rejection> {
+        match self {
+            BoundTtl::Fixed(ms) => Ok(Some(*ms)),
+            BoundTtl::Field(i, name) => {
+                let text = rec.get(*i).unwrap_or_default();
+                if text.is_empty() {
+                    return Ok(None);
+                }
+                std::str::from_utf8(text)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<i64>().ok())
+                    .filter(|ms| *ms >= 0)
+                    .map(Some)
+                    .ok_or_else(|| Rejection::Ttl {
+                        field: name.clone(),
+                        value: quote(text),
+                    })
+            }
+        }
+    }
+}
+
+/// HBase's serialized TTL tag (`TagType.TTL_TAG_TYPE`): `u16 length = 9 | u8 type 8 | i64 ms`,
+/// big-endian, as `Mutation.setTTL` writes it.
+pub fn ttl_tag(ms: i64) -> [u8; 11] {
+    let mut t = [0u8; 11];
+    t[..2].copy_from_slice(&9u16.to_be_bytes());
+    t[2] = TTL_TAG_TYPE;
+    t[3..].copy_from_slice(&ms.to_be_bytes());
+    t
+}
+
+/// What a delete value of `[operation]` writes, bound to the table's families.
+enum BoundDelete {
+    /// A DeleteFamily marker in each of these families (sorter number, name length), in order.
+    Families(Vec<(u8, usize)>),
+    /// A marker of this type for each of these cells (family, family length, qualifier), in
+    /// HBase order.
+    Cells(CellType, Vec<(u8, usize, Vec<u8>)>),
+    /// A marker of this type for each mapped cell whose field the record fills.
+    FilledColumns(CellType),
+}
+
+/// `[operation]`, bound to one file's columns.
+struct BoundOperation {
+    column: usize,
+    field: String,
+    put: Vec<Vec<u8>>,
+    deletes: Vec<(Vec<u8>, BoundDelete)>,
+    timestamp: BoundTimestamp,
+}
+
+impl BoundOperation {
+    /// Every value the schema gives, for messages.
+    fn known(&self) -> String {
+        let mut v: Vec<String> = self.put.iter().map(|p| quote(p)).collect();
+        v.extend(self.deletes.iter().map(|(d, _)| quote(d)));
+        v.join(", ")
+    }
 }
 
 #[derive(Clone)]
@@ -199,6 +330,9 @@ pub(crate) struct Bound {
     /// mapped to the same cell wins): a record's cells come out already sorted.
     columns: Vec<BoundColumn>,
     indexes: Vec<BoundIndex>,
+    operation: Option<BoundOperation>,
+    /// `[explode]`: the list column, its name and the delimiter.
+    explode: Option<(usize, String, Vec<u8>)>,
 }
 
 /// A cell encoded by a worker: byte ranges (offset, length) into its arena.
@@ -207,7 +341,18 @@ pub(crate) struct EncodedCell {
     pub row: (u32, u32),
     pub qualifier: (u32, u32),
     pub timestamp: i64,
+    /// Put, or a delete marker of an `[operation]` delete.
+    pub cell_type: CellType,
     pub value: (u32, u32),
+    /// Serialized tags (the TTL tag), `(0, 0)` without.
+    pub tags: (u32, u32),
+}
+
+impl EncodedCell {
+    /// A Put without tags: what a lane can take.
+    pub fn is_plain_put(&self) -> bool {
+        self.cell_type == CellType::Put && self.tags.1 == 0
+    }
 }
 
 /// The bytes of `arena` an [`EncodedCell`] range points at.
@@ -376,6 +521,11 @@ impl Compiled {
                 })
             })
             .collect::<Result<_, _>>()?;
+        if let Some(op) = &mapping.operation {
+            timestamp_format(op.timestamp_format.as_deref(), op.location.as_ref(), || {
+                "[operation]".to_string()
+            })?;
+        }
         let mut indexes = Vec::new();
         for ix in &mapping.indexes {
             let what = format!("index {}", ix.full_name());
@@ -415,10 +565,27 @@ impl Compiled {
             if let TimestampSource::Field(f) = &c.timestamp {
                 wanted.push(f.clone());
             }
+            if let Some(TtlSource::Field(f)) = &c.ttl {
+                wanted.push(f.clone());
+            }
+            for p in c.qualifier_template.iter().flatten() {
+                if let QualifierPart::Field(f) = p {
+                    wanted.push(f.clone());
+                }
+            }
         }
         for ix in &self.indexes {
             wanted.extend(ix.spec.fields().iter().cloned());
             if let TimestampSource::Field(f) = &ix.schema.timestamp {
+                wanted.push(f.clone());
+            }
+        }
+        if let Some(x) = &mapping.explode {
+            wanted.push(x.field.clone());
+        }
+        if let Some(op) = &mapping.operation {
+            wanted.push(op.field.clone());
+            if let TimestampSource::Field(f) = &op.timestamp {
                 wanted.push(f.clone());
             }
         }
@@ -519,6 +686,25 @@ pub(crate) fn bind(
             qualifier: c.qualifier.clone(),
             value_type: c.value_type,
             timestamp: timestamp(&c.timestamp, ts_format, &reader)?,
+            template: match &c.qualifier_template {
+                None => None,
+                Some(parts) => Some(
+                    parts
+                        .iter()
+                        .map(|p| match p {
+                            QualifierPart::Literal(b) => Ok(BoundPart::Literal(b.clone())),
+                            QualifierPart::Field(f) => {
+                                find(f, &reader).map(|i| BoundPart::Column(i, f.clone()))
+                            }
+                        })
+                        .collect::<Result<_, _>>()?,
+                ),
+            },
+            ttl: match &c.ttl {
+                None => None,
+                Some(TtlSource::Fixed(ms)) => Some(BoundTtl::Fixed(*ms)),
+                Some(TtlSource::Field(f)) => Some(BoundTtl::Field(find(f, &reader)?, f.clone())),
+            },
             source: c.source.clone(),
         });
     }
@@ -554,10 +740,89 @@ pub(crate) fn bind(
             name,
         });
     }
+    let operation = match &mapping.operation {
+        None => None,
+        Some(op) => {
+            let at = at_prefix(op.location.as_ref());
+            let reader = || format!("{at}[operation]");
+            let family_of = |name: &str| -> Result<(u8, usize), ImportError> {
+                let f = families
+                    .iter()
+                    .position(|f| *f == name)
+                    .ok_or_else(|| ImportError::Invalid(format!("unknown family '{name}'")))?;
+                Ok((f as u8, name.len()))
+            };
+            let every_family = || {
+                (0..families.len())
+                    .map(|f| (f as u8, families[f].len()))
+                    .collect()
+            };
+            let cells =
+                |list: &[(String, Vec<u8>)]| -> Result<Vec<(u8, usize, Vec<u8>)>, ImportError> {
+                    let mut v = list
+                        .iter()
+                        .map(|(f, q)| family_of(f).map(|(i, len)| (i, len, q.clone())))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    v.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+                    v.dedup();
+                    Ok(v)
+                };
+            let mut deletes = Vec::new();
+            for d in &op.deletes {
+                let bound = match &d.scope {
+                    DeleteScope::Row => BoundDelete::Families(every_family()),
+                    DeleteScope::Families(f) if f.is_empty() => {
+                        BoundDelete::Families(every_family())
+                    }
+                    DeleteScope::Families(f) => {
+                        let mut v = f
+                            .iter()
+                            .map(|f| family_of(f))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        v.sort();
+                        v.dedup();
+                        BoundDelete::Families(v)
+                    }
+                    DeleteScope::Columns(c) if c.is_empty() => {
+                        BoundDelete::FilledColumns(CellType::DeleteColumn)
+                    }
+                    DeleteScope::Columns(c) => {
+                        BoundDelete::Cells(CellType::DeleteColumn, cells(c)?)
+                    }
+                    DeleteScope::Version(c) if c.is_empty() => {
+                        BoundDelete::FilledColumns(CellType::Delete)
+                    }
+                    DeleteScope::Version(c) => BoundDelete::Cells(CellType::Delete, cells(c)?),
+                };
+                deletes.push((d.value.as_bytes().to_vec(), bound));
+            }
+            let format =
+                timestamp_format(op.timestamp_format.as_deref(), op.location.as_ref(), || {
+                    "[operation]".to_string()
+                })?;
+            Some(BoundOperation {
+                column: find(&op.field, &reader)?,
+                field: op.field.clone(),
+                put: op.put.iter().map(|p| p.as_bytes().to_vec()).collect(),
+                deletes,
+                timestamp: timestamp(&op.timestamp, &format, &reader)?,
+            })
+        }
+    };
+    let explode = match &mapping.explode {
+        None => None,
+        Some(x) => {
+            let at = at_prefix(x.location.as_ref());
+            let column = find(&x.field, &|| format!("{at}[explode]"))?;
+            Some((column, x.field.clone(), x.delimiter.clone()))
+        }
+    };
     Ok(Bound {
         encoder,
         columns: bound,
         indexes,
+        operation,
+        explode,
     })
 }
 
@@ -577,8 +842,13 @@ pub(crate) fn encode_batch(batch: &Batch, bound: &Bound, out: &mut Vec<Encoded>)
         let mut ix_enc: Vec<RowkeyEncoder> =
             bound.indexes.iter().map(|ix| ix.encoder.clone()).collect();
         out.reset();
+        let mut item = csv::ByteRecord::new();
         for i in start..end {
-            encode_record(&batch.records[i], i, &mut enc, &mut ix_enc, bound, out);
+            let rec = &batch.records[i];
+            match &bound.explode {
+                None => encode_record(rec, i, &mut enc, &mut ix_enc, bound, out),
+                Some(x) => encode_exploded(rec, i, x, &mut item, &mut enc, &mut ix_enc, bound, out),
+            }
         }
     });
 }
@@ -613,6 +883,26 @@ fn encode_record(
         return;
     }
     let row = (arena_at as u32, key_len as u32);
+    if let Some(op) = &bound.operation {
+        let value = rec.get(op.column).unwrap_or_default();
+        if !op.put.iter().any(|p| p.as_slice() == value) {
+            let Some((_, delete)) = op.deletes.iter().find(|(d, _)| d.as_slice() == value) else {
+                let reason = Rejection::Operation {
+                    field: op.field.clone(),
+                    value: quote(value),
+                    known: op.known(),
+                };
+                reject(out, reason);
+                return;
+            };
+            if let Err(reason) = encode_delete(rec, delete, op, bound, row, out) {
+                reject(out, reason);
+                return;
+            }
+            key_stats(out, arena_at, key_len);
+            return;
+        }
+    }
     for c in &bound.columns {
         let Some(v) = rec.get(c.column) else {
             let column = c.source.clone();
@@ -630,7 +920,11 @@ fn encode_record(
             }
         };
         let q_at = out.arena.len();
-        extend_short(&mut out.arena, &c.qualifier);
+        if let Err(reason) = c.push_qualifier(rec, &mut out.arena) {
+            reject(out, reason);
+            return;
+        }
+        let q_len = out.arena.len() - q_at;
         let v_at = out.arena.len();
         if c.value_type == ValueType::String {
             extend_short(&mut out.arena, v); // the common case, without the call
@@ -639,8 +933,17 @@ fn encode_record(
             return;
         }
         let v_len = out.arena.len() - v_at;
-        let q_len = c.qualifier.len();
-        if let Err(limit) = check_mutation(key_len, c.family_len, q_len, v_len, 0, ts) {
+        let t_at = out.arena.len();
+        match c.ttl.as_ref().map(|t| t.of(rec)) {
+            None | Some(Ok(None)) => {}
+            Some(Ok(Some(ms))) => out.arena.extend_from_slice(&ttl_tag(ms)),
+            Some(Err(reason)) => {
+                reject(out, reason);
+                return;
+            }
+        }
+        let t_len = out.arena.len() - t_at;
+        if let Err(limit) = check_mutation(key_len, c.family_len, q_len, v_len, t_len, ts) {
             let value = CellPart::Column(c.source.clone());
             reject(out, refused_cell(limit, rec, &c.timestamp, value));
             return;
@@ -648,9 +951,11 @@ fn encode_record(
         out.cells.push(EncodedCell {
             family: c.family,
             row,
-            qualifier: (q_at as u32, c.qualifier.len() as u32),
+            qualifier: (q_at as u32, q_len as u32),
             timestamp: ts,
+            cell_type: CellType::Put,
             value: (v_at as u32, v_len as u32),
+            tags: (t_at as u32, t_len as u32),
         });
     }
     // Index cells: only for a row that exists (wrote a cell) and whose index fields are all
@@ -690,10 +995,147 @@ fn encode_record(
                 row: (k_at as u32, k_len as u32),
                 qualifier: (q_at as u32, ix.qualifier.len() as u32),
                 timestamp: ts,
+                cell_type: CellType::Put,
                 value: row,
+                tags: (0, 0),
             });
         }
     }
+    key_stats(out, arena_at, key_len);
+}
+
+/// An `[explode]` record: one record per item of its list field (the field replaced by the
+/// item; an empty field is the record as it is), each encoded by [`encode_record`]. An item
+/// that is rejected rejects the record: the cells of its earlier items are removed.
+#[allow(clippy::too_many_arguments)]
+fn encode_exploded(
+    rec: &csv::ByteRecord,
+    index: usize,
+    (column, field, delimiter): &(usize, String, Vec<u8>),
+    item: &mut csv::ByteRecord,
+    enc: &mut RowkeyEncoder,
+    ix_enc: &mut [RowkeyEncoder],
+    bound: &Bound,
+    out: &mut Encoded,
+) {
+    let list = rec.get(*column).unwrap_or_default();
+    if list.is_empty() {
+        encode_record(rec, index, enc, ix_enc, bound, out);
+        return;
+    }
+    let (arena_at, cells_at, rejected_at) = (out.arena.len(), out.cells.len(), out.rejected.len());
+    let (keys, key_len_sum, ascending) = (out.keys, out.key_len_sum, out.ascending);
+    let mut rest = list;
+    let mut n = 0;
+    loop {
+        let (piece, next) = match find_bytes(rest, delimiter) {
+            Some(at) => (&rest[..at], Some(&rest[at + delimiter.len()..])),
+            None => (rest, None),
+        };
+        n += 1;
+        item.clear();
+        for (j, f) in rec.iter().enumerate() {
+            item.push_field(if j == *column { piece } else { f });
+        }
+        encode_record(item, index, enc, ix_enc, bound, out);
+        if out.rejected.len() > rejected_at {
+            let reason = out.rejected.pop().map(|(_, r)| r);
+            out.arena.truncate(arena_at);
+            out.cells.truncate(cells_at);
+            out.rejected.truncate(rejected_at);
+            (out.keys, out.key_len_sum, out.ascending) = (keys, key_len_sum, ascending);
+            if let Some(reason) = reason {
+                out.rejected.push((
+                    index,
+                    Rejection::Item {
+                        field: field.clone(),
+                        item: n,
+                        reason: Box::new(reason),
+                    },
+                ));
+            }
+            return;
+        }
+        match next {
+            Some(r) => rest = r,
+            None => return,
+        }
+    }
+}
+
+/// Where `needle` (not empty) first occurs in `hay`.
+fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The delete markers of a record whose operation value is a delete (at the operation
+/// timestamp, with empty values), in HBase order: by family, then qualifier.
+fn encode_delete(
+    rec: &csv::ByteRecord,
+    delete: &BoundDelete,
+    op: &BoundOperation,
+    bound: &Bound,
+    row: (u32, u32),
+    out: &mut Encoded,
+) -> Result<(), Rejection> {
+    let ts = op.timestamp.of(rec)?;
+    let key_len = row.1 as usize;
+    let marker = |out: &mut Encoded, family: u8, family_len: usize, q: &[u8], t: CellType| {
+        if let Err(limit) = check_mutation(key_len, family_len, q.len(), 0, 0, ts) {
+            let value = CellPart::Column(op.field.clone());
+            return Err(refused_cell(limit, rec, &op.timestamp, value));
+        }
+        let q_at = out.arena.len();
+        out.arena.extend_from_slice(q);
+        out.cells.push(EncodedCell {
+            family,
+            row,
+            qualifier: (q_at as u32, q.len() as u32),
+            timestamp: ts,
+            cell_type: t,
+            value: (0, 0),
+            tags: (0, 0),
+        });
+        Ok(())
+    };
+    match delete {
+        BoundDelete::Families(families) => {
+            for &(f, len) in families {
+                marker(out, f, len, b"", CellType::DeleteFamily)?;
+            }
+        }
+        BoundDelete::Cells(t, cells) => {
+            for (f, len, q) in cells {
+                marker(out, *f, *len, q, *t)?;
+            }
+        }
+        BoundDelete::FilledColumns(t) => {
+            // Fixed qualifiers are in HBase order (equal cells are neighbours); a template's
+            // come from the record, and the sorter orders them.
+            let mut last: Option<(u8, Vec<u8>)> = None;
+            let mut q = Vec::new();
+            for c in &bound.columns {
+                if rec.get(c.column).is_none_or(<[u8]>::is_empty) {
+                    continue;
+                }
+                q.clear();
+                c.push_qualifier(rec, &mut q)?;
+                if last
+                    .as_ref()
+                    .is_some_and(|(f, lq)| *f == c.family && *lq == q)
+                {
+                    continue;
+                }
+                marker(out, c.family, c.family_len, &q, *t)?;
+                last = Some((c.family, q.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Counts an encoded record's main row key (its length, and whether it arrived in order).
+fn key_stats(out: &mut Encoded, arena_at: usize, key_len: usize) {
     out.keys += 1;
     out.key_len_sum += key_len as u64;
     out.key_len_min = out.key_len_min.min(key_len);

@@ -24,6 +24,7 @@
 //!
 //! Any error leaves no output: temporary files and spill runs are removed.
 
+pub mod identity;
 mod outputs;
 mod report;
 
@@ -97,6 +98,9 @@ pub struct ImportOptions {
     /// splits ([`import_regions`]), sampling the input for `sample = N`.
     pub regions: Option<ImportRegions>,
     pub progress: Option<ProgressFn>,
+    /// Flag every written file `EXCLUDE_FROM_MINOR_COMPACTION` (HBase's and hfkit's minor
+    /// compactions leave it out; `formats/table.md` §"Selection").
+    pub exclude_from_minor_compaction: bool,
 }
 
 impl ImportOptions {
@@ -119,6 +123,7 @@ impl ImportOptions {
             streaming: true,
             regions: None,
             progress: None,
+            exclude_from_minor_compaction: false,
         }
     }
 }

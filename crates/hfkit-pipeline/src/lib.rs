@@ -26,6 +26,7 @@
 //! field at fault.
 
 pub mod cell_export;
+pub mod dry_run;
 pub mod encode;
 pub mod error;
 pub mod export;

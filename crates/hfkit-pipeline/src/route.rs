@@ -239,14 +239,16 @@ impl Router {
         while i < cells.len() {
             let first = &cells[i];
             let mut j = i + 1;
-            let mut ordered = true;
+            // A lane takes Puts without tags (its staging format has neither a type nor tags):
+            // a group with a delete marker or a TTL tag goes through the sorter.
+            let mut ordered = first.is_plain_put();
             while j < cells.len() && cells[j].family == first.family && cells[j].row == first.row {
                 let (p, q) = (&cells[j - 1], &cells[j]);
                 ordered &= match compare_bytes(slice(a, p.qualifier), slice(a, q.qualifier)) {
                     Ordering::Less => true,
                     Ordering::Equal => p.timestamp > q.timestamp,
                     Ordering::Greater => false,
-                };
+                } && q.is_plain_put();
                 j += 1;
             }
             self.group(a, &cells[i..j], ordered, sorter, sink)?;
@@ -317,7 +319,16 @@ impl Router {
         }
         for c in group {
             let (qualifier, value) = (slice(a, c.qualifier), slice(a, c.value));
-            sorter.add(c.family, row, qualifier, c.timestamp, CellType::Put, value)?;
+            let tags = slice(a, c.tags);
+            sorter.add(
+                c.family,
+                row,
+                qualifier,
+                c.timestamp,
+                c.cell_type,
+                value,
+                tags,
+            )?;
         }
         Ok(())
     }
@@ -471,6 +482,7 @@ fn refeed(path: &std::path::Path, f: usize, sorter: &mut CellSorter) -> Result<u
             c.timestamp,
             c.cell_type,
             c.value,
+            c.tags,
         )?;
         n += 1;
     }

@@ -5,11 +5,22 @@
 //! string   the field's bytes, unchanged
 //! int64    Bytes.toBytes(long):   8 bytes, big-endian two's complement   (42 -> 00 00 00 00 00 00 00 2A)
 //! double   Bytes.toBytes(double): Double.doubleToRawLongBits, then as int64  (1.5 -> 3F F8 00 .. 00)
+//! int16    Bytes.toBytes(short):  2 bytes, big-endian                  (-2 -> FF FE)
+//! int32    Bytes.toBytes(int):    4 bytes, big-endian                  (42 -> 00 00 00 2A)
+//! float32  Bytes.toBytes(float):  Float.floatToRawIntBits, big-endian  (1.5 -> 3F C0 00 00)
+//! boolean  Bytes.toBytes(boolean): one byte, FF true / 00 false (text true|false|1|0, any case)
+//! bigdecimal Bytes.toBytes(BigDecimal): i32 scale big-endian, then the unscaled value's
+//!          BigInteger.toByteArray (minimal two's complement, big-endian)
+//!                                     (123.45 -> 00 00 00 02 30 39; -1 -> 00 00 00 00 FF)
+//! hex      the bytes the hex digits spell                               (0aFF -> 0A FF)
+//! base64   the bytes the base64 text (RFC 4648, padded) spells         (AQI= -> 01 02)
 //! ```
 //!
 //! These are HBase's own value encodings (readable with `Bytes.toLong` / `Bytes.toDouble`); they
 //! are not order-preserving for negative numbers, which is irrelevant for values. Row keys use
 //! the ordered encodings of [`super::rowkey`].
+
+use base64::Engine;
 
 use super::error::{quote, RowkeyError};
 use hfkit_table::ValueType;
@@ -28,6 +39,170 @@ pub fn encode_value(
         }
         ValueType::Int64 => encode_int64(field, text, out),
         ValueType::Double => encode_double(field, text, out),
+        ValueType::Int16 => {
+            let v: i16 = parse(field, text, "a 16-bit decimal integer (int16)")?;
+            out.extend_from_slice(&v.to_be_bytes());
+            Ok(())
+        }
+        ValueType::Int32 => {
+            let v: i32 = parse(field, text, "a 32-bit decimal integer (int32)")?;
+            out.extend_from_slice(&v.to_be_bytes());
+            Ok(())
+        }
+        ValueType::Float32 => {
+            let v: f32 = parse(field, text, "a decimal floating-point number (float32)")?;
+            out.extend_from_slice(&v.to_bits().to_be_bytes());
+            Ok(())
+        }
+        ValueType::Boolean => {
+            let v = match text.to_ascii_lowercase().as_slice() {
+                b"true" | b"1" => true,
+                b"false" | b"0" => false,
+                _ => return Err(not_a(field, text, "true, false, 1 or 0 (boolean)")),
+            };
+            out.push(if v { 0xFF } else { 0x00 });
+            Ok(())
+        }
+        ValueType::BigDecimal => {
+            let (unscaled, scale) = parse_decimal(text).ok_or_else(|| {
+                not_a(
+                    field,
+                    text,
+                    "a decimal number of at most 38 significant digits (bigdecimal)",
+                )
+            })?;
+            out.extend_from_slice(&scale.to_be_bytes());
+            out.extend_from_slice(&big_integer_bytes(unscaled));
+            Ok(())
+        }
+        ValueType::Hex => {
+            let at = out.len();
+            hfkit_format::text::decode_hex_into(text, out).map_err(|_| {
+                out.truncate(at);
+                not_a(field, text, "hex digits, two per byte (hex)")
+            })
+        }
+        ValueType::Base64 => base64::engine::general_purpose::STANDARD
+            .decode_vec(text, out)
+            .map_err(|_| not_a(field, text, "base64 text, RFC 4648 with padding (base64)")),
+    }
+}
+
+/// The value of cell bytes `v` as the text its type imports from: the inverse of
+/// [`encode_value`] (decimal numbers, `true`/`false`, lowercase hex, padded base64); `None`
+/// when `v` is not a value of the type (a wrong length).
+pub fn decode_value(ty: ValueType, v: &[u8]) -> Option<Vec<u8>> {
+    let text = match ty {
+        ValueType::String => return Some(v.to_vec()),
+        ValueType::Int64 => i64::from_be_bytes(v.try_into().ok()?).to_string(),
+        ValueType::Double => super::rowkey::format_f64(f64::from_be_bytes(v.try_into().ok()?)),
+        ValueType::Int16 => i16::from_be_bytes(v.try_into().ok()?).to_string(),
+        ValueType::Int32 => i32::from_be_bytes(v.try_into().ok()?).to_string(),
+        ValueType::Float32 => format!("{}", f32::from_be_bytes(v.try_into().ok()?)),
+        ValueType::Boolean => match v {
+            [0] => "false".to_string(),
+            [_] => "true".to_string(),
+            _ => return None,
+        },
+        ValueType::BigDecimal => {
+            let scale = i32::from_be_bytes(v.get(..4)?.try_into().ok()?);
+            let digits = v.get(4..).filter(|d| !d.is_empty() && d.len() <= 16)?;
+            let mut b = [if digits[0] & 0x80 != 0 { 0xFF } else { 0 }; 16];
+            b[16 - digits.len()..].copy_from_slice(digits);
+            format_decimal(i128::from_be_bytes(b), scale)
+        }
+        ValueType::Hex => v.iter().map(|b| format!("{b:02x}")).collect(),
+        ValueType::Base64 => base64::engine::general_purpose::STANDARD.encode(v),
+    };
+    Some(text.into_bytes())
+}
+
+fn not_a(field: &str, text: &[u8], expected: &'static str) -> RowkeyError {
+    RowkeyError::NotANumber {
+        what: format!("field '{field}'"),
+        value: quote(text),
+        expected,
+    }
+}
+
+fn parse<T: std::str::FromStr>(
+    field: &str,
+    text: &[u8],
+    expected: &'static str,
+) -> Result<T, RowkeyError> {
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|s| s.parse::<T>().ok())
+        .ok_or_else(|| not_a(field, text, expected))
+}
+
+/// Decimal text as `java.math.BigDecimal(String)` reads it: an optional sign, digits with an
+/// optional point, an optional exponent (`e`/`E`); the unscaled value and the scale (digits
+/// after the point minus the exponent). `None` past 38 significant digits or a scale beyond i32.
+fn parse_decimal(text: &[u8]) -> Option<(i128, i32)> {
+    let s = std::str::from_utf8(text).ok()?;
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], s[i + 1..].parse::<i64>().ok()?),
+        None => (s, 0),
+    };
+    let (negative, digits) = match mantissa.as_bytes().first()? {
+        b'-' => (true, &mantissa[1..]),
+        b'+' => (false, &mantissa[1..]),
+        _ => (false, mantissa),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut unscaled: i128 = 0;
+    for c in int.bytes().chain(frac.bytes()) {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        unscaled = unscaled
+            .checked_mul(10)?
+            .checked_add(i128::from(c - b'0'))?;
+    }
+    if unscaled >= 10i128.pow(38) {
+        return None;
+    }
+    let scale = i32::try_from(frac.len() as i64 - exponent).ok()?;
+    Some((if negative { -unscaled } else { unscaled }, scale))
+}
+
+/// `BigInteger.toByteArray()`: the minimal two's-complement big-endian bytes (at least one).
+fn big_integer_bytes(v: i128) -> Vec<u8> {
+    let b = v.to_be_bytes();
+    let mut start = 0;
+    while start < 15 {
+        let redundant = (b[start] == 0x00 && b[start + 1] & 0x80 == 0)
+            || (b[start] == 0xFF && b[start + 1] & 0x80 != 0);
+        if !redundant {
+            break;
+        }
+        start += 1;
+    }
+    b[start..].to_vec()
+}
+
+/// `BigDecimal.toString()`-like plain text of `unscaled × 10^-scale`, without an exponent
+/// (`12345, 2` -> `123.45`; `1, -3` -> `1000`), which [`parse_decimal`] reads back as a number
+/// of the same value (the scale may differ when it was negative).
+fn format_decimal(unscaled: i128, scale: i32) -> String {
+    let negative = unscaled < 0;
+    let digits = unscaled.unsigned_abs().to_string();
+    let body = if scale <= 0 {
+        format!("{digits}{}", "0".repeat(scale.unsigned_abs() as usize))
+    } else {
+        let scale = scale as usize;
+        let padded = format!("{digits:0>width$}", width = scale + 1);
+        let (i, f) = padded.split_at(padded.len() - scale);
+        format!("{i}.{f}")
+    };
+    if negative {
+        format!("-{body}")
+    } else {
+        body
     }
 }
 
@@ -97,6 +272,112 @@ mod tests {
         assert_eq!(double_bytes(f64::INFINITY), [0x7F, 0xF0, 0, 0, 0, 0, 0, 0]);
         // Java's canonical NaN 0x7ff8000000000000 is also Rust's.
         assert_eq!(double_bytes(f64::NAN), [0x7F, 0xF8, 0, 0, 0, 0, 0, 0]);
+    }
+
+    /// Each new type's bytes, written out by hand from HBase's `Bytes.toBytes` overloads.
+    #[test]
+    fn hbase_value_types_exact_bytes() {
+        let enc = |ty: ValueType, text: &str| {
+            let mut out = Vec::new();
+            encode_value(ty, "f", text.as_bytes(), &mut out).map(|()| out)
+        };
+        assert_eq!(enc(ValueType::Int16, "-2").unwrap(), [0xFF, 0xFE]);
+        assert_eq!(enc(ValueType::Int16, "32767").unwrap(), [0x7F, 0xFF]);
+        assert!(enc(ValueType::Int16, "32768").is_err());
+        assert_eq!(enc(ValueType::Int32, "42").unwrap(), [0, 0, 0, 0x2A]);
+        assert_eq!(enc(ValueType::Int32, "-1").unwrap(), [0xFF; 4]);
+        assert!(enc(ValueType::Int32, "2147483648").is_err());
+        // 1.5f = 0x3FC00000; -2.0f = 0xC0000000; 0.1f = 0x3DCCCCCD.
+        assert_eq!(enc(ValueType::Float32, "1.5").unwrap(), [0x3F, 0xC0, 0, 0]);
+        assert_eq!(enc(ValueType::Float32, "-2").unwrap(), [0xC0, 0, 0, 0]);
+        assert_eq!(
+            enc(ValueType::Float32, "0.1").unwrap(),
+            [0x3D, 0xCC, 0xCC, 0xCD]
+        );
+        assert_eq!(enc(ValueType::Boolean, "true").unwrap(), [0xFF]);
+        assert_eq!(enc(ValueType::Boolean, "FALSE").unwrap(), [0x00]);
+        assert_eq!(enc(ValueType::Boolean, "1").unwrap(), [0xFF]);
+        assert!(enc(ValueType::Boolean, "yes").is_err());
+        // new BigDecimal("123.45"): scale 2, unscaled 12345 = 0x3039.
+        assert_eq!(
+            enc(ValueType::BigDecimal, "123.45").unwrap(),
+            [0, 0, 0, 2, 0x30, 0x39]
+        );
+        // -1: scale 0, BigInteger(-1).toByteArray() = [FF].
+        assert_eq!(
+            enc(ValueType::BigDecimal, "-1").unwrap(),
+            [0, 0, 0, 0, 0xFF]
+        );
+        // 0.00: scale 2, [00]; 128: [00 80] (a sign byte); -128: [80]; -129: [FF 7F].
+        assert_eq!(enc(ValueType::BigDecimal, "0.00").unwrap(), [0, 0, 0, 2, 0]);
+        assert_eq!(
+            enc(ValueType::BigDecimal, "128").unwrap(),
+            [0, 0, 0, 0, 0, 0x80]
+        );
+        assert_eq!(
+            enc(ValueType::BigDecimal, "-128").unwrap(),
+            [0, 0, 0, 0, 0x80]
+        );
+        assert_eq!(
+            enc(ValueType::BigDecimal, "-129").unwrap(),
+            [0, 0, 0, 0, 0xFF, 0x7F]
+        );
+        // 1E+3: unscaled 1, scale -3 (FF FF FF FD); -0.5: unscaled -5, scale 1.
+        assert_eq!(
+            enc(ValueType::BigDecimal, "1E+3").unwrap(),
+            [0xFF, 0xFF, 0xFF, 0xFD, 0x01]
+        );
+        assert_eq!(
+            enc(ValueType::BigDecimal, "-.5").unwrap(),
+            [0, 0, 0, 1, 0xFB]
+        );
+        // 2^64 = 18446744073709551616: unscaled bytes 01 then eight 00.
+        let mut want = vec![0, 0, 0, 0, 0x01];
+        want.extend([0; 8]);
+        assert_eq!(
+            enc(ValueType::BigDecimal, "18446744073709551616").unwrap(),
+            want
+        );
+        assert!(enc(ValueType::BigDecimal, "1.2.3").is_err());
+        assert!(enc(ValueType::BigDecimal, &"9".repeat(39)).is_err());
+        assert_eq!(enc(ValueType::Hex, "0aFF").unwrap(), [0x0A, 0xFF]);
+        assert!(enc(ValueType::Hex, "abc").is_err());
+        assert_eq!(enc(ValueType::Base64, "AQI=").unwrap(), [1, 2]);
+        assert_eq!(enc(ValueType::Base64, "aGJhc2U=").unwrap(), b"hbase");
+        assert!(enc(ValueType::Base64, "AQI").is_err());
+        let e = enc(ValueType::Boolean, "yes").unwrap_err().to_string();
+        assert_eq!(e, "field 'f': 'yes' is not true, false, 1 or 0 (boolean)");
+    }
+
+    /// What each type writes reads back as text that writes the same bytes.
+    #[test]
+    fn decoded_values_encode_to_the_same_bytes() {
+        let cases = [
+            (ValueType::Int16, "-300"),
+            (ValueType::Int32, "123456"),
+            (ValueType::Float32, "0.1"),
+            (ValueType::Boolean, "true"),
+            (ValueType::Boolean, "0"),
+            (ValueType::BigDecimal, "-123.4500"),
+            (ValueType::BigDecimal, "1E+3"),
+            (ValueType::BigDecimal, "0.001"),
+            (ValueType::Hex, "00ff10"),
+            (ValueType::Base64, "aGJhc2U="),
+        ];
+        for (ty, text) in cases {
+            let mut bytes = Vec::new();
+            encode_value(ty, "f", text.as_bytes(), &mut bytes).unwrap();
+            let back = decode_value(ty, &bytes).unwrap();
+            let mut again = Vec::new();
+            encode_value(ty, "f", &back, &mut again).unwrap();
+            // 1E+3 comes back as 1000 (scale 0): the same number, another scale.
+            if text == "1E+3" {
+                assert_eq!(back, b"1000");
+                continue;
+            }
+            assert_eq!(again, bytes, "{ty:?} {text}");
+        }
+        assert_eq!(decode_value(ValueType::Int32, &[1, 2]), None);
     }
 
     #[test]

@@ -43,8 +43,9 @@ pub mod staging;
 
 pub use error::{Location, SchemaError};
 pub use schema::{
-    BloomFilterKind, ColumnMapping, FamilySchema, ImportMapping, IndexSchema, KeepDeletedCells,
-    ParsedSchema, SplitSpec, TableName, TableSchema, TimestampSource, ValueType,
+    BloomFilterKind, ColumnMapping, DeleteAction, DeleteScope, FamilySchema, ImportMapping,
+    IndexSchema, KeepDeletedCells, OperationMapping, ParsedSchema, QualifierPart, SplitSpec,
+    TableName, TableSchema, TimestampSource, TtlSource, ValueType,
 };
 pub use split::{
     sample_splits, to_bytes_binary, to_string_binary, BytesBinaryError, Regions, SplitAlgorithm,
@@ -85,6 +86,9 @@ pub enum TableError {
     /// A manifest's regions do not chain.
     #[error(transparent)]
     Regions(#[from] manifest::RegionChainError),
+    /// An attach of an import whose identity the table already records.
+    #[error("this import (id {id}) was already attached as manifest version {version}: nothing done (--force imports it again)")]
+    AlreadyImported { id: String, version: u64 },
 }
 
 impl TableError {

@@ -325,9 +325,27 @@ pub struct Manifest {
     pub next_seq_id: u64,
     pub regions: Vec<RegionEntry>,
     pub files: Vec<StoreFileEntry>,
+    /// The imports attached to the table by identity (`import --table`), oldest first, so that
+    /// the same import run again is refused (absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<ImportRecord>,
+}
+
+/// An import attached to the table: its identity (`formats/import.md` §"Reruns") and the
+/// manifest version and sequence id its files were attached with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportRecord {
+    pub id: String,
+    pub version: u64,
+    pub seq_id: u64,
 }
 
 impl Manifest {
+    /// The record of the import with identity `id`, if it was attached.
+    pub fn import_record(&self, id: &str) -> Option<&ImportRecord> {
+        self.imports.iter().find(|r| r.id == id)
+    }
+
     /// An empty manifest (version 0) over `regions`, without table attributes.
     pub fn new(table: &str, families: Vec<FamilyEntry>, regions: Vec<RegionEntry>) -> Manifest {
         Manifest {
@@ -339,6 +357,7 @@ impl Manifest {
             next_seq_id: 1,
             regions,
             files: Vec::new(),
+            imports: Vec::new(),
         }
     }
 

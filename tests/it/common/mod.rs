@@ -274,3 +274,41 @@ pub fn hfkit(args: &[&str]) -> std::process::Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_string()
 }
+
+/// Every file under `dir` (recursively), sorted.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `hfkit import --schema SCHEMA INPUT MODE DEST EXTRA...` (MODE `--table` or `--out`).
+pub fn import_with(
+    schema: &Path,
+    input: &Path,
+    mode: &str,
+    dest: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "import",
+        "--schema",
+        schema.to_str().unwrap(),
+        input.to_str().unwrap(),
+        mode,
+        dest.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    hfkit(&args)
+}

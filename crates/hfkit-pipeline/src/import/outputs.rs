@@ -71,7 +71,7 @@ impl TableOutputs {
                 .insert(0, guarded_dir(dir, vec![ix.family().name.clone()])?);
             indexes.push(BulkOutput::new(
                 dir,
-                vec![output_family(ix.family(), opts.import_time, opts.now_ms)?],
+                vec![output_family(ix.family(), opts)?],
                 ix_regions.split_keys().to_vec(),
                 opts.max_file_size,
             )?);
@@ -79,7 +79,7 @@ impl TableOutputs {
         let families: Vec<OutputFamily> = schema
             .families
             .iter()
-            .map(|f| output_family(f, opts.import_time, opts.now_ms))
+            .map(|f| output_family(f, opts))
             .collect::<Result<_, ImportError>>()?;
         let main = BulkOutput::new(
             &opts.out_dir,
@@ -300,17 +300,19 @@ impl TableOutputs {
 }
 
 /// Appends one sorted cell to a writer-thread batch:
-/// `u8 family | u8 type | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 ts | row | q | v`.
+/// `u8 family | u8 type | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 ts | u16 tagsLen |
+/// row | q | v | tags`.
 #[inline]
 fn push_batch_cell(batch: &mut Vec<u8>, c: &SortedCell<'_>) {
-    let mut h = [0u8; 20];
+    let mut h = [0u8; 22];
     h[0] = c.family;
     h[1] = c.cell_type.code();
     h[2..4].copy_from_slice(&(c.row.len() as u16).to_be_bytes());
     h[4..8].copy_from_slice(&(c.qualifier.len() as u32).to_be_bytes());
     h[8..12].copy_from_slice(&(c.value.len() as u32).to_be_bytes());
     h[12..20].copy_from_slice(&c.timestamp.to_be_bytes());
-    extend_pieces(batch, [&h, c.row, c.qualifier, c.value]);
+    h[20..22].copy_from_slice(&(c.tags.len() as u16).to_be_bytes());
+    extend_pieces(batch, [&h, c.row, c.qualifier, c.value, c.tags]);
 }
 
 /// The cell at `at` of a batch (family index, cell, offset of the next), `None` at the end
@@ -320,7 +322,7 @@ fn batch_cell<'a>(
     at: usize,
     fam_names: &'a [Vec<u8>],
 ) -> Option<(usize, CellRef<'a>, usize)> {
-    let h = batch.get(at..at + 20)?;
+    let h = batch.get(at..at + 22)?;
     let f = usize::from(h[0]);
     let cell_type = CellType::from_code(h[1])?;
     let row_len = usize::from(u16::from_be_bytes([h[2], h[3]]));
@@ -328,8 +330,9 @@ fn batch_cell<'a>(
     let v_len = u32::from_be_bytes([h[8], h[9], h[10], h[11]]) as usize;
     let mut ts = [0u8; 8];
     ts.copy_from_slice(&h[12..20]);
-    let body = at + 20;
-    let end = body + row_len + q_len + v_len;
+    let t_len = usize::from(u16::from_be_bytes([h[20], h[21]]));
+    let body = at + 22;
+    let end = body + row_len + q_len + v_len + t_len;
     let b = batch.get(body..end)?;
     let cell = CellRef {
         row: &b[..row_len],
@@ -337,20 +340,17 @@ fn batch_cell<'a>(
         qualifier: &b[row_len..row_len + q_len],
         timestamp: i64::from_be_bytes(ts),
         cell_type,
-        value: &b[row_len + q_len..],
-        tags: &[],
+        value: &b[row_len + q_len..row_len + q_len + v_len],
+        tags: &b[row_len + q_len + v_len..],
         seq_id: 0,
     };
     Some((f, cell, end))
 }
 
-/// Writer options of a family of the output, with the bulk-load FileInfo, and its retention
-/// at `now_ms`.
-fn output_family(
-    f: &FamilySchema,
-    import_time: i64,
-    now_ms: i64,
-) -> Result<OutputFamily, ImportError> {
+/// Writer options of a family of the output, with the bulk-load FileInfo (the import time,
+/// `EXCLUDE_FROM_MINOR_COMPACTION` as asked), and its retention at the import's `now_ms`.
+fn output_family(f: &FamilySchema, opts: &ImportOptions) -> Result<OutputFamily, ImportError> {
+    let (import_time, now_ms) = (opts.import_time, opts.now_ms);
     let entry = FamilyEntry::from_schema(f);
     let invalid = |e: hfkit_table::TableError| ImportError::Invalid(e.to_string());
     let mut o = entry.writer_options(import_time).map_err(invalid)?;
@@ -358,7 +358,7 @@ fn output_family(
     o.bulk_load = Some(BulkLoadInfo {
         timestamp: import_time,
         task: "hfkit-import".into(),
-        exclude_from_minor_compaction: false,
+        exclude_from_minor_compaction: opts.exclude_from_minor_compaction,
     });
     Ok(OutputFamily {
         name: f.name.clone(),

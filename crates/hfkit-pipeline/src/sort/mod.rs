@@ -5,11 +5,12 @@
 //! ```text
 //! record (buffer and run files):
 //!   u8 family | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 timestamp | u64 ordinal
-//!   | u8 type | row | qualifier | value
-//! order: family index, row, qualifier (unsigned bytes), timestamp desc, ordinal desc
+//!   | u8 type | u16 tagsLen | row | qualifier | value | tags
+//! order: family index, row, qualifier (unsigned bytes), timestamp desc, type desc (HBase's:
+//!        DeleteFamily, DeleteColumn, Delete, Put), ordinal desc
 //! ```
 //!
-//! `ordinal` is the input order. Cells equal in (family, row, qualifier, timestamp) are
+//! `ordinal` is the input order. Cells equal in (family, row, qualifier, timestamp, type) are
 //! duplicates: the one added last (highest ordinal) wins, the others are dropped and counted.
 //! The buffer sorts *groups*, not cells: consecutive adds with the same family and row whose
 //! (qualifier, timestamp desc) strictly increase extend one group (an import adds a record's
@@ -25,35 +26,20 @@
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
 //! cell (the heap is `hfkit_format::heap`'s). Run files (`run`) hold the records in Snappy blocks
 //! with a CRC32C each; a run's records are read in place from its decompressed block.
-//!
-//! | module | owns |
-//! |---|---|
-//! | `record` | the record bytes, [`SortedCell`], the import order ([`compare`]) |
-//! | `buffer` | the buffer's groups, their sort, and reading them out without duplicates |
-//! | `spill` | writing a full buffer as a run (here or on the spill thread); merging runs into fewer |
-//! | `run` | the run file format |
-//! | `merge` | the k-way merge of runs and [`SortedCells`] |
 
-mod buffer;
-mod merge;
-mod record;
 mod run;
-mod spill;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
+use rayon::slice::ParallelSliceMut;
+
 use hfkit_format::bytes::{compare_bytes, equal_bytes, extend_pieces};
 use hfkit_format::cell::CellType;
+use run::{RunReader, RunWriter};
 
-use buffer::{sort_groups, Group, GroupCursor};
-pub use merge::SortedCells;
-use merge::{Coordinates, Merge, RunSource, Source};
-pub use record::{compare, SortedCell, RECORD_HEADER};
-use record::{decode, prefix_key};
-use run::RunReader;
-use spill::{merge_runs, write_run, SpillJob, Spiller};
-
+/// Bytes of a record before its row, qualifier and value.
+pub const RECORD_HEADER: usize = 1 + 2 + 4 + 4 + 8 + 8 + 1 + 2;
 /// Bookkeeping bytes per buffered group besides its records (sort key, offset, count).
 pub const ENTRY_OVERHEAD: usize = 40;
 /// Most run files merged at once: well under the usual limit of 1024 open files. Each open
@@ -73,6 +59,108 @@ pub const MIN_MERGE_FAN_IN: usize = 16;
 /// Memory of one run being merged: its block, decompressed and compressed.
 pub const RUN_READER_BYTES: usize = 2 * run::RUN_BLOCK;
 
+/// A run of consecutive records in the arena with one family and row, in order.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    key: [u64; 3],
+    /// Arena offset of the first record.
+    at: usize,
+    /// Records in the group.
+    count: u32,
+}
+
+/// Reads sorted groups out as sorted records (arena offsets), without duplicates. Only groups
+/// that share a family and row can hold cells with the same coordinates (a group's own cells
+/// strictly increase): their cells are merged by the full order, and of equal coordinates
+/// only the first (the highest ordinal, the last added) is kept.
+#[derive(Default)]
+struct GroupCursor {
+    /// Next group.
+    pos: usize,
+    /// Next record of the current single group, and how many are left.
+    within: usize,
+    left: u32,
+    /// Records of several groups with one family and row, fully sorted.
+    merged: Vec<usize>,
+    merged_pos: usize,
+    /// Records dropped as duplicates so far.
+    duplicates: u64,
+}
+
+impl GroupCursor {
+    /// Offset of the next record in order, if any.
+    fn next(&mut self, arena: &[u8], groups: &[Group]) -> Option<usize> {
+        if self.merged_pos < self.merged.len() {
+            self.merged_pos += 1;
+            return Some(self.merged[self.merged_pos - 1]);
+        }
+        if self.left == 0 {
+            let g = *groups.get(self.pos)?;
+            let mut end = self.pos + 1;
+            while end < groups.len() && same_family_row(arena, &groups[end], &g) {
+                end += 1;
+            }
+            if end == self.pos + 1 {
+                self.within = g.at;
+                self.left = g.count;
+            } else {
+                self.merged.clear();
+                self.merged_pos = 0;
+                for h in &groups[self.pos..end] {
+                    let mut at = h.at;
+                    for _ in 0..h.count {
+                        self.merged.push(at);
+                        at += record_len(&arena[at..]).unwrap_or(0);
+                    }
+                }
+                self.merged.sort_unstable_by(|&x, &y| {
+                    match (decode(&arena[x..]), decode(&arena[y..])) {
+                        (Some(a), Some(b)) => compare(&a, &b),
+                        (a, b) => {
+                            debug_assert!(
+                                a.is_some() && b.is_some(),
+                                "every record the sorter wrote decodes"
+                            );
+                            Ordering::Equal
+                        }
+                    }
+                });
+                let before = self.merged.len();
+                // `dedup_by` drops the later of two neighbours: the lower ordinal.
+                self.merged.dedup_by(|&mut x, &mut kept| {
+                    match (decode(&arena[x..]), decode(&arena[kept..])) {
+                        (Some(a), Some(b)) => a.same_coordinates(&b),
+                        (a, b) => {
+                            debug_assert!(
+                                a.is_some() && b.is_some(),
+                                "every record the sorter wrote decodes"
+                            );
+                            false
+                        }
+                    }
+                });
+                self.duplicates += (before - self.merged.len()) as u64;
+                self.pos = end;
+                return self.next(arena, groups);
+            }
+            self.pos += 1;
+        }
+        let at = self.within;
+        self.within += record_len(&arena[at..]).unwrap_or(0);
+        self.left -= 1;
+        Some(at)
+    }
+}
+
+/// Whether two groups hold the same family and row.
+fn same_family_row(arena: &[u8], a: &Group, b: &Group) -> bool {
+    a.key == b.key
+        && match (decode(&arena[a.at..]), decode(&arena[b.at..])) {
+            (Some(x), Some(y)) => x.family == y.family && equal_bytes(x.row, y.row),
+            _ => false,
+        }
+}
+
 /// Errors of the sorter.
 #[derive(Debug, thiserror::Error)]
 pub enum SortError {
@@ -86,6 +174,195 @@ pub enum SortError {
     Corrupt { path: PathBuf, detail: String },
     #[error("cell too large to sort: {0}")]
     TooLarge(String),
+}
+
+/// A decoded record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortedCell<'a> {
+    pub family: u8,
+    pub row: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: i64,
+    pub ordinal: u64,
+    pub cell_type: CellType,
+    pub value: &'a [u8],
+    /// Serialized tags (HBase's `u16 length | u8 type | value` each), empty without.
+    pub tags: &'a [u8],
+}
+
+impl<'a> SortedCell<'a> {
+    /// Same (family, row, qualifier, timestamp, type): duplicates for an import.
+    fn same_coordinates(&self, o: &SortedCell<'_>) -> bool {
+        self.family == o.family
+            && self.timestamp == o.timestamp
+            && self.cell_type == o.cell_type
+            && equal_bytes(self.row, o.row)
+            && equal_bytes(self.qualifier, o.qualifier)
+    }
+}
+
+fn record_len(rec: &[u8]) -> Option<usize> {
+    let h = rec.get(..RECORD_HEADER)?;
+    let row = u16::from_be_bytes([h[1], h[2]]) as usize;
+    let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
+    let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
+    let t = usize::from(u16::from_be_bytes([h[28], h[29]]));
+    Some(RECORD_HEADER + row + q + v + t)
+}
+
+/// Decodes the record at the start of `rec` (which holds at least the whole record).
+fn decode(rec: &[u8]) -> Option<SortedCell<'_>> {
+    let h = rec.get(..RECORD_HEADER)?;
+    let row = u16::from_be_bytes([h[1], h[2]]) as usize;
+    let q = u32::from_be_bytes([h[3], h[4], h[5], h[6]]) as usize;
+    let v = u32::from_be_bytes([h[7], h[8], h[9], h[10]]) as usize;
+    let mut ts = [0u8; 8];
+    ts.copy_from_slice(&h[11..19]);
+    let mut ord = [0u8; 8];
+    ord.copy_from_slice(&h[19..27]);
+    let t = usize::from(u16::from_be_bytes([h[28], h[29]]));
+    let body = rec.get(RECORD_HEADER..RECORD_HEADER + row + q + v + t)?;
+    Some(SortedCell {
+        family: h[0],
+        row: &body[..row],
+        qualifier: &body[row..row + q],
+        timestamp: i64::from_be_bytes(ts),
+        ordinal: u64::from_be_bytes(ord),
+        cell_type: CellType::from_code(h[27])?,
+        value: &body[row + q..row + q + v],
+        tags: &body[row + q + v..],
+    })
+}
+
+/// A record's header fields, parsed once, and where the record starts in its buffer.
+#[derive(Clone, Copy, Debug)]
+struct Head {
+    at: usize,
+    family: u8,
+    row: u16,
+    qualifier: u32,
+    value: u32,
+    timestamp: i64,
+    ordinal: u64,
+    cell_type: CellType,
+    tags: u16,
+}
+
+impl Head {
+    /// Parses the record at `buf[at..]`, which must hold all of it.
+    fn parse(buf: &[u8], at: usize) -> Option<Head> {
+        let c = decode(buf.get(at..)?)?;
+        Some(Head {
+            at,
+            family: c.family,
+            row: c.row.len() as u16,
+            qualifier: c.qualifier.len() as u32,
+            value: c.value.len() as u32,
+            timestamp: c.timestamp,
+            ordinal: c.ordinal,
+            cell_type: c.cell_type,
+            tags: c.tags.len() as u16,
+        })
+    }
+
+    /// Bytes of the whole record.
+    fn len(&self) -> usize {
+        RECORD_HEADER
+            + self.row as usize
+            + self.qualifier as usize
+            + self.value as usize
+            + usize::from(self.tags)
+    }
+
+    /// The record's sort key, from the buffer it was parsed in (unchanged since).
+    #[inline(always)]
+    fn key<'a>(&self, buf: &'a [u8]) -> SortKey<'a> {
+        let row = self.at + RECORD_HEADER;
+        let q = row + self.row as usize;
+        let end = q + self.qualifier as usize;
+        (
+            self.family,
+            &buf[row..q],
+            &buf[q..end],
+            self.timestamp,
+            self.cell_type.code(),
+            self.ordinal,
+        )
+    }
+
+    /// The record, from the buffer it was parsed in (unchanged since).
+    #[inline]
+    fn cell<'a>(&self, buf: &'a [u8]) -> SortedCell<'a> {
+        let row = self.at + RECORD_HEADER;
+        let q = row + self.row as usize;
+        let v = q + self.qualifier as usize;
+        let t = v + self.value as usize;
+        SortedCell {
+            family: self.family,
+            row: &buf[row..q],
+            qualifier: &buf[q..v],
+            timestamp: self.timestamp,
+            ordinal: self.ordinal,
+            cell_type: self.cell_type,
+            value: &buf[v..t],
+            tags: &buf[t..t + usize::from(self.tags)],
+        }
+    }
+}
+
+/// What the import order compares: family, row, qualifier, timestamp, type code, ordinal.
+type SortKey<'a> = (u8, &'a [u8], &'a [u8], i64, u8, u64);
+
+/// The import order on two records (see the module documentation).
+pub fn compare(a: &SortedCell<'_>, b: &SortedCell<'_>) -> Ordering {
+    compare_keys(
+        (
+            a.family,
+            a.row,
+            a.qualifier,
+            a.timestamp,
+            a.cell_type.code(),
+            a.ordinal,
+        ),
+        (
+            b.family,
+            b.row,
+            b.qualifier,
+            b.timestamp,
+            b.cell_type.code(),
+            b.ordinal,
+        ),
+    )
+}
+
+/// [`compare`] on the keys alone (timestamp, type and ordinal descending). Always inlined: the
+/// merge calls it once per cell, and a call passes both keys through memory.
+#[inline(always)]
+fn compare_keys(a: SortKey<'_>, b: SortKey<'_>) -> Ordering {
+    a.0.cmp(&b.0)
+        .then_with(|| compare_bytes(a.1, b.1))
+        .then_with(|| compare_bytes(a.2, b.2))
+        .then_with(|| b.3.cmp(&a.3))
+        .then_with(|| b.4.cmp(&a.4))
+        .then_with(|| b.5.cmp(&a.5))
+}
+
+/// Family and the first 23 row bytes, zero-padded, as three big-endian words: comparing these
+/// orders most pairs without decoding the records (a shorter row compares as its zero-padded
+/// form, which never inverts the order; equal prefixes fall back to the full comparison). 23
+/// bytes cover most row keys whole (HBase practice: 10-100 bytes), where 15 left each row of a
+/// 16-byte key such as `salt_orderkey_line` tied with the other lines of its order.
+fn prefix_key(family: u8, row: &[u8]) -> [u64; 3] {
+    let mut k = [0u8; 24];
+    k[0] = family;
+    let n = row.len().min(23);
+    k[1..1 + n].copy_from_slice(&row[..n]);
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&k[i * 8..i * 8 + 8]);
+        u64::from_be_bytes(w)
+    };
+    [word(0), word(1), word(2)]
 }
 
 /// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches its
@@ -115,6 +392,137 @@ pub struct CellSorter {
     fan_in: usize,
     /// Buffers spilled as runs (run files merged into fewer do not change it).
     spilled_runs: usize,
+}
+
+/// A full buffer, to be sorted and written as the run file `path`.
+struct SpillJob {
+    arena: Vec<u8>,
+    entries: Vec<Group>,
+    path: PathBuf,
+}
+
+/// A spill thread's answer: the buffers back (emptied, for reuse) and the run written.
+struct SpillDone {
+    arena: Vec<u8>,
+    entries: Vec<Group>,
+    path: PathBuf,
+    /// Bytes of the run file and duplicates dropped.
+    written: Result<(u64, u64), SortError>,
+}
+
+/// The background spill thread and the job it is working on, if any.
+struct Spiller {
+    jobs: Option<std::sync::mpsc::SyncSender<SpillJob>>,
+    done: std::sync::mpsc::Receiver<SpillDone>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    busy: bool,
+}
+
+impl Spiller {
+    fn start() -> Spiller {
+        let (jobs, todo) = std::sync::mpsc::sync_channel::<SpillJob>(1);
+        let (report, done) = std::sync::mpsc::channel::<SpillDone>();
+        let thread = std::thread::spawn(move || {
+            for mut job in todo {
+                sort_groups(&job.arena, &mut job.entries, false);
+                let written = write_run(&job.arena, &job.entries, &job.path);
+                job.arena.clear();
+                job.entries.clear();
+                let answer = SpillDone {
+                    arena: job.arena,
+                    entries: job.entries,
+                    path: job.path,
+                    written,
+                };
+                if report.send(answer).is_err() {
+                    return;
+                }
+            }
+        });
+        Spiller {
+            jobs: Some(jobs),
+            done,
+            thread: Some(thread),
+            busy: false,
+        }
+    }
+
+    /// Waits for the job under way, if any.
+    fn wait(&mut self) -> Result<Option<SpillDone>, SortError> {
+        if !self.busy {
+            return Ok(None);
+        }
+        self.busy = false;
+        self.done.recv().map(Some).map_err(|_| SortError::Io {
+            path: PathBuf::from("(spill thread)"),
+            source: std::io::Error::other("the spill thread stopped"),
+        })
+    }
+}
+
+impl Drop for Spiller {
+    /// Ends the thread and waits for it, so that no run file is being written once the
+    /// sorter is gone (its directory may be removed next).
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sorts a buffer's groups (see the module documentation), on rayon's pool or on this thread.
+fn sort_groups(arena: &[u8], entries: &mut [Group], parallel: bool) {
+    let order = |x: &Group, y: &Group| {
+        x.key
+            .cmp(&y.key)
+            .then_with(|| match (decode(&arena[x.at..]), decode(&arena[y.at..])) {
+                (Some(a), Some(b)) => a
+                    .family
+                    .cmp(&b.family)
+                    .then_with(|| compare_bytes(a.row, b.row)),
+                (a, b) => {
+                    debug_assert!(
+                        a.is_some() && b.is_some(),
+                        "every record the sorter wrote decodes"
+                    );
+                    Ordering::Equal
+                }
+            })
+    };
+    if parallel {
+        entries.par_sort_unstable_by(order);
+    } else {
+        entries.sort_unstable_by(order);
+    }
+}
+
+/// Writes a sorted buffer as the run file `path`; its bytes and the duplicates dropped.
+fn write_run(arena: &[u8], entries: &[Group], path: &Path) -> Result<(u64, u64), SortError> {
+    let mut w = RunWriter::create(path)?;
+    let mut cursor = GroupCursor::default();
+    while let Some(off) = cursor.next(arena, entries) {
+        let rec = &arena[off..];
+        let len = record_len(rec).unwrap_or(0);
+        w.push(&rec[..len])?;
+    }
+    Ok((w.finish()?, cursor.duplicates))
+}
+
+/// Merges the run files `runs` into one at `path`, every record copied as it is; returns
+/// the new file's size.
+fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError> {
+    let mut sources = Vec::with_capacity(runs.len());
+    for p in runs {
+        sources.push(RunSource::File(RunReader::open(p)?));
+    }
+    let mut merge = Merge::start(sources)?;
+    let mut w = RunWriter::create(path)?;
+    while let Some(record) = merge.head_record() {
+        w.push(record)?;
+        merge.advance()?;
+    }
+    w.finish()
 }
 
 /// Bytes a sort buffer holds before it spills: the budget, or half of it for each of the two
@@ -178,7 +586,8 @@ impl CellSorter {
     }
 
     /// Adds a cell. Cells added later win over earlier ones with the same (family, row,
-    /// qualifier, timestamp).
+    /// qualifier, timestamp, type).
+    #[allow(clippy::too_many_arguments)]
     pub fn add(
         &mut self,
         family: u8,
@@ -187,19 +596,23 @@ impl CellSorter {
         timestamp: i64,
         cell_type: CellType,
         value: &[u8],
+        tags: &[u8],
     ) -> Result<(), SortError> {
         if row.len() > u16::MAX as usize
             || qualifier.len() > u32::MAX as usize
             || value.len() > u32::MAX as usize
+            || tags.len() > u16::MAX as usize
         {
             return Err(SortError::TooLarge(format!(
-                "row {} bytes, qualifier {}, value {}",
+                "row {} bytes, qualifier {}, value {}, tags {}",
                 row.len(),
                 qualifier.len(),
-                value.len()
+                value.len(),
+                tags.len()
             )));
         }
-        let need = RECORD_HEADER + row.len() + qualifier.len() + value.len() + ENTRY_OVERHEAD;
+        let need =
+            RECORD_HEADER + row.len() + qualifier.len() + value.len() + tags.len() + ENTRY_OVERHEAD;
         if !self.entries.is_empty() && self.buffered_bytes() + need > self.buffer_limit {
             self.spill()?;
         }
@@ -210,7 +623,9 @@ impl CellSorter {
                     && equal_bytes(p.row, row)
                     && match compare_bytes(p.qualifier, qualifier) {
                         Ordering::Less => true,
-                        Ordering::Equal => p.timestamp > timestamp,
+                        Ordering::Equal => {
+                            (p.timestamp, p.cell_type.code()) > (timestamp, cell_type.code())
+                        }
                         Ordering::Greater => false,
                     }
             });
@@ -223,7 +638,8 @@ impl CellSorter {
         header[11..19].copy_from_slice(&timestamp.to_be_bytes());
         header[19..27].copy_from_slice(&self.next_ordinal.to_be_bytes());
         header[27] = cell_type.code();
-        extend_pieces(&mut self.arena, [&header, row, qualifier, value]);
+        header[28..30].copy_from_slice(&(tags.len() as u16).to_be_bytes());
+        extend_pieces(&mut self.arena, [&header, row, qualifier, value, tags]);
         match self.entries.last_mut() {
             Some(g) if extends => g.count += 1,
             _ => self.entries.push(Group {
@@ -382,6 +798,291 @@ impl CellSorter {
     }
 }
 
+/// One sorted input of the merge: a spilled run, or the last buffer, still in memory.
+enum RunSource {
+    File(RunReader),
+    Memory {
+        arena: Vec<u8>,
+        entries: Vec<Group>,
+        cursor: GroupCursor,
+        head: Option<Head>,
+    },
+}
+
+impl RunSource {
+    /// The head record, if the source is not exhausted.
+    fn head(&self) -> Option<SortedCell<'_>> {
+        match self {
+            RunSource::File(r) => r.head.map(|h| h.cell(&r.buf)),
+            RunSource::Memory { arena, head, .. } => head.map(|h| h.cell(arena)),
+        }
+    }
+
+    #[inline]
+    fn head_fields(&self) -> Option<(&Head, &[u8])> {
+        match self {
+            RunSource::File(r) => r.head.as_ref().map(|h| (h, &r.buf[..])),
+            RunSource::Memory { arena, head, .. } => head.as_ref().map(|h| (h, &arena[..])),
+        }
+    }
+
+    /// Moves to the next record; false when exhausted.
+    fn advance(&mut self) -> Result<bool, SortError> {
+        match self {
+            RunSource::File(r) => r.advance(),
+            RunSource::Memory {
+                arena,
+                entries,
+                cursor,
+                head,
+            } => {
+                *head = match cursor.next(arena, entries) {
+                    None => None,
+                    Some(at) => Some(Head::parse(arena, at).ok_or_else(|| SortError::Corrupt {
+                        path: PathBuf::from("(sort buffer)"),
+                        detail: format!("bad record at {at}"),
+                    })?),
+                };
+                Ok(head.is_some())
+            }
+        }
+    }
+}
+
+/// Whether source `a`'s head comes before source `b`'s.
+fn less(sources: &[RunSource], a: usize, b: usize) -> bool {
+    let (Some((x, xb)), Some((y, yb))) = (sources[a].head_fields(), sources[b].head_fields())
+    else {
+        return false;
+    };
+    compare_keys(x.key(xb), y.key(yb)) == Ordering::Less
+}
+
+/// A k-way merge: `current` is the source holding the smallest head; `heap` is a binary
+/// min-heap of the other non-exhausted sources, by head. After the current head is taken,
+/// its source advances and stays current while its head is still below the heap's top (one
+/// comparison per record, the usual case when runs hold long disjoint stretches); otherwise it
+/// trades places with the top.
+struct Merge {
+    sources: Vec<RunSource>,
+    heap: Vec<usize>,
+    current: Option<usize>,
+}
+
+impl Merge {
+    /// A merge of `sources`: loads every source's first record and picks the smallest.
+    fn start(sources: Vec<RunSource>) -> Result<Merge, SortError> {
+        let mut merge = Merge {
+            sources,
+            heap: Vec::new(),
+            current: None,
+        };
+        for i in 0..merge.sources.len() {
+            if merge.sources[i].advance()? {
+                merge.push(i);
+            }
+        }
+        merge.current = merge.pop();
+        Ok(merge)
+    }
+
+    /// The smallest head.
+    fn head(&self) -> Option<SortedCell<'_>> {
+        self.sources[self.current?].head()
+    }
+
+    /// The smallest head's whole record, as stored.
+    fn head_record(&self) -> Option<&[u8]> {
+        let (h, buf) = self.sources[self.current?].head_fields()?;
+        buf.get(h.at..h.at + h.len())
+    }
+
+    /// Drops the smallest head and finds the next one.
+    fn advance(&mut self) -> Result<(), SortError> {
+        let Some(cur) = self.current else {
+            return Ok(());
+        };
+        if !self.sources[cur].advance()? {
+            self.current = self.pop();
+        } else if self
+            .heap
+            .first()
+            .is_some_and(|&top| less(&self.sources, top, cur))
+        {
+            // The top goes current; `cur` takes its place at the root and sinks.
+            self.current = Some(self.heap[0]);
+            self.heap[0] = cur;
+            self.sift_down(0);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, i: usize) {
+        self.heap.push(i);
+        let sources = &self.sources;
+        let last = self.heap.len() - 1;
+        hfkit_format::heap::sift_up(&mut self.heap, last, |a, b| less(sources, a, b));
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        if self.heap.is_empty() {
+            return None;
+        }
+        let top = self.heap.swap_remove(0);
+        self.sift_down(0);
+        Some(top)
+    }
+
+    fn sift_down(&mut self, k: usize) {
+        let sources = &self.sources;
+        hfkit_format::heap::sift_down(&mut self.heap, k, |a, b| less(sources, a, b));
+    }
+}
+
+enum Source {
+    Memory {
+        arena: Vec<u8>,
+        entries: Vec<Group>,
+        cursor: GroupCursor,
+    },
+    Runs(Merge),
+}
+
+/// The sorted, de-duplicated cells.
+pub struct SortedCells {
+    source: Source,
+    /// Coordinates of the record returned last (merging runs).
+    prev: Coordinates,
+    have_current: bool,
+    duplicates: u64,
+    /// The run files still to merge (removed when dropped).
+    runs: Vec<PathBuf>,
+    spilled_runs: usize,
+    spilled_bytes: u64,
+}
+
+impl SortedCells {
+    /// Duplicates dropped so far (equal family, row, qualifier and timestamp; last added wins).
+    pub fn duplicates(&self) -> u64 {
+        // Those of the buffer still in memory are counted by its cursor.
+        let in_memory = match &self.source {
+            Source::Memory { cursor, .. } => cursor.duplicates,
+            Source::Runs(merge) => merge
+                .sources
+                .iter()
+                .map(|s| match s {
+                    RunSource::Memory { cursor, .. } => cursor.duplicates,
+                    RunSource::File(_) => 0,
+                })
+                .sum(),
+        };
+        self.duplicates + in_memory
+    }
+
+    /// Buffers spilled to disk as runs.
+    pub fn runs(&self) -> usize {
+        self.spilled_runs
+    }
+
+    /// Bytes written to spill files (merging runs into fewer writes them again).
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spilled_bytes
+    }
+
+    /// [`next`](Self::next) for an in-memory sort: records are read in place, not copied (the
+    /// cursor has dropped the duplicates).
+    fn next_in_memory(&mut self) -> Option<SortedCell<'_>> {
+        let Source::Memory {
+            arena,
+            entries,
+            cursor,
+        } = &mut self.source
+        else {
+            return None;
+        };
+        let off = cursor.next(arena, entries)?;
+        decode(&arena[off..])
+    }
+
+    /// The next cell, skipping duplicates.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<SortedCell<'_>>, SortError> {
+        if matches!(self.source, Source::Memory { .. }) {
+            return Ok(self.next_in_memory());
+        }
+        // From runs: `prev` holds the coordinates of the record returned before, and the
+        // records with them that follow (lower ordinals) are skipped.
+        let Source::Runs(merge) = &mut self.source else {
+            return Ok(None);
+        };
+        if self.have_current {
+            merge.advance()?;
+        }
+        loop {
+            let dup = match merge.head() {
+                None => {
+                    self.have_current = false;
+                    return Ok(None);
+                }
+                Some(c) => self.have_current && self.prev.is(&c),
+            };
+            if !dup {
+                break;
+            }
+            self.duplicates += 1;
+            merge.advance()?;
+        }
+        self.have_current = true;
+        let c = merge.head();
+        if let Some(c) = &c {
+            self.prev.set(c);
+        }
+        Ok(c)
+    }
+}
+
+/// The coordinates (family, row, qualifier, timestamp) of a record, kept while the record's
+/// bytes are reused.
+#[derive(Default)]
+struct Coordinates {
+    family: u8,
+    timestamp: i64,
+    cell_type: u8,
+    row_len: usize,
+    /// Row, then qualifier.
+    key: Vec<u8>,
+}
+
+impl Coordinates {
+    fn set(&mut self, c: &SortedCell<'_>) {
+        self.family = c.family;
+        self.timestamp = c.timestamp;
+        self.cell_type = c.cell_type.code();
+        self.row_len = c.row.len();
+        self.key.clear();
+        self.key.extend_from_slice(c.row);
+        self.key.extend_from_slice(c.qualifier);
+    }
+
+    /// [`SortedCell::same_coordinates`] against the kept copy.
+    fn is(&self, c: &SortedCell<'_>) -> bool {
+        self.family == c.family
+            && self.timestamp == c.timestamp
+            && self.cell_type == c.cell_type.code()
+            && self.key.len() == c.row.len() + c.qualifier.len()
+            && equal_bytes(&self.key[..self.row_len], c.row)
+            && equal_bytes(&self.key[self.row_len..], c.qualifier)
+    }
+}
+
+impl Drop for SortedCells {
+    fn drop(&mut self) {
+        for p in &self.runs {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +1134,7 @@ mod tests {
                     (r % 3) as i64,
                     CellType::Put,
                     val.as_bytes(),
+                    &[],
                 )
                 .unwrap();
         }
@@ -518,13 +1220,66 @@ mod tests {
         for (budget, background) in [(1 << 16, false), (1 << 16, true), (1 << 30, false)] {
             let mut s = sorter(budget, dir.path(), background);
             for i in 0..5000u32 {
-                s.add(0, b"r", b"q", 7, CellType::Put, format!("{i}").as_bytes())
-                    .unwrap();
+                s.add(
+                    0,
+                    b"r",
+                    b"q",
+                    7,
+                    CellType::Put,
+                    format!("{i}").as_bytes(),
+                    &[],
+                )
+                .unwrap();
             }
             let (cells, dups) = collect(s.finish().unwrap());
             assert_eq!(cells.len(), 1);
             assert_eq!(cells[0].4, b"4999");
             assert_eq!(dups, 4999);
+        }
+    }
+
+    /// Delete markers and Puts with the same coordinates are different cells, in HBase's order
+    /// (type descending at one timestamp); tags come back with their cell, through spills.
+    #[test]
+    fn types_order_and_tags_survive_spills() {
+        let dir = tempfile::tempdir().unwrap();
+        for (budget, background) in [(1 << 12, false), (1 << 12, true), (1 << 30, false)] {
+            let mut s = sorter(budget, dir.path(), background);
+            let tag = [0u8, 9, 8, 0, 0, 0, 0, 0, 0, 0, 42];
+            for r in 0..300u32 {
+                let row = format!("r{r:04}");
+                // Added in the wrong order, so that the sort has to put them right.
+                s.add(0, row.as_bytes(), b"q", 5, CellType::Put, b"v", &tag)
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"q", 5, CellType::Delete, b"", &[])
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"", 5, CellType::DeleteFamily, b"", &[])
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"q", 5, CellType::DeleteColumn, b"", &[])
+                    .unwrap();
+                s.add(0, row.as_bytes(), b"q", 5, CellType::Delete, b"", &[])
+                    .unwrap();
+            }
+            let mut sorted = s.finish().unwrap();
+            let mut got = Vec::new();
+            while let Some(c) = sorted.next().unwrap() {
+                got.push((
+                    c.row.to_vec(),
+                    c.qualifier.to_vec(),
+                    c.cell_type,
+                    c.tags.to_vec(),
+                ));
+            }
+            assert_eq!(sorted.duplicates(), 300, "the second Delete of each row");
+            let mut want = Vec::new();
+            for r in 0..300u32 {
+                let row = format!("r{r:04}").into_bytes();
+                want.push((row.clone(), b"".to_vec(), CellType::DeleteFamily, vec![]));
+                want.push((row.clone(), b"q".to_vec(), CellType::DeleteColumn, vec![]));
+                want.push((row.clone(), b"q".to_vec(), CellType::Delete, vec![]));
+                want.push((row, b"q".to_vec(), CellType::Put, tag.to_vec()));
+            }
+            assert_eq!(got, want);
         }
     }
 
@@ -573,7 +1328,7 @@ mod tests {
         for i in 0..40u32 {
             let row = format!("r{:02}", (i * 7) % 40);
             let value = if i % 4 == 0 { big(i) } else { vec![i as u8] };
-            s.add(0, row.as_bytes(), b"q", 1, CellType::Put, &value)
+            s.add(0, row.as_bytes(), b"q", 1, CellType::Put, &value, &[])
                 .unwrap();
         }
         assert!(s.runs() > 5, "{} runs", s.runs());
@@ -662,7 +1417,8 @@ mod tests {
         for (budget, background) in [(1 << 30, false), (1 << 16, false), (1 << 16, true)] {
             let mut s = sorter(budget, dir.path(), background);
             for c in &input {
-                s.add(c.0, &c.1, &c.2, c.3, CellType::Put, &c.4).unwrap();
+                s.add(c.0, &c.1, &c.2, c.3, CellType::Put, &c.4, &[])
+                    .unwrap();
             }
             assert!(s.entries.len() < input.len() || s.spills > 0);
             let (got, dups) = collect(s.finish().unwrap());

@@ -30,6 +30,22 @@ pub struct AttachReport {
     pub skipped: Vec<(PathBuf, String)>,
     /// Leftover files of earlier, interrupted writers that were removed first.
     pub garbage_removed: usize,
+    /// Family directories the table does not have, skipped ([`AttachOptions`]): the
+    /// directory and the files in it.
+    pub ignored_families: Vec<(PathBuf, usize)>,
+}
+
+/// How an attach treats its input, as `completebulkload`'s options do (`formats/table.md`
+/// §"Attach").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AttachOptions {
+    /// Refuse a file that straddles region boundaries instead of splitting it.
+    pub no_split: bool,
+    /// Skip family directories the table does not have (counted) instead of failing.
+    pub ignore_unknown_families: bool,
+    /// The directory holds region directories, each a bulk-load directory:
+    /// `DIR/<region>/<family>/<hfile>`.
+    pub region_dirs: bool,
 }
 
 /// One input file of an attach, verified.
@@ -45,11 +61,58 @@ impl Table {
     /// Attaches the HFiles of a bulk-load directory (`DIR/<family>/<hfile>`, as written by
     /// `hfkit import --out` or HBase's `HFileOutputFormat2`). All or nothing.
     pub fn attach(&self, bulk_dir: &Path) -> Result<AttachReport, TableError> {
+        self.attach_import(bulk_dir, &AttachOptions::default(), None)
+    }
+
+    /// [`Table::attach`] of an import's output, recording its identity `(id, force)` in the
+    /// manifest: refused with [`TableError::AlreadyImported`] when the manifest already records
+    /// `id`, unless `force` (`formats/import.md` §"Reruns").
+    pub fn attach_import(
+        &self,
+        bulk_dir: &Path,
+        opts: &AttachOptions,
+        import: Option<(&str, bool)>,
+    ) -> Result<AttachReport, TableError> {
         let lock = self.lock()?;
         let garbage_removed = self.collect_garbage(&lock)?;
         let m = self.manifest()?;
+        if let Some((id, false)) = import {
+            if let Some(r) = m.import_record(id) {
+                return Err(TableError::AlreadyImported {
+                    id: id.to_string(),
+                    version: r.version,
+                });
+            }
+        }
         let mut skipped = Vec::new();
-        let inputs = self.discover(bulk_dir, &m, &mut skipped)?;
+        let mut ignored_families = Vec::new();
+        let mut inputs = Vec::new();
+        let roots = match opts.region_dirs {
+            false => vec![bulk_dir.to_path_buf()],
+            true => bulk_entries(bulk_dir)?
+                .into_iter()
+                .filter(|(_, kind)| kind.is_dir())
+                .map(|(p, _)| p)
+                .collect(),
+        };
+        for root in &roots {
+            let ignored = opts
+                .ignore_unknown_families
+                .then_some(&mut ignored_families);
+            inputs.extend(self.discover(root, &m, &mut skipped, ignored)?);
+        }
+        if opts.no_split {
+            let straddles = |i: &&Input| m.region_of(&i.first_row) != m.region_of(&i.last_row);
+            if let Some(i) = inputs.iter().find(straddles) {
+                return Err(TableError::Invalid(format!(
+                    "{}: its rows ('{}' to '{}') straddle a region boundary of the table, and \
+                     --no-split refuses to split it: nothing attached",
+                    i.path.display(),
+                    crate::to_string_binary(&i.first_row),
+                    crate::to_string_binary(&i.last_row)
+                )));
+            }
+        }
         if inputs.is_empty() && skipped.is_empty() {
             return Err(TableError::Invalid(format!(
                 "{}: no HFiles found (expected DIR/<family>/<hfile>)",
@@ -77,6 +140,13 @@ impl Table {
         next.version += 1;
         next.next_seq_id += 1;
         next.files.extend(entries.iter().cloned());
+        if let Some((id, _)) = import {
+            next.imports.push(crate::manifest::ImportRecord {
+                id: id.to_string(),
+                version: next.version,
+                seq_id,
+            });
+        }
         let committed = self.commit(&next, &placed);
         let _ = std::fs::remove_dir_all(&staging);
         committed?;
@@ -88,6 +158,7 @@ impl Table {
             split_inputs,
             skipped,
             garbage_removed,
+            ignored_families,
         })
     }
 
@@ -97,6 +168,7 @@ impl Table {
         bulk_dir: &Path,
         m: &Manifest,
         skipped: &mut Vec<(PathBuf, String)>,
+        mut ignore_unknown: Option<&mut Vec<(PathBuf, usize)>>,
     ) -> Result<Vec<Input>, TableError> {
         let mut inputs = Vec::new();
         let mut unknown = Vec::new();
@@ -109,7 +181,16 @@ impl Table {
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
             if m.family(&family).is_none() {
-                unknown.push(family);
+                match ignore_unknown.as_deref_mut() {
+                    Some(ignored) => {
+                        let files = bulk_entries(&fd)?
+                            .iter()
+                            .filter(|(_, k)| k.is_file())
+                            .count();
+                        ignored.push((fd.clone(), files));
+                    }
+                    None => unknown.push(family),
+                }
                 continue;
             }
             for (path, kind) in bulk_entries(&fd)? {

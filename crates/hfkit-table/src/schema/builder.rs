@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::attributes::{table_attribute, AttrError, AttrValue, FamilySchema};
-use super::mapping::ImportMapping;
+use super::mapping::{DeleteScope, ImportMapping};
 use super::names::{check_family_name, TableName, SYSTEM_NAMESPACE};
 use super::table::{ParsedSchema, SplitSpec, TableSchema};
 use crate::error::{At, Owner, SchemaError};
@@ -151,6 +151,27 @@ impl SchemaBuilder {
                     what: format!("column '{}'", c.source),
                     reason: format!("family '{}' is not a family of the table", c.family),
                 });
+            }
+        }
+        if let Some(op) = &mapping.operation {
+            for d in &op.deletes {
+                let named: Vec<&String> = match &d.scope {
+                    DeleteScope::Row => Vec::new(),
+                    DeleteScope::Families(f) => f.iter().collect(),
+                    DeleteScope::Columns(c) | DeleteScope::Version(c) => {
+                        c.iter().map(|(f, _)| f).collect()
+                    }
+                };
+                if let Some(f) = named
+                    .into_iter()
+                    .find(|f| !families.iter().any(|x| &x.name == *f))
+                {
+                    return Err(SchemaError::Mapping {
+                        at: At(op.location.clone().map(Box::new)),
+                        what: format!("[[operation.delete]] value '{}'", d.value),
+                        reason: format!("family '{f}' is not a family of the table"),
+                    });
+                }
             }
         }
         Ok(ParsedSchema {

@@ -14,14 +14,35 @@ pub enum ValueType {
     String,
     Int64,
     Double,
+    Int16,
+    Int32,
+    Float32,
+    Boolean,
+    /// HBase's `Bytes.toBytes(BigDecimal)`.
+    BigDecimal,
+    /// Raw bytes spelled in hex.
+    Hex,
+    /// Raw bytes spelled in base64 (RFC 4648, padded).
+    Base64,
 }
 
 impl ValueType {
+    /// The names `type` takes, for messages.
+    pub const NAMES: &'static str =
+        "string, int64, double, int16, int32, float32, boolean, bigdecimal, hex or base64";
+
     pub fn from_name(s: &str) -> Option<ValueType> {
         match s {
             "string" => Some(ValueType::String),
             "int64" => Some(ValueType::Int64),
             "double" => Some(ValueType::Double),
+            "int16" => Some(ValueType::Int16),
+            "int32" => Some(ValueType::Int32),
+            "float32" => Some(ValueType::Float32),
+            "boolean" => Some(ValueType::Boolean),
+            "bigdecimal" => Some(ValueType::BigDecimal),
+            "hex" => Some(ValueType::Hex),
+            "base64" => Some(ValueType::Base64),
             _ => None,
         }
     }
@@ -46,13 +67,134 @@ pub struct ColumnMapping {
     pub source: String,
     /// Family (one of the table's) and qualifier of the cell.
     pub family: String,
+    /// The qualifier; for a template, its text as written (for messages).
     pub qualifier: Vec<u8>,
+    /// A qualifier taken from the record (`cell = "d:{tag}"`): its parts, in order; `None`
+    /// for a fixed qualifier.
+    pub qualifier_template: Option<Vec<QualifierPart>>,
     pub value_type: ValueType,
     pub timestamp: TimestampSource,
     /// How a [`TimestampSource::Field`] is read: `epoch_ms` (when `None`), `epoch_s` or a
     /// strftime format; kept as text, compiled by the import pipeline.
     pub timestamp_format: Option<String>,
+    /// `ttl`: the cell's time to live in milliseconds, written as HBase's TTL tag (type 8);
+    /// `None`: no tag (the family's TTL alone applies).
+    pub ttl: Option<TtlSource>,
     /// Where it was written, for messages.
+    pub location: Option<Location>,
+}
+
+/// A part of a qualifier template (`cell = "d:tag_{tag}"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QualifierPart {
+    Literal(Vec<u8>),
+    /// The bytes of this input field.
+    Field(String),
+}
+
+impl QualifierPart {
+    /// Parses a qualifier: `{field}` names a field, `{{` and `}}` are literal braces. `None`
+    /// parts for a qualifier without a field (then the literal, unescaped, is the second
+    /// value); an error names what is wrong.
+    pub fn parse(text: &str) -> Result<(Option<Vec<QualifierPart>>, Vec<u8>), String> {
+        let mut parts = Vec::new();
+        let mut literal = Vec::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' if chars.peek().map(|p| p.1) == Some('{') => {
+                    chars.next();
+                    literal.push(b'{');
+                }
+                '}' if chars.peek().map(|p| p.1) == Some('}') => {
+                    chars.next();
+                    literal.push(b'}');
+                }
+                '{' => {
+                    let rest = &text[i + 1..];
+                    let Some(end) = rest.find('}') else {
+                        return Err(format!(
+                            "qualifier '{text}': '{{' at character {} is not closed (write {{{{ for a brace)",
+                            i + 1
+                        ));
+                    };
+                    let name = &rest[..end];
+                    if name.is_empty() || name.contains('{') {
+                        return Err(format!(
+                            "qualifier '{text}': expected a field name between '{{' and '}}'"
+                        ));
+                    }
+                    if !literal.is_empty() {
+                        parts.push(QualifierPart::Literal(std::mem::take(&mut literal)));
+                    }
+                    parts.push(QualifierPart::Field(name.to_string()));
+                    for _ in 0..name.chars().count() + 1 {
+                        chars.next();
+                    }
+                }
+                '}' => {
+                    return Err(format!(
+                    "qualifier '{text}': '}}' at character {} has no '{{' (write }}}} for a brace)",
+                    i + 1
+                ))
+                }
+                c => {
+                    let mut buf = [0u8; 4];
+                    literal.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Ok((None, literal));
+        }
+        if !literal.is_empty() {
+            parts.push(QualifierPart::Literal(literal));
+        }
+        Ok((Some(parts), text.as_bytes().to_vec()))
+    }
+}
+
+/// Where a cell's TTL tag comes from (`[[column]] ttl`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TtlSource {
+    /// A fixed TTL in milliseconds.
+    Fixed(i64),
+    /// An input field holding milliseconds as decimal text (empty: no tag).
+    Field(String),
+}
+
+/// What a delete record removes (`[[operation.delete]] scope`), at the record's timestamp.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeleteScope {
+    /// The whole row: a DeleteFamily marker in every family of the table.
+    Row,
+    /// These families (every family of the table when empty): a DeleteFamily marker in each.
+    Families(Vec<String>),
+    /// Every version (at or before the timestamp) of these cells (`family`, `qualifier`): a
+    /// DeleteColumn marker each. Empty: the mapped cells whose fields the record fills.
+    Columns(Vec<(String, Vec<u8>)>),
+    /// The version at the timestamp of these cells: a Delete marker each. Empty: as `Columns`.
+    Version(Vec<(String, Vec<u8>)>),
+}
+
+/// One `[[operation.delete]]`: the operation value and what it deletes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeleteAction {
+    pub value: String,
+    pub scope: DeleteScope,
+}
+
+/// `[operation]`: an input field whose value says, per record, whether it writes its cells
+/// (`put` values) or writes delete markers (`deletes`). Any other value rejects the record.
+/// Prose: `formats/schema.md` §"Changes from input".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperationMapping {
+    pub field: String,
+    pub put: Vec<String>,
+    pub deletes: Vec<DeleteAction>,
+    /// The delete markers' timestamp (the import time by default).
+    pub timestamp: TimestampSource,
+    pub timestamp_format: Option<String>,
     pub location: Option<Location>,
 }
 
@@ -99,4 +241,57 @@ pub struct ImportMapping {
     pub columns: Vec<ColumnMapping>,
     /// `[[index]]` tables written in the same run.
     pub indexes: Vec<IndexSchema>,
+    /// `[operation]`: records that delete as well as records that write.
+    pub operation: Option<OperationMapping>,
+    /// `[explode]`: several records (rows, cells) from one input record.
+    pub explode: Option<ExplodeMapping>,
+}
+
+/// `[explode]`: the input field holding a list, split on `delimiter`; each item makes a record
+/// of its own, the record with `field` replaced by the item. Prose: `formats/schema.md`
+/// §"Several rows or cells from one record".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplodeMapping {
+    pub field: String,
+    pub delimiter: Vec<u8>,
+    pub location: Option<Location>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QualifierPart::{self, Field, Literal};
+
+    #[test]
+    fn qualifier_templates() {
+        assert_eq!(QualifierPart::parse("email"), Ok((None, b"email".to_vec())));
+        assert_eq!(QualifierPart::parse("a{{b}}"), Ok((None, b"a{b}".to_vec())));
+        assert_eq!(
+            QualifierPart::parse("tag_{tag}"),
+            Ok((
+                Some(vec![Literal(b"tag_".to_vec()), Field("tag".into())]),
+                b"tag_{tag}".to_vec()
+            ))
+        );
+        assert_eq!(
+            QualifierPart::parse("{a}{{x}}{b}é"),
+            Ok((
+                Some(vec![
+                    Field("a".into()),
+                    Literal(b"{x}".to_vec()),
+                    Field("b".into()),
+                    Literal("é".as_bytes().to_vec()),
+                ]),
+                "{a}{{x}}{b}é".as_bytes().to_vec()
+            ))
+        );
+        assert!(QualifierPart::parse("x{tag")
+            .unwrap_err()
+            .contains("is not closed"));
+        assert!(QualifierPart::parse("x}")
+            .unwrap_err()
+            .contains("has no '{'"));
+        assert!(QualifierPart::parse("{}")
+            .unwrap_err()
+            .contains("expected a field name"));
+    }
 }

@@ -45,7 +45,10 @@ pub use attributes::{
     MIN_BLOCK_SIZE, ROW_PREFIX_LENGTH_KEY,
 };
 pub use builder::{SchemaBuilder, FAMILY_COUNT_WARNING};
-pub use mapping::{ColumnMapping, ImportMapping, IndexSchema, TimestampSource, ValueType};
+pub use mapping::{
+    ColumnMapping, DeleteAction, DeleteScope, ExplodeMapping, ImportMapping, IndexSchema,
+    OperationMapping, QualifierPart, TimestampSource, TtlSource, ValueType,
+};
 pub use names::{
     check_family_name, FamilyNameError, NameError, TableName, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
 };

@@ -26,6 +26,16 @@ pub(super) struct SchemaDoc {
     pub rowkey: Option<RowkeySection>,
     pub column: Option<Tables<ColumnSection>>,
     pub index: Option<Tables<IndexSection>>,
+    pub operation: Option<Spanned<OperationSection>>,
+    pub explode: Option<Spanned<ExplodeSection>>,
+}
+
+/// `[explode]`: a list field whose items each make a record of their own.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct ExplodeSection {
+    pub field: Option<String>,
+    pub delimiter: Option<Spanned<String>>,
 }
 
 /// `[splits]` and `[index.splits]`.
@@ -59,6 +69,28 @@ pub(super) struct ColumnSection {
     pub value_type: Option<Spanned<String>>,
     pub timestamp: Option<Timestamp>,
     pub timestamp_format: Option<Spanned<String>>,
+    pub ttl: Option<Timestamp>,
+}
+
+/// `[operation]`: the field that says whether a record writes cells or deletes them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct OperationSection {
+    pub field: Option<Spanned<String>>,
+    pub put: Option<Vec<String>>,
+    pub timestamp: Option<Timestamp>,
+    pub timestamp_format: Option<Spanned<String>>,
+    pub delete: Option<Tables<DeleteSection>>,
+}
+
+/// One `[[operation.delete]]`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct DeleteSection {
+    pub value: Option<String>,
+    pub scope: Option<Spanned<String>>,
+    pub families: Option<Vec<Spanned<String>>>,
+    pub cells: Option<Vec<Spanned<String>>>,
 }
 
 /// One `[[index]]`.
@@ -85,12 +117,17 @@ fn section_keys(section: &[Seg<'_>]) -> Option<&'static str> {
         })
         .collect();
     Some(match keys.as_slice() {
-        [] => "[table], [[family]], [splits], [rowkey], [[column]], [[index]]",
+        [] => {
+            "[table], [[family]], [splits], [rowkey], [[column]], [[index]], [operation], [explode]"
+        }
+        ["explode"] => "field, delimiter",
         ["splits"] | ["index", "splits"] => {
             "keys, file, algorithm, regions, first_row, last_row or sample"
         }
         ["rowkey"] => "spec, timestamp_format",
-        ["column"] => "source, cell, type, timestamp, timestamp_format",
+        ["column"] => "source, cell, type, timestamp, timestamp_format, ttl",
+        ["operation"] => "field, put, timestamp, timestamp_format, [[operation.delete]]",
+        ["operation", "delete"] => "value, scope, families, cells",
         ["index"] => {
             "name, rowkey, cell, timestamp, timestamp_format, [index.family], [index.splits]"
         }
@@ -669,7 +706,7 @@ mod tests {
             (
                 format!("{BASE}[[column]]\nsource = \"a\"\n  value = 1\n"),
                 "s.toml:7:3: unknown key 'value' in [[column]] (expected source, cell, type, \
-                 timestamp, timestamp_format)",
+                 timestamp, timestamp_format, ttl)",
             ),
             (
                 format!("{BASE}[[index]]\nname = \"ix\"\n[index.splits]\nregion = 3\n"),
@@ -684,7 +721,7 @@ mod tests {
             (
                 format!("{BASE}[other]\n"),
                 "s.toml:5:2: unknown section 'other' (expected [table], [[family]], [splits], \
-                 [rowkey], [[column]], [[index]])",
+                 [rowkey], [[column]], [[index]], [operation], [explode])",
             ),
         ] {
             assert_eq!(err(&text), message, "{text}");

@@ -13,11 +13,14 @@ use toml::Spanned;
 
 use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
 use super::builder::SchemaBuilder;
-use super::mapping::{ColumnMapping, ImportMapping, IndexSchema, TimestampSource, ValueType};
+use super::mapping::{
+    ColumnMapping, DeleteAction, DeleteScope, ExplodeMapping, ImportMapping, IndexSchema,
+    OperationMapping, QualifierPart, TimestampSource, TtlSource, ValueType,
+};
 use super::table::{explicit_keys, ParsedSchema, SplitSpec};
 use super::toml_doc::{
-    key_offset, located, AttrSection, ColumnSection, FamilySection, IndexSection, RowkeySection,
-    SchemaDoc, SplitsSection, TableSection, Timestamp,
+    key_offset, located, AttrSection, ColumnSection, FamilySection, IndexSection, OperationSection,
+    RowkeySection, SchemaDoc, SplitsSection, TableSection, Timestamp,
 };
 use crate::error::{At, Location, SchemaError};
 use crate::split::SplitAlgorithm;
@@ -128,6 +131,38 @@ impl TomlReader<'_> {
             }
             index_warnings.extend(warnings);
             mapping.indexes.push(index);
+        }
+        if let Some(op) = doc.operation {
+            mapping.operation = Some(self.operation(op)?);
+        }
+        if let Some(x) = doc.explode {
+            let location = self.location(x.span().start);
+            let x = x.into_inner();
+            let at = At::from(location.clone());
+            let mapping_error = |at: At, reason: &str| SchemaError::Mapping {
+                at,
+                what: "[explode]".into(),
+                reason: reason.into(),
+            };
+            let field = x
+                .field
+                .filter(|f| !f.is_empty())
+                .ok_or_else(|| mapping_error(at, "needs field = \"name\""))?;
+            let delimiter = match x.delimiter {
+                None => b",".to_vec(),
+                Some(d) if d.get_ref().is_empty() => {
+                    return Err(mapping_error(
+                        self.at(d.span().start),
+                        "delimiter must not be empty",
+                    ))
+                }
+                Some(d) => d.into_inner().into_bytes(),
+            };
+            mapping.explode = Some(ExplodeMapping {
+                field,
+                delimiter,
+                location: Some(location),
+            });
         }
         let mut parsed = b.finish(table_at, mapping)?;
         parsed.warnings.extend(index_warnings);
@@ -381,7 +416,7 @@ impl TomlReader<'_> {
             Some(t) => ValueType::from_name(t.get_ref()).ok_or_else(|| {
                 self.syntax(
                     t.span().start,
-                    format!("type '{}': expected string, int64 or double", t.get_ref()),
+                    format!("type '{}': expected {}", t.get_ref(), ValueType::NAMES),
                 )
             })?,
         };
@@ -403,11 +438,109 @@ impl TomlReader<'_> {
         let (family, qualifier) = self.cell(cell, &what)?;
         let timestamp = timestamp_source(c.timestamp);
         let timestamp_format = self.timestamp_format(c.timestamp_format, &timestamp, &what)?;
+        let (qualifier_template, qualifier) =
+            QualifierPart::parse(qualifier).map_err(|reason| SchemaError::Mapping {
+                at: self.at(cell.span().start),
+                what: what.clone(),
+                reason,
+            })?;
+        let ttl = c.ttl.map(|t| match t {
+            Timestamp::Fixed(ms) => TtlSource::Fixed(ms),
+            Timestamp::Field(f) => TtlSource::Field(f),
+        });
         Ok(ColumnMapping {
             source,
             family: family.to_string(),
-            qualifier: qualifier.as_bytes().to_vec(),
+            qualifier,
+            qualifier_template,
             value_type,
+            timestamp,
+            timestamp_format,
+            ttl,
+            location: Some(location),
+        })
+    }
+
+    /// `[operation]`: `field`, `put` values (default `I`, `U`), the delete markers'
+    /// `timestamp` and `timestamp_format`, and `[[operation.delete]]` (`value`, `scope` = row |
+    /// family | columns | version, `families`, `cells`).
+    fn operation(&self, v: Spanned<OperationSection>) -> Result<OperationMapping, SchemaError> {
+        let location = self.location(v.span().start);
+        let at = At::from(location.clone());
+        let o = v.into_inner();
+        let what = "[operation]";
+        let mapping_error = |at: At, reason: String| SchemaError::Mapping {
+            at,
+            what: what.to_string(),
+            reason,
+        };
+        let field = o
+            .field
+            .map(Spanned::into_inner)
+            .filter(|f| !f.is_empty())
+            .ok_or_else(|| mapping_error(at.clone(), "needs field = \"name\"".into()))?;
+        let put = o
+            .put
+            .unwrap_or_else(|| vec!["I".to_string(), "U".to_string()]);
+        let timestamp = timestamp_source(o.timestamp);
+        let timestamp_format = self.timestamp_format(o.timestamp_format, &timestamp, what)?;
+        let mut deletes: Vec<DeleteAction> = Vec::new();
+        for d in o.delete.map(|d| d.0).unwrap_or_default() {
+            let d_at = self.at(d.span().start);
+            let d = d.into_inner();
+            let Some(value) = d.value else {
+                return Err(mapping_error(
+                    d_at,
+                    "[[operation.delete]] needs value = \"...\"".into(),
+                ));
+            };
+            if put.contains(&value) || deletes.iter().any(|x| x.value == value) {
+                return Err(mapping_error(
+                    d_at,
+                    format!("operation value '{value}' is given twice"),
+                ));
+            }
+            let cells = |list: Option<Vec<Spanned<String>>>| {
+                list.unwrap_or_default()
+                    .iter()
+                    .map(|c| {
+                        self.cell(c, what)
+                            .map(|(f, q)| (f.to_string(), q.as_bytes().to_vec()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            };
+            let scope_name = d.scope.as_ref().map(|s| s.get_ref().as_str());
+            let scope = match scope_name {
+                None | Some("row") => DeleteScope::Row,
+                Some("family") => DeleteScope::Families(
+                    d.families
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(Spanned::into_inner)
+                        .collect(),
+                ),
+                Some("columns") => DeleteScope::Columns(cells(d.cells)?),
+                Some("version") => DeleteScope::Version(cells(d.cells)?),
+                Some(other) => {
+                    let s_at = self.at(d.scope.as_ref().map_or(0, |s| s.span().start));
+                    return Err(mapping_error(
+                        s_at,
+                        format!("scope '{other}': expected row, family, columns or version"),
+                    ));
+                }
+            };
+            deletes.push(DeleteAction { value, scope });
+        }
+        if let Some(dup) = put.iter().enumerate().find(|(i, p)| put[..*i].contains(p)) {
+            return Err(mapping_error(
+                at,
+                format!("operation value '{}' is given twice", dup.1),
+            ));
+        }
+        Ok(OperationMapping {
+            field,
+            put,
+            deletes,
             timestamp,
             timestamp_format,
             location: Some(location),
@@ -648,6 +781,61 @@ mod tests {
         assert_eq!(e, "s.toml:5:1: column #1: needs source = \"field\"");
         let e = err("[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[column]]\nsource = \"a\"\ncell = \"d:q\"\ntype = \"int\"\n");
         assert!(e.starts_with("s.toml:8:8: type 'int'"), "{e}");
+    }
+
+    #[test]
+    fn operation_and_ttl() {
+        let base = "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[[family]]\nname = \"m\"\n[rowkey]\nspec = \"id\"\n[[column]]\nsource = \"a\"\ncell = \"d:a\"\nttl = \"life\"\n[[column]]\nsource = \"b\"\ncell = \"m:b\"\nttl = 60000\n";
+        let p = toml(&format!(
+            "{base}[operation]\nfield = \"op\"\ntimestamp = \"ts\"\n[[operation.delete]]\nvalue = \"D\"\n[[operation.delete]]\nvalue = \"F\"\nscope = \"family\"\nfamilies = [\"m\"]\n[[operation.delete]]\nvalue = \"C\"\nscope = \"columns\"\ncells = [\"d:a\", \"m:\"]\n[[operation.delete]]\nvalue = \"V\"\nscope = \"version\"\n"
+        ))
+        .unwrap();
+        let m = &p.mapping;
+        assert_eq!(m.columns[0].ttl, Some(TtlSource::Field("life".into())));
+        assert_eq!(m.columns[1].ttl, Some(TtlSource::Fixed(60000)));
+        let op = m.operation.as_ref().unwrap();
+        assert_eq!(op.field, "op");
+        assert_eq!(op.put, ["I", "U"]);
+        assert_eq!(op.timestamp, TimestampSource::Field("ts".into()));
+        let scopes: Vec<(&str, &DeleteScope)> = op
+            .deletes
+            .iter()
+            .map(|d| (d.value.as_str(), &d.scope))
+            .collect();
+        assert_eq!(
+            scopes,
+            [
+                ("D", &DeleteScope::Row),
+                ("F", &DeleteScope::Families(vec!["m".into()])),
+                (
+                    "C",
+                    &DeleteScope::Columns(vec![("d".into(), b"a".to_vec()), ("m".into(), vec![])])
+                ),
+                ("V", &DeleteScope::Version(vec![])),
+            ]
+        );
+        let e = err(&format!(
+            "{base}[operation]\nfield = \"op\"\n[[operation.delete]]\nvalue = \"D\"\nscope = \"table\"\n"
+        ));
+        assert_eq!(
+            e,
+            "s.toml:21:9: [operation]: scope 'table': expected row, family, columns or version"
+        );
+        let e = err(&format!(
+            "{base}[operation]\nfield = \"op\"\n[[operation.delete]]\nvalue = \"U\"\n"
+        ));
+        assert!(e.contains("operation value 'U' is given twice"), "{e}");
+        let e = err(&format!(
+            "{base}[operation]\nfield = \"op\"\n[[operation.delete]]\nvalue = \"D\"\nscope = \"family\"\nfamilies = [\"x\"]\n"
+        ));
+        assert!(e.contains("family 'x' is not a family of the table"), "{e}");
+        let e = err(&format!("{base}[operation]\nput = [\"I\"]\n"));
+        assert!(e.contains("[operation]: needs field = \"name\""), "{e}");
+        let e = err(&format!("{base}[operation]\nfield = \"op\"\nmode = 1\n"));
+        assert!(
+            e.contains("field, put, timestamp, timestamp_format, [[operation.delete]]"),
+            "{e}"
+        );
     }
 
     #[test]
