@@ -492,15 +492,25 @@ impl Table {
     /// Attaches the HFiles of a bulk-load directory (`DIR/<family>/<hfile>`, as written by
     /// `hfkit import --out` or HBase's `HFileOutputFormat2`). All or nothing.
     pub fn attach(&self, bulk_dir: &Path) -> Result<AttachReport, TableError> {
+        self.attach_all(&[bulk_dir])
+    }
+
+    /// [`Table::attach`] of several bulk-load directories (the outputs of many tasks) in one
+    /// commit: every file of every directory becomes visible at once, or none.
+    pub fn attach_all(&self, bulk_dirs: &[&Path]) -> Result<AttachReport, TableError> {
         let lock = self.lock()?;
         let garbage_removed = self.collect_garbage(&lock)?;
         let m = self.manifest()?;
         let mut skipped = Vec::new();
-        let inputs = self.discover(bulk_dir, &m, &mut skipped)?;
+        let mut inputs = Vec::new();
+        for bulk_dir in bulk_dirs {
+            inputs.extend(self.discover(bulk_dir, &m, &mut skipped)?);
+        }
         if inputs.is_empty() && skipped.is_empty() {
+            let dirs: Vec<String> = bulk_dirs.iter().map(|d| d.display().to_string()).collect();
             return Err(TableError::Invalid(format!(
                 "{}: no HFiles found (expected DIR/<family>/<hfile>)",
-                bulk_dir.display()
+                dirs.join(", ")
             )));
         }
         let seq_id = m.next_seq_id;
