@@ -19,27 +19,27 @@ use hfkit_pipeline::error::{ImportError, RowkeyError};
 use hfkit_pipeline::source::{RecordAt, RecordPosition, SourceError};
 
 create_exception!(
-    _hfkit,
+    hfkit,
     HfkitError,
     PyException,
     "Every error of the hfkit package."
 );
 create_exception!(
-    _hfkit,
+    hfkit,
     SchemaError,
     HfkitError,
     "A schema that does not parse or does not fit: `file`, `line`, `column` say where."
 );
 create_exception!(
-    _hfkit,
+    hfkit,
     InputError,
     HfkitError,
     "Input that cannot be imported: `file`, `line` (CSV) or `row_group` and `row` (Parquet, \
      record batches), `field` and `reason` say where and why."
 );
-create_exception!(_hfkit, TableError, HfkitError, "A table directory's error.");
+create_exception!(hfkit, TableError, HfkitError, "A table directory's error.");
 create_exception!(
-    _hfkit,
+    hfkit,
     HFileError,
     HfkitError,
     "An HFile that cannot be read."
