@@ -85,7 +85,15 @@ def _write_parts(schema, staging, memory, import_time, on_written):
         ctx = TaskContext.get()
         attempt = Path(staging) / ATTEMPTS_DIR / (
             f"{ctx.stageId()}-{ctx.partitionId()}-{ctx.taskAttemptId()}")
-        group = {"part": None, "region": None, "pending": None}
+        # "waited": seconds spent pulling rows out of Spark inside write_region, which are
+        # Spark's time (shuffle read, sort), not hfkit's.
+        group = {"part": None, "pending": None, "waited": 0.0}
+
+        def pull(rest):
+            t = time.monotonic()
+            b = next(rest, None)
+            group["waited"] += time.monotonic() - t
+            return b
 
         def rows_of_part(first, rest):
             """Batches of one task number, stripped of the added columns; stops at the next
@@ -99,7 +107,7 @@ def _write_parts(schema, staging, memory, import_time, on_written):
                 if n < b.num_rows:
                     group["pending"] = b.slice(n)
                     return
-                b = next(rest, None)
+                b = pull(rest)
                 if b is None:
                     return
 
@@ -112,12 +120,13 @@ def _write_parts(schema, staging, memory, import_time, on_written):
             group["part"] = b.column(PART_COLUMN)[0].as_py()
             region = b.column(REGION_COLUMN)[0].as_py()
             group["pending"] = None
+            group["waited"] = 0.0
             out = attempt / f"part-{group['part']}"
             started = time.monotonic()
             files = write_region(schema, region, rows_of_part(b, it), str(out), memory=memory,
                                  import_time=import_time,
                                  name=f"spark partition {ctx.partitionId()}")
-            seconds = time.monotonic() - started
+            seconds = time.monotonic() - started - group["waited"]
             if on_written is not None:
                 on_written(files)
             if files:
@@ -176,7 +185,8 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     ``write_region``.
 
     Returns a dict: files, cells, bytes, tasks, attached ({table: manifest version}),
-    hfkit_seconds (time the tasks spent in write_region) and seconds (the whole job).
+    hfkit_seconds (task time spent in write_region, less the time it waited for rows from
+    Spark) and seconds (the whole job).
     """
     if (out is None) == (table is None):
         raise ValueError("give exactly one of out= or table=")

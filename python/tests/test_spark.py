@@ -121,3 +121,50 @@ def test_bad_input_fails_the_load_naming_partition_row_and_field_and_writes_noth
     assert "field 'score': 'lots' is not a 64-bit decimal integer" in text, text[-2000:]
     assert files_under(tmp_path / "out") == [] if (tmp_path / "out").exists() else True
     assert not (tmp_path / "staging").exists()
+
+
+def lineitem_sample(path, rows=3000, seed=7):
+    """A TPC-H lineitem-shaped CSV (benches/lineitem.toml's columns): quoted comments with
+    commas, decimals, dates; deterministic."""
+    import random
+    rnd = random.Random(seed)
+    header = ("l_orderkey,l_partkey,l_suppkey,l_linenumber,l_quantity,l_extendedprice,"
+              "l_discount,l_tax,l_returnflag,l_linestatus,l_shipdate,l_commitdate,"
+              "l_receiptdate,l_shipinstruct,l_shipmode,l_comment")
+    lines = [header]
+    order, line = 1, 0
+    for _ in range(rows):
+        line += 1
+        if line > rnd.randint(1, 7):
+            order += rnd.randint(1, 5)
+            line = 1
+        date = f"199{rnd.randint(2, 8)}-{rnd.randint(1, 12):02}-{rnd.randint(1, 28):02}"
+        comment = rnd.choice(["furiously, final", "ironic requests", 'say "hi", then'])
+        lines.append(",".join([
+            str(order), str(rnd.randint(1, 200000)), str(rnd.randint(1, 10000)), str(line),
+            str(rnd.randint(1, 50)), f"{rnd.uniform(900, 100000):.2f}",
+            f"0.0{rnd.randint(0, 9)}", f"0.0{rnd.randint(0, 8)}", rnd.choice("ANR"),
+            rnd.choice("OF"), date, date, date, rnd.choice(["NONE", "TAKE BACK RETURN"]),
+            rnd.choice(["TRUCK", "MAIL", "AIR"]),
+            '"' + comment.replace('"', '""') + '"',
+        ]))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_bulk_load_of_a_lineitem_sample_gives_the_cells_of_one_import(spark, tmp_path):
+    import subprocess
+    from conftest import ROOT, hfkit_bin
+    sample = tmp_path / "lineitem.csv"
+    lineitem_sample(sample)
+    schema = ROOT / "benches" / "lineitem.toml"
+    r = subprocess.run([hfkit_bin(), "import", "--schema", str(schema), str(sample), "--out",
+                        str(tmp_path / "cli"), "--timestamp", str(IMPORT_TIME), "--quiet"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    df = spark.read.csv(str(sample), header=True, escape='"')
+    summary = bulk_load(df, schema, out=str(tmp_path / "out"), import_time=IMPORT_TIME,
+                        rows_per_task=100)
+    want = bulk_cells([tmp_path / "cli"])
+    assert sum(want.values()) == 3000 * 16
+    assert bulk_cells([tmp_path / "out"]) == want
+    assert summary["tasks"] > 16

@@ -162,3 +162,56 @@ pub fn row_keys(
     }
     Ok(keys.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, StringArray};
+
+    fn batch(names: &[&str], rows: &[&str]) -> RecordBatch {
+        let cols: Vec<(&str, ArrayRef)> = names
+            .iter()
+            .map(|n| (*n, Arc::new(StringArray::from(rows.to_vec())) as ArrayRef))
+            .collect();
+        RecordBatch::try_from_iter(cols).unwrap()
+    }
+
+    fn input(batches: Vec<RecordBatch>) -> BatchReader {
+        let mut it = batches.into_iter();
+        let columns = vec!["a".to_string(), "b".to_string()];
+        let next: NextBatch = Box::new(move || it.next().map(Ok));
+        RecordBatchInput::new(PathBuf::from("part 3"), columns, next)
+            .unwrap()
+            .reader()
+    }
+
+    #[test]
+    fn batches_are_positioned_by_number_and_empty_ones_passed_over() {
+        let mut read = input(vec![
+            batch(&["a", "b"], &["x", "y"]),
+            batch(&["a", "b"], &[]),
+            batch(&["a", "b"], &["z"]),
+        ]);
+        let mut b = Batch::default();
+        assert!(read(&mut b).unwrap());
+        assert_eq!(&b.records[1][0], b"y");
+        assert_eq!(b.position(1), "part 3: row group 0, row 1");
+        assert!(read(&mut b).unwrap());
+        assert_eq!(b.records.len(), 1);
+        assert_eq!(b.position(0), "part 3: row group 2, row 0");
+        assert!(!read(&mut b).unwrap());
+    }
+
+    #[test]
+    fn a_batch_with_other_columns_is_refused_naming_both() {
+        let mut read = input(vec![batch(&["a", "c"], &["x"])]);
+        let err = read(&mut Batch::default()).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "part 3: record batch 0 has columns [a, c], not the input's [a, b]"
+        );
+        let next: NextBatch = Box::new(|| None);
+        let dup = vec!["a".to_string(), "a".to_string()];
+        assert!(RecordBatchInput::new(PathBuf::from("p"), dup, next).is_err());
+    }
+}
