@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use self::outputs::TableOutputs;
 use self::report::{import_report, Finished, ImportStats};
+use crate::arrow_input::RecordBatchInput;
 use crate::encode::{bind, encode_batch, Bound, Compiled, Encoded, Rejection};
 use crate::input::{open_input, read_units};
 use crate::output::LANE_MEMORY;
@@ -69,6 +70,10 @@ pub type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
 pub struct ImportOptions {
     pub inputs: Vec<PathBuf>,
     pub format: InputFormat,
+    /// Record batches imported after `inputs` (a program's rows rather than a file's; see
+    /// [`crate::arrow_input`]). With them, `regions` should be given: sampled splits sample
+    /// only `inputs`.
+    pub record_batches: Option<RecordBatchInput>,
     pub out_dir: PathBuf,
     /// Bulk-load directory of each `[[index]]` table, in schema order (default:
     /// [`default_index_dirs`], inside `out_dir`).
@@ -109,6 +114,7 @@ impl ImportOptions {
         ImportOptions {
             inputs,
             format,
+            record_batches: None,
             out_dir,
             index_out: None,
             memory_budget: 1 << 30,
@@ -182,8 +188,9 @@ pub fn run_import(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let compiled = Compiled::new(schema, mapping)?;
+    let record_batches = opts.record_batches.take();
     // Phase 1: plan regions.
-    let targets = Targets::plan(schema, mapping, &mut opts)?;
+    let targets = Targets::plan(schema, mapping, &mut opts, record_batches.is_some())?;
     // Phase 2: open outputs.
     let mut outputs = TableOutputs::open(
         schema,
@@ -208,7 +215,7 @@ pub fn run_import(
         ticker,
     )?;
     let lane_threads = if ingest.lanes > 0 { threads } else { 1 };
-    outputs.with_lane_sink(lane_threads, |sink| ingest.read_all(sink))?;
+    outputs.with_lane_sink(lane_threads, |sink| ingest.read_all(sink, record_batches))?;
     let ingested = ingest.finish()?;
     // Phase 5: write.
     let stats = write_sorted(ingested, &mut outputs, schema.families.len(), threads)?;
@@ -241,13 +248,14 @@ struct Targets {
 impl Targets {
     /// The index tables' directories (each its own), and the regions: the tables' own
     /// (`opts.regions`, taken), or from the splits (a sample of row keys first, when some
-    /// table's splits are sampled).
+    /// table's splits are sampled). `record_batches`: the import has record batches to read.
     fn plan(
         schema: &TableSchema,
         mapping: &ImportMapping,
         opts: &mut ImportOptions,
+        record_batches: bool,
     ) -> Result<Targets, ImportError> {
-        if opts.inputs.is_empty() {
+        if opts.inputs.is_empty() && !record_batches {
             return Err(ImportError::Invalid("no input files".into()));
         }
         let index_dirs = match &opts.index_out {
@@ -416,8 +424,13 @@ impl<'a> Ingest<'a> {
         })
     }
 
-    /// Reads every input; lanes' cells go to `sink`, the rest to the sorter.
-    fn read_all(&mut self, sink: &mut dyn LaneSink) -> Result<(), ImportError> {
+    /// Reads every input, then the record batches; lanes' cells go to `sink`, the rest to the
+    /// sorter.
+    fn read_all(
+        &mut self,
+        sink: &mut dyn LaneSink,
+        record_batches: Option<RecordBatchInput>,
+    ) -> Result<(), ImportError> {
         let (opts, compiled, mapping) = (self.opts, self.compiled, self.mapping);
         let wanted = compiled.wanted_fields(mapping);
         let threads = rayon::current_num_threads();
@@ -440,6 +453,14 @@ impl<'a> Ingest<'a> {
             })?;
             self.ticker.progress.input_bytes +=
                 std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        }
+        if let Some(input) = record_batches {
+            let families = &self.families;
+            let (name, columns) = (&input.name, &input.columns);
+            let bound = bind(compiled, mapping, families, columns, name, opts.import_time)?;
+            read_units(vec![input.reader()], threads, &mut |batch: &Batch| {
+                self.batch(batch, &bound, sink)
+            })?;
         }
         self.router.flush(sink)
     }

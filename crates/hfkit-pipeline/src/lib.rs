@@ -6,6 +6,7 @@
 //! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
 //! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
 //! | `remote_input` | inputs on object storage: globs by listing, CSV streamed, Parquet by ranged reads | `storage.md`, `import.md` §"Sources" |
+//! | [`arrow_input`] | record batches handed in by a program (the Python package), rendered as Parquet's; their row keys | `import.md` §"Sources" |
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
 //! | [`timestamp`] | timestamps from fields: epoch ms, epoch s, strftime formats | `schema.md` §"Timestamps" |
 //! | [`value`] | cell value encodings (`string`, `int64`, `double` as HBase's `Bytes.toBytes`) | `rowkey.md` §"Cell values" |
@@ -25,6 +26,7 @@
 //! Each stage has its own error enum; the import driver reports them with the file, line and
 //! field at fault.
 
+pub mod arrow_input;
 pub mod cell_export;
 pub mod dry_run;
 pub mod encode;

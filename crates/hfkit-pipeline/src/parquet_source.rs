@@ -181,7 +181,7 @@ impl ParquetSource {
 
 /// Renders a record batch into text records, a column at a time (the column's type decided
 /// once, integers through `itoa`: per-value dispatch and `fmt` were most of the source's time).
-fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), RowGroupError> {
+pub(crate) fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), RowGroupError> {
     let n = rb.num_rows();
     batch.records.resize_with(n, csv::ByteRecord::new);
     batch.records.truncate(n);

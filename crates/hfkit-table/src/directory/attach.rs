@@ -73,6 +73,22 @@ impl Table {
         opts: &AttachOptions,
         import: Option<(&str, bool)>,
     ) -> Result<AttachReport, TableError> {
+        self.attach_import_all(&[bulk_dir], opts, import)
+    }
+
+    /// [`Table::attach`] of several bulk-load directories (the outputs of many tasks) in one
+    /// commit: every file of every directory becomes visible at once, or none.
+    pub fn attach_all(&self, bulk_dirs: &[&Path]) -> Result<AttachReport, TableError> {
+        self.attach_import_all(bulk_dirs, &AttachOptions::default(), None)
+    }
+
+    /// [`Table::attach_import`] of several directories in one commit.
+    pub fn attach_import_all(
+        &self,
+        bulk_dirs: &[&Path],
+        opts: &AttachOptions,
+        import: Option<(&str, bool)>,
+    ) -> Result<AttachReport, TableError> {
         let lock = self.lock()?;
         let garbage_removed = self.collect_garbage(&lock)?;
         let m = self.manifest()?;
@@ -87,14 +103,18 @@ impl Table {
         let mut skipped = Vec::new();
         let mut ignored_families = Vec::new();
         let mut inputs = Vec::new();
-        let roots = match opts.region_dirs {
-            false => vec![bulk_dir.to_path_buf()],
-            true => bulk_entries(bulk_dir)?
-                .into_iter()
-                .filter(|(_, kind)| kind.is_dir())
-                .map(|(p, _)| p)
-                .collect(),
-        };
+        let mut roots = Vec::new();
+        for bulk_dir in bulk_dirs {
+            match opts.region_dirs {
+                false => roots.push(bulk_dir.to_path_buf()),
+                true => roots.extend(
+                    bulk_entries(bulk_dir)?
+                        .into_iter()
+                        .filter(|(_, kind)| kind.is_dir())
+                        .map(|(p, _)| p),
+                ),
+            }
+        }
         for root in &roots {
             let ignored = opts
                 .ignore_unknown_families
@@ -114,9 +134,10 @@ impl Table {
             }
         }
         if inputs.is_empty() && skipped.is_empty() {
+            let dirs: Vec<String> = bulk_dirs.iter().map(|d| d.display().to_string()).collect();
             return Err(TableError::Invalid(format!(
                 "{}: no HFiles found (expected DIR/<family>/<hfile>)",
-                bulk_dir.display()
+                dirs.join(", ")
             )));
         }
         let seq_id = m.next_seq_id;

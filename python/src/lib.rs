@@ -1,0 +1,36 @@
+//! `hfkit._hfkit`, the native module of the `hfkit` Python package (python/hfkit): the import
+//! pipeline's encoders and outputs, table attach and reads, and HFiles, exchanging data with
+//! pyarrow through the Arrow C data interface (whole record batches and arrays, never a Python
+//! object per row). Spec: `formats/python.md`.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`schema`] | `Schema`: a schema and its mapping, its regions, row keys and regions of batches |
+//! | [`region`] | `write_region`: one region's HFiles from record batches, by the import pipeline |
+//! | [`tables`] | `create_tables`, `attach`, `Table` reads and `HFile` as record batches of cells |
+//! | [`errors`] | the exceptions, with the CLI's file/line/field context |
+
+use pyo3::prelude::*;
+
+mod errors;
+mod region;
+mod schema;
+mod tables;
+
+#[pymodule]
+fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<schema::Schema>()?;
+    m.add_class::<tables::Table>()?;
+    m.add_class::<tables::HFile>()?;
+    m.add_function(wrap_pyfunction!(region::write_region, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;
+    m.add("HfkitError", py.get_type::<errors::HfkitError>())?;
+    m.add("SchemaError", py.get_type::<errors::SchemaError>())?;
+    m.add("InputError", py.get_type::<errors::InputError>())?;
+    m.add("TableError", py.get_type::<errors::TableError>())?;
+    m.add("HFileError", py.get_type::<errors::HFileError>())?;
+    m.add("INDEX_BULK_DIR", hfkit_pipeline::import::INDEX_BULK_DIR)?;
+    Ok(())
+}

@@ -1,0 +1,333 @@
+//! Tables and HFiles from Python: `create_tables` (a table directory and its index tables from a
+//! schema, as `hfkit import --table` creates them), `attach` (many bulk-load directories, one
+//! commit per table: index tables first, as the CLI attaches them), `Table` get/scan and `HFile`
+//! cells as record batches of cells, `HFile.info()` and `.verify()`.
+//!
+//! A record batch of cells has the columns `row`, `family`, `qualifier` (binary), `timestamp`
+//! (int64), `type` (string: Put, Delete, DeleteColumn, DeleteFamily...) and `value` (binary).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_pyarrow::ToPyArrow;
+use arrow_schema::{DataType, Field, Schema as ArrowSchema};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::errors::{hfile_error, table_error, HfkitError};
+use crate::schema::Schema;
+use hfkit_format::cell::CellRef;
+use hfkit_format::reader::HFileReader;
+use hfkit_pipeline::import::INDEX_BULK_DIR;
+use hfkit_read::ReadOptions;
+use hfkit_table::directory::{Table as TableDir, INDEX_DIR};
+use hfkit_table::manifest::{Attributes, FamilyEntry};
+use hfkit_table::read::TableReader;
+use hfkit_table::TableSchema;
+
+/// Cells gathered into the columns of a record batch of cells.
+#[derive(Default)]
+struct CellColumns {
+    row: BinaryBuilder,
+    family: BinaryBuilder,
+    qualifier: BinaryBuilder,
+    timestamp: Int64Builder,
+    kind: StringBuilder,
+    value: BinaryBuilder,
+}
+
+impl CellColumns {
+    fn push(&mut self, c: &CellRef<'_>) {
+        self.row.append_value(c.row);
+        self.family.append_value(c.family);
+        self.qualifier.append_value(c.qualifier);
+        self.timestamp.append_value(c.timestamp);
+        self.kind.append_value(format!("{:?}", c.cell_type));
+        self.value.append_value(c.value);
+    }
+
+    fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let bin = |n: &str| Field::new(n, DataType::Binary, false);
+        let schema = ArrowSchema::new(vec![
+            bin("row"),
+            bin("family"),
+            bin("qualifier"),
+            Field::new("timestamp", DataType::Int64, false),
+            Field::new("type", DataType::Utf8, false),
+            bin("value"),
+        ]);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.row.finish()),
+            Arc::new(self.family.finish()),
+            Arc::new(self.qualifier.finish()),
+            Arc::new(self.timestamp.finish()),
+            Arc::new(self.kind.finish()),
+            Arc::new(self.value.finish()),
+        ];
+        let batch = RecordBatch::try_new(Arc::new(schema), columns)
+            .map_err(|e| HfkitError::new_err(e.to_string()))?;
+        batch.to_pyarrow(py)
+    }
+}
+
+/// Creates the table directory `path` and its index tables (`path/indexes/<qualifier>`) from
+/// `schema`, over the schema's regions; existing ones are left as they are. Returns the paths
+/// of the tables created.
+#[pyfunction]
+pub fn create_tables(schema: &Schema, path: PathBuf) -> PyResult<Vec<String>> {
+    let regions = schema.import_regions()?;
+    let ixs = &schema.parsed.mapping.indexes;
+    let targets = std::iter::once((path.clone(), &schema.parsed.table, &regions.main)).chain(
+        ixs.iter()
+            .zip(&regions.indexes)
+            .map(|(ix, r)| (path.join(INDEX_DIR).join(&ix.table.qualifier), &ix.table, r)),
+    );
+    let mut created = Vec::new();
+    for (dir, table, regions) in targets {
+        if TableDir::open(&dir).is_ok() {
+            continue;
+        }
+        create_table(&dir, table, regions.split_keys())?;
+        created.push(dir.display().to_string());
+    }
+    Ok(created)
+}
+
+fn create_table(dir: &Path, t: &TableSchema, splits: &[Vec<u8>]) -> PyResult<()> {
+    let families = t.families.iter().map(FamilyEntry::from_schema).collect();
+    let attributes = Attributes::of_table(t);
+    TableDir::create_with_attributes(dir, &t.full_name(), attributes, families, splits)
+        .map(|_| ())
+        .map_err(|e| table_error(format!("{}: {e}", dir.display())))
+}
+
+/// Whether a bulk-load directory holds an HFile (`DIR/<family>/<file>`, names starting with `.`
+/// or `_` not counted, as attach reads it).
+fn holds_hfiles(dir: &Path) -> bool {
+    let visible = |e: &std::fs::DirEntry| !e.file_name().to_string_lossy().starts_with(['.', '_']);
+    let Ok(families) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    families.flatten().filter(visible).any(|f| {
+        std::fs::read_dir(f.path())
+            .map(|files| files.flatten().filter(visible).any(|e| e.path().is_file()))
+            .unwrap_or(false)
+    })
+}
+
+/// Attaches the bulk-load directories `dirs` (as `write_region` wrote them) to the table at
+/// `table`: each index table (`table/indexes/<qualifier>`) gets every `DIR/.indexes/<qualifier>`
+/// in one commit, then the main table every `DIR` in one commit. Directories without HFiles are
+/// passed over. Returns {table path: manifest version published}.
+#[pyfunction]
+pub fn attach<'py>(
+    py: Python<'py>,
+    table: PathBuf,
+    dirs: Vec<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let main =
+        TableDir::open(&table).map_err(|e| table_error(format!("{}: {e}", table.display())))?;
+    let mut commits: Vec<(TableDir, Vec<PathBuf>)> = Vec::new();
+    for it in main.index_tables() {
+        let Some(q) = it.file_name() else { continue };
+        let sub: Vec<PathBuf> = dirs
+            .iter()
+            .map(|d| d.join(INDEX_BULK_DIR).join(q))
+            .filter(|d| holds_hfiles(d))
+            .collect();
+        let t = TableDir::open(&it).map_err(|e| table_error(format!("{}: {e}", it.display())))?;
+        commits.push((t, sub));
+    }
+    let main_dirs = dirs.iter().filter(|d| holds_hfiles(d)).cloned().collect();
+    commits.push((main, main_dirs));
+    let done = PyDict::new(py);
+    for (t, sub) in commits {
+        if sub.is_empty() {
+            continue;
+        }
+        let refs: Vec<&Path> = sub.iter().map(PathBuf::as_path).collect();
+        let report = py
+            .detach(|| t.attach_all(&refs))
+            .map_err(|e| table_error(format!("{}: attach failed: {e}", t.dir().display())))?;
+        done.set_item(t.dir().display().to_string(), report.version)?;
+    }
+    Ok(done)
+}
+
+/// Read options from the keyword arguments of `get` and `scan`.
+fn read_options(columns: Option<Vec<String>>, versions: u32, raw: bool) -> ReadOptions {
+    let columns = columns
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| match c.split_once(':') {
+            Some((f, q)) => (f.as_bytes().to_vec(), Some(q.as_bytes().to_vec())),
+            None => (c.into_bytes(), None),
+        })
+        .collect();
+    ReadOptions {
+        columns,
+        max_versions: versions.max(1),
+        raw,
+        now_ms: super::region::now_ms(),
+        ..ReadOptions::default()
+    }
+}
+
+/// A table directory, read with HBase's get and scan semantics.
+#[pyclass(module = "hfkit._hfkit", frozen)]
+pub struct Table {
+    reader: TableReader,
+}
+
+#[pymethods]
+impl Table {
+    #[new]
+    fn new(path: PathBuf) -> PyResult<Table> {
+        let t =
+            TableDir::open(&path).map_err(|e| table_error(format!("{}: {e}", path.display())))?;
+        let reader = TableReader::open(&t).map_err(table_error)?;
+        Ok(Table { reader })
+    }
+
+    /// The cells of row `row` (a record batch of cells); `columns`: "family" or
+    /// "family:qualifier" names.
+    #[pyo3(signature = (row, columns = None, versions = 1, raw = false))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        row: Vec<u8>,
+        columns: Option<Vec<String>>,
+        versions: u32,
+        raw: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let opts = read_options(columns, versions, raw);
+        let (cells, _) = py
+            .detach(|| self.reader.get(&row, &opts))
+            .map_err(table_error)?;
+        let mut out = CellColumns::default();
+        for c in &cells {
+            out.push(&c.as_ref());
+        }
+        out.finish(py)
+    }
+
+    /// The cells of the rows in `[start, stop)` (and with `prefix`), at most `limit` rows, in
+    /// one record batch of cells.
+    #[pyo3(signature = (start = None, stop = None, prefix = None, limit = None,
+                        columns = None, versions = 1, raw = false, reverse = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        start: Option<Vec<u8>>,
+        stop: Option<Vec<u8>>,
+        prefix: Option<Vec<u8>>,
+        limit: Option<usize>,
+        columns: Option<Vec<String>>,
+        versions: u32,
+        raw: bool,
+        reverse: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut opts = read_options(columns, versions, raw);
+        opts.start_row = start.unwrap_or_default();
+        opts.stop_row = stop.unwrap_or_default();
+        opts.prefix = prefix;
+        opts.limit = limit;
+        opts.reverse = reverse;
+        let out = py.detach(|| -> Result<CellColumns, hfkit_table::TableError> {
+            let mut out = CellColumns::default();
+            let mut rows = self.reader.scan(&opts)?;
+            while let Some(r) = rows.next_row()? {
+                for c in &r.cells {
+                    out.push(&c.as_ref());
+                }
+            }
+            Ok(out)
+        });
+        out.map_err(table_error)?.finish(py)
+    }
+
+    /// The table's split points (region `i` starts at `split_points()[i-1]`).
+    fn split_points(&self, py: Python<'_>) -> Vec<Py<PyBytes>> {
+        self.reader
+            .manifest()
+            .split_keys()
+            .iter()
+            .map(|k| PyBytes::new(py, k).unbind())
+            .collect()
+    }
+
+    /// The live manifest's version.
+    #[getter]
+    fn version(&self) -> u64 {
+        self.reader.manifest().version
+    }
+}
+
+/// One HFile.
+#[pyclass(module = "hfkit._hfkit", frozen)]
+pub struct HFile {
+    reader: HFileReader,
+    path: PathBuf,
+}
+
+#[pymethods]
+impl HFile {
+    #[new]
+    fn new(path: PathBuf) -> PyResult<HFile> {
+        let reader = HFileReader::open(&path)
+            .map_err(|e| hfile_error(format!("{}: {e}", path.display())))?;
+        Ok(HFile { reader, path })
+    }
+
+    /// Every cell of the file, in order, as one record batch of cells.
+    fn cells<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let out = py.detach(
+            || -> Result<CellColumns, hfkit_format::error::FormatError> {
+                let mut out = CellColumns::default();
+                let mut s = self.reader.scanner()?;
+                while let Some(c) = s.next()? {
+                    out.push(&c);
+                }
+                Ok(out)
+            },
+        );
+        out.map_err(|e| hfile_error(format!("{}: {e}", self.path.display())))?
+            .finish(py)
+    }
+
+    /// What the trailer and FileInfo say: entries, compression, data block encoding, first and
+    /// last row, time range, and every FileInfo entry (bytes).
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let (first, last) = super::region::first_last_rows(&self.path)?;
+        d.set_item("path", self.path.display().to_string())?;
+        d.set_item("entries", self.reader.entry_count())?;
+        d.set_item("compression", format!("{:?}", self.reader.compression()))?;
+        d.set_item("encoding", format!("{:?}", self.reader.encoding()))?;
+        d.set_item("first_row", PyBytes::new(py, &first))?;
+        d.set_item("last_row", PyBytes::new(py, &last))?;
+        d.set_item("time_range", self.reader.file_info().time_range())?;
+        let fi = PyDict::new(py);
+        for (k, v) in &self.reader.file_info().entries {
+            fi.set_item(PyBytes::new(py, k), PyBytes::new(py, v))?;
+        }
+        d.set_item("file_info", fi)?;
+        Ok(d)
+    }
+
+    /// Verifies every block, the index, the Bloom filter, the trailer and FileInfo against the
+    /// cells: {"ok", "cells", "blocks", "problems"}.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let v = py.detach(|| hfkit_format::verify::verify(&self.reader));
+        let d = PyDict::new(py);
+        d.set_item("ok", v.is_ok())?;
+        d.set_item("cells", v.cells)?;
+        d.set_item("blocks", v.blocks)?;
+        let problems: Vec<String> = v.problems.iter().map(|p| p.to_string()).collect();
+        d.set_item("problems", problems)?;
+        Ok(d)
+    }
+}

@@ -1,0 +1,180 @@
+"""The Python API against the CLI on every seed design: the same cells, the same regions, the
+same errors."""
+
+import pickle
+import subprocess
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import hfkit
+from conftest import (DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, hfkit_bin,
+                      read_strings, seed_table, table_cells)
+
+
+def by_region(schema, table):
+    """The rows of `table` of each region, as lists of record batches (small batches, so that
+    a region's rows arrive in several)."""
+    regions = pa.concat_arrays([schema.regions(b) for b in table.to_batches()])
+    tagged = table.append_column("_region", regions)
+    out = {}
+    for r in pc.unique(regions).to_pylist():
+        rows = tagged.filter(pc.equal(tagged["_region"], r)).drop_columns(["_region"])
+        out[r] = rows.to_batches(max_chunksize=97)
+    return out
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_write_region_per_region_gives_the_cells_of_one_cli_import(design, tmp_path):
+    r = cli_import(design, "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    schema = hfkit.Schema.load(SEEDS / f"{design}.toml")
+    dirs = []
+    for region, batches in by_region(schema, seed_table(design)).items():
+        out = tmp_path / "py" / f"region-{region}"
+        files = hfkit.write_region(schema, region, batches, str(out), memory=1 << 20,
+                                   import_time=IMPORT_TIME)
+        assert files, region
+        split = [b""] + schema.split_points()
+        for f in files:
+            # A main-table file holds only its region's rows.
+            if f["table"] == schema.name:
+                assert f["region"] == region
+                assert f["first_row"] >= split[region]
+                if region + 1 < len(split):
+                    assert f["last_row"] < split[region + 1]
+            assert f["cells"] > 0 and f["bytes"] > 0
+        dirs.append(out)
+    want = bulk_cells([tmp_path / "cli"])
+    assert sum(want.values()) > 0
+    assert bulk_cells(dirs) == want
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_row_keys_and_regions_are_the_imports(design, tmp_path):
+    r = cli_import(design, "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    schema = hfkit.Schema.load(SEEDS / f"{design}.toml")
+    table = seed_table(design)
+    keys = pa.concat_arrays([schema.row_keys(b) for b in table.to_batches()])
+    regions = pa.concat_arrays([schema.regions(b) for b in table.to_batches()])
+    assert len(keys) == table.num_rows
+    rows = {c[2] for c in bulk_cells([tmp_path / "cli"]) if c[0] == ""}
+    assert set(keys.to_pylist()) == rows
+    split = schema.split_points()
+    for k, reg in zip(keys.to_pylist(), regions.to_pylist()):
+        assert reg == sum(1 for s in split if s <= k)
+    # A pickled schema (as Spark ships it) is the same schema.
+    again = pickle.loads(pickle.dumps(schema))
+    assert again.split_points() == split
+    assert again.regions(table.to_batches()[0]) == regions[: table.to_batches()[0].num_rows]
+
+
+def test_attach_of_many_directories_is_one_commit_per_table(tmp_path):
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    schema = hfkit.Schema.load(SEEDS / "users.toml")
+    created = hfkit.create_tables(schema, str(tmp_path / "t"))
+    assert len(created) == 2  # the table and its index table
+    dirs = []
+    for region, batches in by_region(schema, seed_table("users")).items():
+        d = tmp_path / "out" / str(region)
+        hfkit.write_region(schema, region, batches, str(d), import_time=IMPORT_TIME)
+        dirs.append(str(d))
+    before = hfkit.Table(str(tmp_path / "t")).version
+    versions = hfkit.attach(str(tmp_path / "t"), dirs)
+    assert versions == {str(tmp_path / "t"): before + 1,
+                        str(tmp_path / "t" / "indexes" / "users_by_email"): before + 1}
+    assert table_cells(tmp_path / "t") == table_cells(tmp_path / "cli")
+    # get, and a scan with a row range and a limit.
+    got = hfkit.Table(str(tmp_path / "t")).get(b"7700000000")
+    assert set(got.column("family").to_pylist()) == {b"i", b"s", b"h"}
+    assert got.column("row").to_pylist() == [b"7700000000"] * got.num_rows
+    part = hfkit.Table(str(tmp_path / "t")).scan(start=b"2", stop=b"3", limit=5)
+    assert len(set(part.column("row").to_pylist())) == 5
+    assert all(b"2" <= r < b"3" for r in part.column("row").to_pylist())
+
+
+def test_a_row_of_another_region_is_refused_and_leaves_no_file(tmp_path):
+    schema = hfkit.Schema.load(SEEDS / "users.toml")
+    table = seed_table("users")
+    with pytest.raises(ValueError, match="rows of region .* in the input of region 4"):
+        hfkit.write_region(schema, 4, table.to_batches(), str(tmp_path / "o"))
+    assert [p for p in (tmp_path / "o").rglob("*") if p.is_file()] == []
+
+
+def test_bad_input_raises_with_file_row_and_field_as_the_cli_reports_it(tmp_path):
+    # Line 6 of the file (row 5): a score that is not an int64.
+    bad = tmp_path / "bad.csv"
+    lines = (SEEDS / "users.csv").read_text().splitlines()
+    fields = lines[5].split(",")
+    fields[4] = "lots"
+    lines[5] = ",".join(fields)
+    bad.write_text("\n".join(lines) + "\n")
+    cli = subprocess.run(
+        [hfkit_bin(), "import", "--schema", str(SEEDS / "users.toml"), str(bad),
+         "--out", str(tmp_path / "cli"), "--quiet"], capture_output=True, text=True)
+    assert cli.returncode == 1
+    assert f"{bad}: line 6:" in cli.stderr and "score" in cli.stderr, cli.stderr
+    schema = hfkit.Schema.load(SEEDS / "users.toml")
+    batches = read_strings(bad).to_batches(max_chunksize=3)
+    region = schema.regions(batches[1])[1].as_py()  # the bad row: batch 1, row 1
+    with pytest.raises(hfkit.InputError) as e:
+        hfkit.write_region(schema, region, batches, str(tmp_path / "py"), name="bad rows")
+    # Rows of other regions are refused only after the bad row has stopped the import.
+    err = e.value
+    assert (err.file, err.row_group, err.row, err.field) == ("bad rows", 1, 1, "score")
+    assert str(err).startswith("bad rows: row group 1, row 1: ")
+    # The reason is the CLI's, word for word.
+    assert err.reason in cli.stderr
+    assert not (tmp_path / "py").exists() or not any(
+        p.is_file() for p in (tmp_path / "py").rglob("*"))
+    # row_keys / regions: a key that cannot be encoded names its row and field.
+    keyless = batches[0].set_column(0, "user_id", pa.array(["1", "x", "3"]))
+    with pytest.raises(hfkit.InputError) as e:
+        schema.regions(keyless, name="part 7", number=2)
+    assert (e.value.file, e.value.row_group, e.value.row) == ("part 7", 2, 1)
+    assert e.value.field == "user_id" or "user_id" in str(e.value)
+
+
+def test_schema_errors_carry_file_line_and_column(tmp_path):
+    bad = tmp_path / "s.toml"
+    text = (SEEDS / "users.toml").read_text().replace('type = "int64"', 'type = "int65"', 1)
+    bad.write_text(text)
+    with pytest.raises(hfkit.SchemaError) as e:
+        hfkit.Schema.load(bad)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "int65" in l)
+    assert (e.value.file, e.value.line) == (str(bad), line)
+    assert e.value.column >= 1
+    cli = subprocess.run(
+        [hfkit_bin(), "import", "--schema", str(bad),
+         str(SEEDS / "users.csv"), "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert cli.returncode == 1 and str(e.value) in cli.stderr
+
+
+def test_hfile_info_and_verify(tmp_path):
+    r = cli_import("orders", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    f = next(p for p in (tmp_path / "cli" / "o").iterdir())
+    h = hfkit.HFile(str(f))
+    info = h.info()
+    cells = h.cells()
+    assert info["entries"] == cells.num_rows > 0
+    assert info["first_row"] == cells.column("row")[0].as_py()
+    assert info["last_row"] == cells.column("row")[-1].as_py()
+    assert info["compression"].lower() == "lz4"
+    assert h.verify() == {"ok": True, "cells": cells.num_rows, "blocks": h.verify()["blocks"],
+                          "problems": []}
+    # One flipped byte in a data block: verify names a problem.
+    damaged = tmp_path / "damaged"
+    data = bytearray(f.read_bytes())
+    data[100] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    try:
+        v = hfkit.HFile(str(damaged)).verify()
+        assert not v["ok"] and v["problems"]
+    except hfkit.HFileError:
+        pass
+    with pytest.raises(hfkit.HFileError):
+        hfkit.HFile(str(tmp_path / "missing"))

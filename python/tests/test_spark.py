@@ -1,0 +1,170 @@
+"""hfkit.spark.bulk_load in Spark local mode against one hfkit import of the same input: the
+same cells, on every seed design; a task attempt that fails after writing leaves nothing."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import hfkit
+from conftest import DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, seed_input, table_cells
+
+pyspark = pytest.importorskip("pyspark")
+from hfkit.spark import ATTEMPTS_DIR, bulk_load  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # local[2, 2]: two task slots, and a failed task is tried again once.
+    s = (SparkSession.builder.master("local[2,2]").appName("hfkit-tests")
+         .config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "4")
+         .config("spark.driver.memory", "1g")
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+def read(spark, design):
+    path, delimiter = seed_input(design)
+    return spark.read.csv(str(path), header=True, sep=delimiter)
+
+
+def files_under(d):
+    return sorted(p for p in Path(d).rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_bulk_load_out_gives_the_cells_of_one_import(spark, design, tmp_path):
+    r = cli_import(design, "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    summary = bulk_load(read(spark, design), SEEDS / f"{design}.toml", out=str(tmp_path / "out"),
+                        import_time=IMPORT_TIME)
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli"])
+    assert summary["cells"] == sum(bulk_cells([tmp_path / "out"]).values())
+    # One bulk-load directory: families (and .indexes) only, no attempt left behind.
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert names == {p.name for p in (tmp_path / "cli").iterdir()}, names
+    assert summary["files"] == len(files_under(tmp_path / "out"))
+
+
+def test_bulk_load_into_a_table_with_several_tasks_per_region(spark, tmp_path):
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    summary = bulk_load(read(spark, "users"), SEEDS / "users.toml", table=str(tmp_path / "t"),
+                        import_time=IMPORT_TIME, rows_per_task=40)
+    assert summary["tasks"] > 10  # ten regions, ~120 rows each: three tasks a region
+    assert table_cells(tmp_path / "t") == table_cells(tmp_path / "cli")
+    assert summary["attached"] == {str(tmp_path / "t"): 1,
+                                   str(tmp_path / "t" / "indexes" / "users_by_email"): 1}
+    # A second load into the existing table: its regions are used, one more commit each.
+    again = bulk_load(read(spark, "users"), SEEDS / "users.toml", table=str(tmp_path / "t"),
+                      import_time=IMPORT_TIME + 1)
+    assert set(again["attached"].values()) == {2}
+    assert [p.name for p in tmp_path.iterdir() if "bulkload" in p.name] == []
+
+
+def fail_once(flag):
+    def on_written(files):
+        # The first attempt to get here fails after its files are written.
+        if files and not os.path.exists(flag):
+            open(flag, "w").close()
+            raise RuntimeError("injected failure after writing")
+    return on_written
+
+
+def test_a_task_that_fails_once_and_is_retried_leaves_no_duplicate_or_partial_file(
+        spark, tmp_path):
+    r = cli_import("orders", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    flag = tmp_path / "failed-once"
+    summary = bulk_load(read(spark, "orders"), SEEDS / "orders.toml", out=str(tmp_path / "out"),
+                        import_time=IMPORT_TIME, on_written=fail_once(str(flag)),
+                        staging=str(tmp_path / "staging"))
+    assert flag.exists(), "no attempt failed"
+    # Exactly the cells of one import: none twice (Counter), none missing.
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli"])
+    assert summary["files"] == len(files_under(tmp_path / "out"))
+    assert not (tmp_path / "staging").exists()
+
+
+def test_a_table_load_with_a_failed_attempt_attaches_each_file_once(spark, tmp_path):
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    flag = tmp_path / "failed-once"
+    bulk_load(read(spark, "users"), SEEDS / "users.toml", table=str(tmp_path / "t"),
+              import_time=IMPORT_TIME, on_written=fail_once(str(flag)))
+    assert flag.exists()
+    assert table_cells(tmp_path / "t") == table_cells(tmp_path / "cli")
+
+
+def test_bad_input_fails_the_load_naming_partition_row_and_field_and_writes_nothing(
+        spark, tmp_path):
+    lines = (SEEDS / "users.csv").read_text().splitlines()
+    fields = lines[5].split(",")
+    fields[4] = "lots"
+    lines[5] = ",".join(fields)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    df = spark.read.csv(str(bad), header=True)
+    with pytest.raises(Exception) as e:
+        bulk_load(df, SEEDS / "users.toml", out=str(tmp_path / "out"),
+                  staging=str(tmp_path / "staging"))
+    text = str(e.value)
+    # The task's error: the input (the task's partition), the row, the field and the reason.
+    assert "hfkit.InputError: spark partition " in text, text[-2000:]
+    assert "field 'score': 'lots' is not a 64-bit decimal integer" in text, text[-2000:]
+    assert files_under(tmp_path / "out") == [] if (tmp_path / "out").exists() else True
+    assert not (tmp_path / "staging").exists()
+
+
+def lineitem_sample(path, rows=3000, seed=7):
+    """A TPC-H lineitem-shaped CSV (benches/lineitem.toml's columns): quoted comments with
+    commas, decimals, dates; deterministic."""
+    import random
+    rnd = random.Random(seed)
+    header = ("l_orderkey,l_partkey,l_suppkey,l_linenumber,l_quantity,l_extendedprice,"
+              "l_discount,l_tax,l_returnflag,l_linestatus,l_shipdate,l_commitdate,"
+              "l_receiptdate,l_shipinstruct,l_shipmode,l_comment")
+    lines = [header]
+    order, line = 1, 0
+    for _ in range(rows):
+        line += 1
+        if line > rnd.randint(1, 7):
+            order += rnd.randint(1, 5)
+            line = 1
+        date = f"199{rnd.randint(2, 8)}-{rnd.randint(1, 12):02}-{rnd.randint(1, 28):02}"
+        comment = rnd.choice(["furiously, final", "ironic requests", 'say "hi", then'])
+        lines.append(",".join([
+            str(order), str(rnd.randint(1, 200000)), str(rnd.randint(1, 10000)), str(line),
+            str(rnd.randint(1, 50)), f"{rnd.uniform(900, 100000):.2f}",
+            f"0.0{rnd.randint(0, 9)}", f"0.0{rnd.randint(0, 8)}", rnd.choice("ANR"),
+            rnd.choice("OF"), date, date, date, rnd.choice(["NONE", "TAKE BACK RETURN"]),
+            rnd.choice(["TRUCK", "MAIL", "AIR"]),
+            '"' + comment.replace('"', '""') + '"',
+        ]))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_bulk_load_of_a_lineitem_sample_gives_the_cells_of_one_import(spark, tmp_path):
+    import subprocess
+    from conftest import ROOT, hfkit_bin
+    sample = tmp_path / "lineitem.csv"
+    lineitem_sample(sample)
+    schema = ROOT / "benches" / "lineitem.toml"
+    r = subprocess.run([hfkit_bin(), "import", "--schema", str(schema), str(sample), "--out",
+                        str(tmp_path / "cli"), "--timestamp", str(IMPORT_TIME), "--quiet"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    df = spark.read.csv(str(sample), header=True, escape='"')
+    summary = bulk_load(df, schema, out=str(tmp_path / "out"), import_time=IMPORT_TIME,
+                        rows_per_task=100)
+    want = bulk_cells([tmp_path / "cli"])
+    assert sum(want.values()) == 3000 * 16
+    assert bulk_cells([tmp_path / "out"]) == want
+    assert summary["tasks"] > 16
