@@ -387,16 +387,17 @@ impl HFileReader {
     /// Asks the general Bloom filter whether the file may hold cells for `query`. `Ok(true)`
     /// when there is no Bloom (or it cannot tell); `Ok(false)` means the file certainly holds
     /// no such cell and need not be read. An empty file holds nothing.
+    /// The general Bloom keeps every chunk it has loaded (see [`BloomReader`]), so a query
+    /// reads no block after the first that needed its chunk.
     pub fn might_contain(&self, query: BloomQuery<'_>) -> Result<bool> {
         self.bloom_probe()?.might_contain(query)
     }
 
-    /// A Bloom prober that keeps the chunks it has loaded, for many queries.
+    /// A Bloom prober that keeps one block decoder for the chunks it loads, for many queries.
     pub fn bloom_probe(&self) -> Result<BloomProbe<'_>> {
         Ok(BloomProbe {
             reader: self,
-            dec: self.block_decoder()?,
-            chunks: std::collections::HashMap::new(),
+            dec: None,
         })
     }
 
@@ -802,11 +803,11 @@ impl<'r> Scanner<'r> {
     }
 }
 
-/// Answers Bloom queries against one file, caching the chunks it loads.
+/// Answers Bloom queries against one file; the file's [`BloomReader`] keeps the chunks.
 pub struct BloomProbe<'r> {
     reader: &'r HFileReader,
-    dec: BlockDecoder,
-    chunks: std::collections::HashMap<u64, Vec<u8>>,
+    /// Made on the first chunk read.
+    dec: Option<BlockDecoder>,
 }
 
 impl BloomProbe<'_> {
@@ -820,11 +821,12 @@ impl BloomProbe<'_> {
             return Ok(true);
         };
         let last = r.file_info.get(keys::LAST_BLOOM_KEY);
-        let (dec, chunks) = (&mut self.dec, &mut self.chunks);
+        let dec = &mut self.dec;
         bloom.might_contain(query, last, &mut |offset, size| {
-            if let Some(p) = chunks.get(&offset) {
-                return Ok(p.clone());
-            }
+            let dec = match dec {
+                Some(d) => d,
+                None => dec.insert(r.block_decoder()?),
+            };
             let mut payload = Vec::new();
             let h = r.read_block(dec, offset, &mut payload)?;
             if h.block_type != BlockType::BloomChunk || h.on_disk_size_with_header() != size as u64
@@ -839,10 +841,6 @@ impl BloomProbe<'_> {
                     ),
                 ));
             }
-            if chunks.len() >= 64 {
-                chunks.clear();
-            }
-            chunks.insert(offset, payload.clone());
             Ok(payload)
         })
     }
