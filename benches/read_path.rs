@@ -5,7 +5,7 @@
 //! - `table scan`: a full scan through `table::read::TableReader` (merge + matcher + rows);
 //! - `cli scan`: `hfkit scan TABLE --format cells > /dev/null` (a child process; its CPU time);
 //! - `get present`: gets of random present rows (16 cells each) through one `TableReader`,
-//!   after a warm-up pass over the same rows (so a block cache is warm);
+//!   with the default block cache (64 MiB), after a warm-up pass over the same rows;
 //! - `get absent`: gets of rows inside the files' key ranges that do not exist (line number
 //!   9, which lineitem never has), so only the Bloom filter can skip the file;
 //! - `cli get`: `hfkit get TABLE --rows-from FILE > /dev/null` over the present rows, one process.
@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use hfkit::format::block_cache::{BlockCache, DEFAULT_BLOCK_CACHE_BYTES};
 use hfkit::format::reader::HFileReader;
 use hfkit::read::ReadOptions;
 use hfkit::table::directory::Table;
@@ -162,10 +163,21 @@ fn main() {
         None => println!("cli scan:    failed ({})", bin.display()),
     }
 
+    // As `hfkit get` does: the default block cache (64 MiB), for gets only.
+    let cache = std::sync::Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
+    reader.set_block_cache(&cache);
     let opts = ReadOptions::default();
     let mut get_rates = Vec::new();
-    for absent in [false, true] {
-        let keys = picks(&rows, absent);
+    // The measure: rows of one region (its first), whose blocks the cache can hold;
+    // then rows of the whole table, most of whose blocks it cannot.
+    let region0 = &rows[..rows.len().div_ceil(m.regions.len().max(1))];
+    for (what, set, absent) in [
+        ("present, one region", region0, false),
+        ("absent,  one region", region0, true),
+        ("present, all regions", &rows[..], false),
+        ("absent,  all regions", &rows[..], true),
+    ] {
+        let keys = picks(set, absent);
         let run = || {
             let mut cells = 0usize;
             for k in &keys {
@@ -179,16 +191,28 @@ fn main() {
         assert_eq!(cells == 0, absent);
         let r = rate(GETS as u64, t);
         get_rates.push(r);
+        let s = cache.stats();
         println!(
-            "get {}: {:9.0} gets/s ({:.2} µs/get, {:.1} cells/get)",
-            if absent { "absent " } else { "present" },
+            "get {what:<20}: {:9.0} gets/s ({:.2} µs/get, {:.1} cells/get); cache: {:.1} MB, hit ratio so far {:.3}",
             r,
             1e6 / r,
-            cells as f64 / GETS as f64
+            cells as f64 / GETS as f64,
+            s.used as f64 / 1e6,
+            s.hits as f64 / (s.hits + s.misses).max(1) as f64
         );
     }
 
-    let keys = picks(&rows, false);
+    let s = cache.stats();
+    println!(
+        "block cache: {} blocks, {:.1} MB of {:.1} MB, {} hits, {} misses, {} evictions",
+        s.blocks,
+        s.used as f64 / 1e6,
+        s.capacity as f64 / 1e6,
+        s.hits,
+        s.misses,
+        s.evictions
+    );
+    let keys = picks(region0, false);
     let list = std::env::temp_dir().join(format!("hfkit-read-bench-{}.rows", std::process::id()));
     let mut text = String::new();
     for k in &keys {
@@ -208,7 +232,7 @@ fn main() {
         Some(t) => {
             let r = rate(GETS as u64, t);
             println!(
-                "cli get:     {:9.0} gets/s ({:.2}x library get)  hfkit get --rows-from FILE --format cells",
+                "cli get:     {:9.0} gets/s ({:.2}x library get, one region)  hfkit get --rows-from FILE --format cells",
                 r,
                 r / get_rates[0]
             );

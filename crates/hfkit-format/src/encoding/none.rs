@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout};
+use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
 use crate::bytes::{copy_short, put_vlong, Cursor};
 use crate::cell::CellRef;
 use crate::error::{FormatError, Result};
@@ -120,7 +120,7 @@ impl CellEncoder for NoneEncoder {
 
 /// Reads NONE-format cells from `payload[start..end]`.
 pub struct NoneDecoder {
-    payload: Vec<u8>,
+    payload: Payload,
     ctx: EncodingContext,
     /// File offset of the block, for errors.
     block_offset: u64,
@@ -140,18 +140,19 @@ pub struct NoneDecoder {
 impl NoneDecoder {
     /// A decoder over the whole payload, starting `start` bytes in.
     pub fn new(
-        payload: Vec<u8>,
+        payload: impl Into<Payload>,
         start: usize,
         ctx: EncodingContext,
         block_offset: u64,
     ) -> NoneDecoder {
+        let payload = payload.into();
         let end = payload.len();
         NoneDecoder::with_range(payload, start, end, ctx, block_offset)
     }
 
     /// A decoder over `payload[start..end]`.
     pub fn with_range(
-        payload: Vec<u8>,
+        payload: Payload,
         start: usize,
         end: usize,
         ctx: EncodingContext,
@@ -266,7 +267,7 @@ impl CellDecoder for NoneDecoder {
     }
 
     fn into_payload(self: Box<Self>) -> Vec<u8> {
-        self.payload
+        self.payload.into_vec()
     }
 }
 
