@@ -12,8 +12,8 @@
 use std::ops::Range;
 
 use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
-use crate::bytes::{copy_short, put_vlong, Cursor};
-use crate::cell::CellRef;
+use crate::bytes::{copy_short, put_vlong, vlong_total_len, Cursor};
+use crate::cell::{compare_keys, CellRef, KeyView};
 use crate::error::{FormatError, Result};
 
 /// Writes NONE-format cells.
@@ -200,7 +200,54 @@ impl NoneDecoder {
     }
 }
 
+impl NoneDecoder {
+    /// The row and total length of the record at payload offset `at`, read from its length
+    /// fields only; `None` when anything does not fit (then [`CellDecoder::advance`] reads
+    /// the record and names what is wrong).
+    #[inline]
+    fn record_row(&self, at: usize) -> Option<(&[u8], usize)> {
+        let r = self.payload.get(at..self.end)?;
+        let word = |i: usize| -> Option<usize> {
+            Some(u32::from_be_bytes(r.get(i..i + 4)?.try_into().ok()?) as usize)
+        };
+        let (klen, vlen) = (word(0)?, word(4)?);
+        let row_len = u16::from_be_bytes(r.get(8..10)?.try_into().ok()?) as usize;
+        if 2 + row_len > klen {
+            return None;
+        }
+        let row = r.get(10..10 + row_len)?;
+        let mut len = 8usize.checked_add(klen)?.checked_add(vlen)?;
+        if self.ctx.include_tags {
+            let tags = u16::from_be_bytes(r.get(len..len + 2)?.try_into().ok()?) as usize;
+            len += 2 + tags;
+        }
+        if self.ctx.include_mvcc {
+            len += vlong_total_len(*r.get(len)? as i8);
+        }
+        (len <= r.len()).then_some((row, len))
+    }
+}
+
 impl CellDecoder for NoneDecoder {
+    /// HBase's `blockSeek`: records whose row sorts before the target's are stepped over by
+    /// their length fields alone; from the first other one, cells are decoded (and checked)
+    /// and compared in full.
+    fn seek(&mut self, target: &KeyView<'_>) -> Result<bool> {
+        self.rewind();
+        while let Some((row, len)) = self.record_row(self.next) {
+            if row >= target.row {
+                break;
+            }
+            self.next += len;
+        }
+        while self.advance()? {
+            if compare_keys(&self.layout.view(self.key()), target).is_ge() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn advance(&mut self) -> Result<bool> {
         if self.next >= self.end {
             return Ok(false);
