@@ -36,7 +36,7 @@ digits. Quote them for the shell: 'row\\x00\\xFF'.
         "hfkit get /tmp/hfkit-users 7700000000",
         "hfkit get /tmp/hfkit-users 7700000000 --column i:name --column s --versions 3 --format json",
         "hfkit get /tmp/hfkit-users 7700000000 --time-range 0,1700000000001 --stats",
-        "hfkit get /tmp/hfkit-users --rows-from rows.txt --format tsv",
+        "hfkit get /tmp/hfkit-users --rows-from fixtures/seeds/users.rows --format tsv",
         "hfkit get /tmp/hfkit-users/indexes/users_by_email 'u77@example.com_77' --format tsv",
     ),
 );
