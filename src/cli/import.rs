@@ -332,7 +332,7 @@ fn one_byte(name: &str, s: &str) -> Result<u8, CliError> {
 
 /// A size in bytes: `4GB`, `512MB`, `64MiB`, `1 GB 512 MB` (units are powers of 1024, so
 /// `MiB` and `MB` mean the same), or a plain number.
-fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
+pub(super) fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
     let binary = s.len() > 2
         && s.is_char_boundary(s.len() - 2)
         && s[s.len() - 2..].eq_ignore_ascii_case("ib");

@@ -1,12 +1,14 @@
 //! `hfkit get` and `hfkit scan`: table-level reads over `table::read::TableReader`.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
 use super::{CliError, EXIT_OK};
+use crate::format::block_cache::BlockCache;
 use crate::format::cell::{now_ms, Cell, CellType};
 use crate::format::text::push_cell_line;
 use crate::read::{ReadOptions, ReadStats, Row, TimeRange};
@@ -20,6 +22,11 @@ Reads one row of a table directory (only the region holding it), with HBase's re
 delete markers, VERSIONS / MIN_VERSIONS, TTL (against --now, default the current time),
 KEEP_DELETED_CELLS, time range. A row without cells prints nothing (text: '0 row(s)'), exit 0.
 
+--rows-from FILE (or - for standard input) does one get per line of FILE, in one process, each
+printed as a get of that row alone; a line is a row in the same form as ROW (a trailing \r is
+dropped, empty lines are skipped). Data blocks read by the gets are kept in a block cache of
+--block-cache-size bytes (default 64MiB; 0: none), as HBase's hfile.block.cache.size.
+
 Rows, qualifiers and values are written and shown as text in HBase's Bytes.toStringBinary form:
 printable ASCII as itself, every other byte (and the backslash) as \\xNN with upper-case hex
 digits. Quote them for the shell: 'row\\x00\\xFF'.
@@ -29,6 +36,7 @@ digits. Quote them for the shell: 'row\\x00\\xFF'.
         "hfkit get /tmp/hfkit-users 7700000000",
         "hfkit get /tmp/hfkit-users 7700000000 --column i:name --column s --versions 3 --format json",
         "hfkit get /tmp/hfkit-users 7700000000 --time-range 0,1700000000001 --stats",
+        "hfkit get /tmp/hfkit-users --rows-from fixtures/seeds/users.rows --format tsv",
         "hfkit get /tmp/hfkit-users/indexes/users_by_email 'u77@example.com_77' --format tsv",
     ),
 );
@@ -102,7 +110,14 @@ pub struct GetArgs {
     /// The table directory.
     table: PathBuf,
     /// The row (toStringBinary text, `\xNN` escapes).
-    row: String,
+    #[arg(required_unless_present = "rows_from", conflicts_with = "rows_from")]
+    row: Option<String>,
+    /// Get every row listed in FILE, one a line (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    rows_from: Option<PathBuf>,
+    /// Bytes of decoded data blocks the gets keep cached (`64MiB`, `1GB`; `0`: no cache).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    block_cache_size: String,
     #[command(flatten)]
     common: CommonReadArgs,
     /// Output format.
@@ -331,8 +346,68 @@ impl Printer<'_> {
 
 /// `hfkit get`.
 pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let cache_bytes = match args.block_cache_size.trim() {
+        "0" => 0,
+        s => super::import::parse_size("block-cache-size", s)? as usize,
+    };
     let reader = open(&args.table)?;
-    get_from(&reader, &args.row, &args.common, args.format, out)
+    if cache_bytes > 0 {
+        reader.set_block_cache(&Arc::new(BlockCache::new(cache_bytes)));
+    }
+    match (&args.row, &args.rows_from) {
+        (Some(row), _) => get_from(&reader, row, &args.common, args.format, out),
+        (None, Some(file)) => get_many(&reader, file, &args.common, args.format, out),
+        (None, None) => Err(CliError::usage("give a ROW or --rows-from FILE")),
+    }
+}
+
+/// `hfkit get --rows-from FILE`: one get per line of `file` (`-`: standard input), streamed.
+fn get_many(
+    reader: &TableReader,
+    file: &Path,
+    common: &CommonReadArgs,
+    format: ReadFormat,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let opts = base_options(common)?;
+    let name = file.display().to_string();
+    let input: Box<dyn BufRead> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(file)
+            .map_err(|e| CliError::failure(format!("--rows-from {name}: {e}")))?;
+        Box::new(std::io::BufReader::with_capacity(1 << 16, f))
+    };
+    let mut p = Printer {
+        out,
+        format,
+        line: String::new(),
+        get_style: true,
+    };
+    let (mut rows, mut cells, mut stats) = (0usize, 0usize, ReadStats::default());
+    for (n, line) in input.lines().enumerate() {
+        let line = line.map_err(|e| CliError::failure(format!("--rows-from {name}: {e}")))?;
+        let text = line.strip_suffix('\r').unwrap_or(&line);
+        if text.is_empty() {
+            continue;
+        }
+        let row = binary_arg(&format!("--rows-from {name} line {}: row", n + 1), text)?;
+        let (cs, s) = reader
+            .get(&row, &opts)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        crate::table::read::add_stats(&mut stats, s);
+        p.header()?;
+        if !cs.is_empty() {
+            rows += 1;
+            cells += cs.len();
+            p.row(&row, &cs)?;
+        }
+        p.footer(usize::from(!cs.is_empty()))?;
+    }
+    if common.stats {
+        print_stats(&stats, rows, cells);
+    }
+    Ok(EXIT_OK)
 }
 
 /// A get of `row` through `reader`, printed in `format` (also `hfkit hbase get`).

@@ -306,6 +306,47 @@ fn scans_and_gets_across_regions_equal_the_one_region_oracle() {
     assert!(nonempty > 150, "only {nonempty} non-empty scans");
 }
 
+/// Gets through a block cache far smaller than the table (blocks of 64 bytes, a cache of a
+/// few of them) return what gets without one return, and the cache never holds more than
+/// its capacity.
+#[test]
+fn gets_through_a_small_block_cache_equal_gets_without_one() {
+    use hfkit::format::block_cache::{BlockCache, ENTRY_OVERHEAD};
+    let fx = fixture();
+    let plain = TableReader::open(&fx.table).unwrap();
+    let cached = TableReader::open(&fx.table).unwrap();
+    let capacity = 6 * (64 + ENTRY_OVERHEAD);
+    let cache = Arc::new(BlockCache::new(capacity));
+    cached.set_block_cache(&cache);
+    let mut rng = Rng(5);
+    for i in 0..150 {
+        let opts = random_options(&mut rng);
+        for row in ROWS.iter().copied().chain([&b"b"[..], b"zzz"]) {
+            let (want, _) = plain.get(row, &opts).unwrap();
+            // Twice: a miss that fills the cache, then (often) a hit.
+            for _ in 0..2 {
+                let (got, _) = cached.get(row, &opts).unwrap();
+                assert_eq!(got, want, "case {i}: get {row:?} {opts:?}");
+            }
+            let s = cache.stats();
+            assert!(s.used <= capacity, "{s:?}");
+        }
+    }
+    let s = cache.stats();
+    assert!(s.hits > 100 && s.misses > 100 && s.evictions > 0, "{s:?}");
+    // Scans read past the cache.
+    let before = cache.stats();
+    let all = table_scan(&cached, &ReadOptions::default());
+    assert_eq!(
+        show(&all),
+        show(&table_scan(&plain, &ReadOptions::default()))
+    );
+    assert_eq!(
+        cache.stats().hits + cache.stats().misses,
+        before.hits + before.misses
+    );
+}
+
 #[test]
 fn scans_cross_region_boundaries_in_both_directions() {
     let fx = fixture();
@@ -668,6 +709,78 @@ fn cli_get_and_scan_in_every_format() {
         err.contains("store files: ") && err.contains("Bloom"),
         "{err}"
     );
+}
+
+/// `hfkit get --rows-from`: one get per line, from a file or standard input, printed as the
+/// same gets one by one would print them.
+#[test]
+fn cli_get_rows_from_a_file_or_standard_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = cli_table(tmp.path());
+    let t = dir.to_str().unwrap();
+    let rows = ["a1", "zz", "a\\x00\\xFF", "c"];
+    let mut one_by_one = String::new();
+    for r in rows {
+        one_by_one += &stdout(&hfkit(&["get", t, r, "--format", "tsv"]));
+    }
+    assert_eq!(one_by_one.lines().count(), 5, "{one_by_one}");
+    // An empty line is skipped and a trailing \r dropped.
+    let list = tmp.path().join("rows.txt");
+    std::fs::write(&list, "a1\n\nzz\r\na\\x00\\xFF\nc\n").unwrap();
+    let l = list.to_str().unwrap();
+    for cache in ["64MiB", "0", "1KB"] {
+        let got = stdout(&hfkit(&[
+            "get",
+            t,
+            "--rows-from",
+            l,
+            "--format",
+            "tsv",
+            "--block-cache-size",
+            cache,
+        ]));
+        assert_eq!(got, one_by_one, "--block-cache-size {cache}");
+    }
+    let text = stdout(&hfkit(&["get", t, "--rows-from", l]));
+    assert_eq!(text.matches("row(s)").count(), 4, "{text}");
+    assert_eq!(text.matches("0 row(s)").count(), 1, "{text}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["get", t, "--rows-from", "-", "--format", "tsv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"a1\nzz\na\\x00\\xFF\nc").unwrap();
+    }
+    assert_eq!(stdout(&child.wait_with_output().unwrap()), one_by_one);
+
+    // A bad line names the file and line; a row and --rows-from together is a usage error.
+    std::fs::write(&list, "a1\nr\\xff\n").unwrap();
+    let o = hfkit(&["get", t, "--rows-from", l]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("rows.txt line 2") && err.contains("\\xff"),
+        "{err}"
+    );
+    assert_eq!(
+        hfkit(&["get", t, "a1", "--rows-from", l]).status.code(),
+        Some(2)
+    );
+    assert_eq!(hfkit(&["get", t]).status.code(), Some(2));
+    let o = hfkit(&["get", t, "a1", "--block-cache-size", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = hfkit(&[
+        "get",
+        t,
+        "--rows-from",
+        tmp.path().join("none").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
 }
 
 #[test]

@@ -12,6 +12,7 @@
 //! | [`bloom`] | compound Bloom filters: hashes, chunks, writer, reader | Bloom filters, `formats/bloom.md` |
 
 pub mod block;
+pub mod block_cache;
 pub mod bloom;
 pub mod bytes;
 pub mod cell;

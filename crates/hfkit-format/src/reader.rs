@@ -31,12 +31,15 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
 
 use super::block::{BlockDecoder, BlockHeader, BlockType};
+use super::block_cache::{BlockCache, CachedBlock};
 use super::bloom::{BloomKind, BloomQuery, BloomReader, BloomType};
 use super::cell::{compare_flat_keys, compare_keys, CellRef, KeyView};
 use super::compression::Compression;
-use super::encoding::{new_decoder, CellDecoder, DataBlockEncoding, EncodingContext};
+use super::encoding::{new_decoder, CellDecoder, DataBlockEncoding, EncodingContext, Payload};
 use super::error::{FormatError, Result};
 use super::fileinfo::{keys, FileInfo};
 use super::index::{
@@ -101,7 +104,14 @@ pub struct HFileReader {
     delete_family_bloom: Option<BloomReader>,
     load_on_open: Vec<LoadOnOpenBlock>,
     half: Option<Half>,
+    /// Unique within the process: this reader's key in a [`BlockCache`].
+    id: u64,
+    /// The cache seeks read data blocks through, once set.
+    block_cache: OnceLock<Arc<BlockCache>>,
 }
+
+/// The next [`HFileReader`] id.
+static NEXT_READER_ID: AtomicU64 = AtomicU64::new(0);
 
 impl std::fmt::Debug for HFileReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -305,6 +315,8 @@ impl HFileReader {
             delete_family_bloom_meta,
             load_on_open,
             half: None,
+            id: NEXT_READER_ID.fetch_add(1, AtomicOrdering::Relaxed),
+            block_cache: OnceLock::new(),
         })
     }
 
@@ -387,16 +399,17 @@ impl HFileReader {
     /// Asks the general Bloom filter whether the file may hold cells for `query`. `Ok(true)`
     /// when there is no Bloom (or it cannot tell); `Ok(false)` means the file certainly holds
     /// no such cell and need not be read. An empty file holds nothing.
+    /// The general Bloom keeps every chunk it has loaded (see [`BloomReader`]), so a query
+    /// reads no block after the first that needed its chunk.
     pub fn might_contain(&self, query: BloomQuery<'_>) -> Result<bool> {
         self.bloom_probe()?.might_contain(query)
     }
 
-    /// A Bloom prober that keeps the chunks it has loaded, for many queries.
+    /// A Bloom prober that keeps one block decoder for the chunks it loads, for many queries.
     pub fn bloom_probe(&self) -> Result<BloomProbe<'_>> {
         Ok(BloomProbe {
             reader: self,
-            dec: self.block_decoder()?,
-            chunks: std::collections::HashMap::new(),
+            dec: None,
         })
     }
 
@@ -414,6 +427,12 @@ impl HFileReader {
     /// The last key (FileInfo LASTKEY), if any cell.
     pub fn last_key(&self) -> Option<&[u8]> {
         self.file_info.get(keys::LASTKEY)
+    }
+
+    /// Makes seeks ([`Scanner::seek`], so gets) read data blocks through `cache`, shared
+    /// with other readers; a sequential scan reads past it. Only the first call takes effect.
+    pub fn set_block_cache(&self, cache: Arc<BlockCache>) {
+        let _ = self.block_cache.set(cache);
     }
 
     /// A block decoder (decompression state) for this file's codec.
@@ -618,8 +637,51 @@ impl<'r> Scanner<'r> {
 
     /// Loads the data block at or after `offset` (skipping inline and index blocks). False at
     /// the end of the scanned blocks, after checking the trailer against what the walk found.
-    fn load_from(&mut self, mut offset: u64) -> Result<bool> {
+    fn load_from(&mut self, offset: u64) -> Result<bool> {
+        self.load(offset, false)
+    }
+
+    /// Installs a decoder over `payload`, the data block at `offset` (`next`: where the
+    /// following block starts).
+    fn install(
+        &mut self,
+        block_type: BlockType,
+        payload: Payload,
+        offset: u64,
+        next: u64,
+    ) -> Result<()> {
+        if let Some(old) = self.decoder.take() {
+            let spare = old.into_payload();
+            if spare.capacity() > 0 {
+                self.spare = spare;
+            }
+        }
+        self.decoder = Some(new_decoder(block_type, payload, self.reader.ctx, offset)?);
+        self.block_offset = offset;
+        self.last_data_block = Some(offset);
+        self.next_block = Some(next);
+        Ok(())
+    }
+
+    /// [`Scanner::load_from`]; with `cached`, a data block found at `offset` itself comes
+    /// from, or goes into, the reader's block cache (if it has one).
+    fn load(&mut self, mut offset: u64, cached: bool) -> Result<bool> {
         let end = self.reader.scanned_end();
+        let cache = match cached {
+            true => self.reader.block_cache.get().cloned(),
+            false => None,
+        };
+        if let Some(b) = cache.as_ref().and_then(|c| c.get(self.reader.id, offset)) {
+            // Checked when it was read: a data block ending inside the scanned blocks.
+            let next = offset + b.header.on_disk_size_with_header();
+            self.install(
+                b.header.block_type,
+                Payload::Shared(b.payload),
+                offset,
+                next,
+            )?;
+            return Ok(true);
+        }
         loop {
             if offset >= end {
                 self.next_block = None;
@@ -639,13 +701,19 @@ impl<'r> Scanner<'r> {
                 ));
             }
             if h.block_type.is_data() {
-                if let Some(old) = self.decoder.take() {
-                    self.spare = old.into_payload();
-                }
-                self.decoder = Some(new_decoder(h.block_type, payload, self.reader.ctx, offset)?);
-                self.block_offset = offset;
-                self.last_data_block = Some(offset);
-                self.next_block = Some(next);
+                let payload = match cache.as_ref() {
+                    Some(c) => {
+                        let shared = Arc::new(payload);
+                        let block = CachedBlock {
+                            header: h,
+                            payload: shared.clone(),
+                        };
+                        c.insert(self.reader.id, offset, block);
+                        Payload::Shared(shared)
+                    }
+                    None => Payload::Owned(payload),
+                };
+                self.install(h.block_type, payload, offset, next)?;
                 return Ok(true);
             }
             self.spare = payload;
@@ -768,7 +836,7 @@ impl<'r> Scanner<'r> {
         };
         self.cells_from_first = None;
         let start = entry.offset;
-        if !self.load_from(start)? || self.block_offset != start {
+        if !self.load(start, true)? || self.block_offset != start {
             // The index names only data blocks: anything else there is a broken index (or a
             // wrong num_data_index_levels), never a reason to read on from a later block.
             return Err(FormatError::corrupt(
@@ -802,11 +870,11 @@ impl<'r> Scanner<'r> {
     }
 }
 
-/// Answers Bloom queries against one file, caching the chunks it loads.
+/// Answers Bloom queries against one file; the file's [`BloomReader`] keeps the chunks.
 pub struct BloomProbe<'r> {
     reader: &'r HFileReader,
-    dec: BlockDecoder,
-    chunks: std::collections::HashMap<u64, Vec<u8>>,
+    /// Made on the first chunk read.
+    dec: Option<BlockDecoder>,
 }
 
 impl BloomProbe<'_> {
@@ -820,11 +888,12 @@ impl BloomProbe<'_> {
             return Ok(true);
         };
         let last = r.file_info.get(keys::LAST_BLOOM_KEY);
-        let (dec, chunks) = (&mut self.dec, &mut self.chunks);
+        let dec = &mut self.dec;
         bloom.might_contain(query, last, &mut |offset, size| {
-            if let Some(p) = chunks.get(&offset) {
-                return Ok(p.clone());
-            }
+            let dec = match dec {
+                Some(d) => d,
+                None => dec.insert(r.block_decoder()?),
+            };
             let mut payload = Vec::new();
             let h = r.read_block(dec, offset, &mut payload)?;
             if h.block_type != BlockType::BloomChunk || h.on_disk_size_with_header() != size as u64
@@ -839,10 +908,6 @@ impl BloomProbe<'_> {
                     ),
                 ));
             }
-            if chunks.len() >= 64 {
-                chunks.clear();
-            }
-            chunks.insert(offset, payload.clone());
             Ok(payload)
         })
     }

@@ -16,13 +16,26 @@ pub fn push_hex(out: &mut String, bytes: &[u8]) {
         out.push('-');
         return;
     }
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 15) as usize] as char);
+    // SAFETY: only ASCII hex digits are written, so the string stays UTF-8.
+    let v = unsafe { out.as_mut_vec() };
+    let start = v.len();
+    v.resize(start + bytes.len() * 2, 0);
+    for (pair, b) in v[start..].chunks_exact_mut(2).zip(bytes) {
+        pair.copy_from_slice(&HEX_PAIRS[*b as usize]);
     }
 }
+
+/// The two lowercase hex digits of each byte.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [DIGITS[i >> 4], DIGITS[i & 15]];
+        i += 1;
+    }
+    t
+};
 
 /// Lowercase hex of `bytes` (empty string for empty input).
 pub fn hex(bytes: &[u8]) -> String {
@@ -40,7 +53,11 @@ pub fn push_cell_line(out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
     push_hex(out, cell.family);
     out.push(' ');
     push_hex(out, cell.qualifier);
-    let _ = write!(out, " {} {} ", cell.timestamp, cell.cell_type.name());
+    out.push(' ');
+    out.push_str(itoa::Buffer::new().format(cell.timestamp));
+    out.push(' ');
+    out.push_str(cell.cell_type.name());
+    out.push(' ');
     push_hex(out, cell.value);
     out.push(' ');
     push_hex(out, cell.tags);

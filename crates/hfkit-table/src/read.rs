@@ -26,6 +26,7 @@ use super::directory::Table;
 use super::manifest::{FamilyEntry, Manifest, RegionEntry};
 use super::split::to_string_binary;
 use super::TableError;
+use hfkit_format::block_cache::BlockCache;
 use hfkit_format::cell::Cell;
 use hfkit_read::scan::row_range;
 use hfkit_read::{
@@ -204,6 +205,18 @@ impl TableReader {
             manifest,
             regions,
         })
+    }
+
+    /// Makes gets read data blocks through `cache` (HBase's block cache, see
+    /// [`hfkit_format::block_cache`]): for a process that does many gets.
+    pub fn set_block_cache(&self, cache: &Arc<BlockCache>) {
+        for r in &self.regions {
+            for s in &r.stores {
+                for (f, _) in &s.files {
+                    f.set_block_cache(cache.clone());
+                }
+            }
+        }
     }
 
     /// The manifest version this reader reads.

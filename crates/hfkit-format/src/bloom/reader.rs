@@ -21,6 +21,7 @@
 //! ```
 
 use std::cmp::Ordering;
+use std::sync::OnceLock;
 
 use super::chunk::{bits_contain, ChunkSizing};
 use super::hash::HashType;
@@ -89,6 +90,10 @@ pub struct BloomReader {
     chunks: Vec<ChunkLocation>,
     /// (size of every chunk but the last, size of the last), when derivable from the meta.
     chunk_sizes: Option<(u64, u64)>,
+    /// Each chunk's bits once loaded and checked against the meta, for the reader's life
+    /// (HBase keeps Bloom chunks in its block cache): a query is then a hash and a few bit
+    /// tests, not a block read. Bounded by the file's Bloom size (`total_byte_size`).
+    loaded: Vec<OnceLock<Vec<u8>>>,
 }
 
 impl BloomReader {
@@ -203,11 +208,13 @@ impl BloomReader {
             comparator,
         };
         let chunk_sizes = derive_chunk_sizes(&meta);
+        let loaded = (0..chunks.len()).map(|_| OnceLock::new()).collect();
         Ok(BloomReader {
             kind,
             meta,
             chunks,
             chunk_sizes,
+            loaded,
         })
     }
 
@@ -242,7 +249,8 @@ impl BloomReader {
     /// Whether the file may hold `query`, as HBase decides for a Get (general Bloom) or for a
     /// row's delete-family markers (delete-family Bloom). `last_bloom_key` is FileInfo
     /// LAST_BLOOM_KEY (pass it for the general Bloom; the delete-family Bloom ignores it).
-    /// `load_chunk(offset, on_disk_size)` returns a chunk's decompressed BLOOM_CHUNK payload.
+    /// `load_chunk(offset, on_disk_size)` returns a chunk's decompressed BLOOM_CHUNK payload;
+    /// it is called once per chunk: the reader keeps each chunk it has checked.
     ///
     /// Callers handle what lies outside the Bloom: an empty file (entry count 0) holds
     /// nothing; a file whose DELETE_FAMILY_COUNT is 0 has no delete-family markers. A ROWCOL
@@ -304,8 +312,24 @@ impl BloomReader {
         let Some(loc) = self.chunks.get(i) else {
             return Ok(false);
         };
+        let test = |bits: &[u8]| bits_contain(bits, key, self.meta.hash_type, self.meta.hash_count);
+        let slot = self.loaded.get(i);
+        if let Some(bits) = slot.and_then(OnceLock::get) {
+            return Ok(test(bits));
+        }
         let bits = load_chunk(loc.offset, loc.on_disk_size)?;
-        let len = bits.len() as u64;
+        self.check_chunk(i, loc, bits.len() as u64)?;
+        let hit = test(&bits);
+        if let Some(slot) = slot {
+            let _ = slot.set(bits);
+        }
+        Ok(hit)
+    }
+}
+
+impl BloomReader {
+    /// Checks a loaded chunk's size against the meta.
+    fn check_chunk(&self, i: usize, loc: &ChunkLocation, len: u64) -> Result<()> {
         let bad = |detail: String| FormatError::corrupt("Bloom chunk", loc.offset, detail);
         match self.chunk_byte_size(i) {
             Some(want) if want != len => {
@@ -323,12 +347,7 @@ impl BloomReader {
         if len * 8 > i32::MAX as u64 {
             return Err(bad(format!("{len} bytes is larger than HBase can address")));
         }
-        Ok(bits_contain(
-            &bits,
-            key,
-            self.meta.hash_type,
-            self.meta.hash_count,
-        ))
+        Ok(())
     }
 }
 
@@ -558,10 +577,20 @@ mod tests {
         assert!(r
             .might_contain(BloomQuery::Row(b"zz"), last.as_deref(), &mut load)
             .unwrap());
-        // Wrong-size chunk payload is corruption.
+        // The chunk was loaded once and kept: later queries do not call the loader.
+        let mut never = |_: u64, _: u32| -> Result<Vec<u8>> {
+            Err(FormatError::Invalid("loaded twice".into()))
+        };
+        assert!(r
+            .might_contain(q(b"r2", b"q"), last.as_deref(), &mut never)
+            .unwrap());
+        // Wrong-size chunk payload is corruption (checked when a chunk is loaded: a fresh
+        // reader, as `r` keeps the chunk it has loaded).
+        let fresh =
+            BloomReader::from_meta(&meta, 0, BloomKind::General(BloomType::RowCol)).unwrap();
         let mut short = |_: u64, _: u32| -> Result<Vec<u8>> { Ok(vec![0xff; 3]) };
         assert!(matches!(
-            r.might_contain(q(b"r2", b"q"), None, &mut short),
+            fresh.might_contain(q(b"r2", b"q"), None, &mut short),
             Err(FormatError::Corrupt { .. })
         ));
         // The meta of a ROWCOL Bloom read as ROW is rejected (comparator mismatch).

@@ -21,7 +21,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use super::tags::{compress_tags, decompress_tags, TagDictionary};
-use super::{CellDecoder, CellEncoder, DataBlockEncoding, EncodingContext, KeyLayout};
+use super::{CellDecoder, CellEncoder, DataBlockEncoding, EncodingContext, KeyLayout, Payload};
 use crate::bytes::{put_compressed_int, put_vlong, vlong_size, Cursor};
 use crate::cell::{check_tags, CellRef, KeyView};
 use crate::error::{FormatError, Result};
@@ -369,7 +369,7 @@ impl<F: DeltaFormat> CellEncoder for DeltaEncoder<F> {
 
 /// Reads one key-delta encoded block payload.
 pub struct DeltaDecoder<F: DeltaFormat> {
-    payload: Vec<u8>,
+    payload: Payload,
     ctx: EncodingContext,
     block_offset: u64,
     format: F,
@@ -394,10 +394,11 @@ pub struct DeltaDecoder<F: DeltaFormat> {
 impl<F: DeltaFormat> DeltaDecoder<F> {
     /// A decoder over a whole ENCODED_DATA payload (starting with the encoding id).
     pub fn new(
-        payload: Vec<u8>,
+        payload: impl Into<Payload>,
         ctx: EncodingContext,
         block_offset: u64,
     ) -> Result<DeltaDecoder<F>> {
+        let payload = payload.into();
         let name = F::ENCODING.name();
         let head = payload.get(..PAYLOAD_PREFIX_LEN).ok_or_else(|| {
             FormatError::corrupt(
@@ -582,9 +583,9 @@ impl<F: DeltaFormat> CellDecoder for DeltaDecoder<F> {
 
     fn tags(&self) -> &[u8] {
         let source = if self.tags_in_buf {
-            &self.tags_buf
+            &self.tags_buf[..]
         } else {
-            &self.payload
+            &self.payload[..]
         };
         source.get(self.tags.clone()).unwrap_or_default()
     }
@@ -610,7 +611,7 @@ impl<F: DeltaFormat> CellDecoder for DeltaDecoder<F> {
     }
 
     fn into_payload(self: Box<Self>) -> Vec<u8> {
-        self.payload
+        self.payload.into_vec()
     }
 }
 

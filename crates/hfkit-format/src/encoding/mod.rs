@@ -18,7 +18,8 @@
 //! `prefix`, `diff`, `fast_diff`, `row_index`, and `tags` (tag compression).
 
 use std::cmp::Ordering;
-use std::ops::Range;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
 
 use super::block::BlockType;
 use super::cell::{compare_keys, CellRef, CellType, KeyView};
@@ -281,12 +282,49 @@ pub fn new_encoder(
 
 /// A decoder for one data block's payload. DATA blocks are NONE-encoded; ENCODED_DATA blocks
 /// name their encoding in their first two bytes. `offset` is the block's file offset.
+/// A decoded block's bytes, as a decoder reads them: owned (the buffer goes back to its
+/// scanner for the next block, [`CellDecoder::into_payload`]) or shared with a block cache
+/// (`crate::block_cache`), so a cached block is decoded in place, not copied.
+#[derive(Clone, Debug)]
+pub enum Payload {
+    Owned(Vec<u8>),
+    Shared(Arc<Vec<u8>>),
+}
+
+impl Payload {
+    /// The buffer for reuse: the owned one, or a new empty one for a shared payload.
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            Payload::Owned(v) => v,
+            Payload::Shared(_) => Vec::new(),
+        }
+    }
+}
+
+impl Deref for Payload {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Payload::Owned(v) => v,
+            Payload::Shared(v) => v,
+        }
+    }
+}
+
+impl From<Vec<u8>> for Payload {
+    fn from(v: Vec<u8>) -> Payload {
+        Payload::Owned(v)
+    }
+}
+
 pub fn new_decoder(
     block_type: BlockType,
-    payload: Vec<u8>,
+    payload: impl Into<Payload>,
     ctx: EncodingContext,
     offset: u64,
 ) -> Result<Box<dyn CellDecoder>> {
+    let payload = payload.into();
     match block_type {
         BlockType::Data => Ok(Box::new(NoneDecoder::new(payload, 0, ctx, offset))),
         BlockType::EncodedData => {

@@ -11,9 +11,9 @@
 
 use std::ops::Range;
 
-use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout};
-use crate::bytes::{copy_short, put_vlong, Cursor};
-use crate::cell::CellRef;
+use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
+use crate::bytes::{copy_short, put_vlong, vlong_total_len, Cursor};
+use crate::cell::{compare_keys, CellRef, KeyView};
 use crate::error::{FormatError, Result};
 
 /// Writes NONE-format cells.
@@ -124,7 +124,7 @@ impl CellEncoder for NoneEncoder {
 
 /// Reads NONE-format cells from `payload[start..end]`.
 pub struct NoneDecoder {
-    payload: Vec<u8>,
+    payload: Payload,
     ctx: EncodingContext,
     /// File offset of the block, for errors.
     block_offset: u64,
@@ -144,18 +144,19 @@ pub struct NoneDecoder {
 impl NoneDecoder {
     /// A decoder over the whole payload, starting `start` bytes in.
     pub fn new(
-        payload: Vec<u8>,
+        payload: impl Into<Payload>,
         start: usize,
         ctx: EncodingContext,
         block_offset: u64,
     ) -> NoneDecoder {
+        let payload = payload.into();
         let end = payload.len();
         NoneDecoder::with_range(payload, start, end, ctx, block_offset)
     }
 
     /// A decoder over `payload[start..end]`.
     pub fn with_range(
-        payload: Vec<u8>,
+        payload: Payload,
         start: usize,
         end: usize,
         ctx: EncodingContext,
@@ -203,7 +204,54 @@ impl NoneDecoder {
     }
 }
 
+impl NoneDecoder {
+    /// The row and total length of the record at payload offset `at`, read from its length
+    /// fields only; `None` when anything does not fit (then [`CellDecoder::advance`] reads
+    /// the record and names what is wrong).
+    #[inline]
+    fn record_row(&self, at: usize) -> Option<(&[u8], usize)> {
+        let r = self.payload.get(at..self.end)?;
+        let word = |i: usize| -> Option<usize> {
+            Some(u32::from_be_bytes(r.get(i..i + 4)?.try_into().ok()?) as usize)
+        };
+        let (klen, vlen) = (word(0)?, word(4)?);
+        let row_len = u16::from_be_bytes(r.get(8..10)?.try_into().ok()?) as usize;
+        if 2 + row_len > klen {
+            return None;
+        }
+        let row = r.get(10..10 + row_len)?;
+        let mut len = 8usize.checked_add(klen)?.checked_add(vlen)?;
+        if self.ctx.include_tags {
+            let tags = u16::from_be_bytes(r.get(len..len + 2)?.try_into().ok()?) as usize;
+            len += 2 + tags;
+        }
+        if self.ctx.include_mvcc {
+            len += vlong_total_len(*r.get(len)? as i8);
+        }
+        (len <= r.len()).then_some((row, len))
+    }
+}
+
 impl CellDecoder for NoneDecoder {
+    /// HBase's `blockSeek`: records whose row sorts before the target's are stepped over by
+    /// their length fields alone; from the first other one, cells are decoded (and checked)
+    /// and compared in full.
+    fn seek(&mut self, target: &KeyView<'_>) -> Result<bool> {
+        self.rewind();
+        while let Some((row, len)) = self.record_row(self.next) {
+            if row >= target.row {
+                break;
+            }
+            self.next += len;
+        }
+        while self.advance()? {
+            if compare_keys(&self.layout.view(self.key()), target).is_ge() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn advance(&mut self) -> Result<bool> {
         if self.next >= self.end {
             return Ok(false);
@@ -270,7 +318,7 @@ impl CellDecoder for NoneDecoder {
     }
 
     fn into_payload(self: Box<Self>) -> Vec<u8> {
-        self.payload
+        self.payload.into_vec()
     }
 }
 

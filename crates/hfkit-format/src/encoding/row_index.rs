@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 
 use super::none::{write_none_cell, NoneDecoder};
-use super::{CellDecoder, CellEncoder, DataBlockEncoding, EncodingContext, KeyLayout};
+use super::{CellDecoder, CellEncoder, DataBlockEncoding, EncodingContext, KeyLayout, Payload};
 use crate::cell::{compare_keys, CellRef, KeyView};
 use crate::error::{FormatError, Result};
 
@@ -133,10 +133,11 @@ fn read_u32(payload: &[u8], at: usize) -> Option<u32> {
 impl RowIndexDecoder {
     /// A decoder over a whole ENCODED_DATA payload (starting with the encoding id).
     pub fn new(
-        payload: Vec<u8>,
+        payload: impl Into<Payload>,
         ctx: EncodingContext,
         block_offset: u64,
     ) -> Result<RowIndexDecoder> {
+        let payload: Payload = payload.into();
         let corrupt = |detail: String| {
             FormatError::corrupt(
                 "encoded data block",
