@@ -45,14 +45,6 @@ fn next_batches(first: RecordBatch, iter: Py<PyIterator>, raised: Raised) -> Nex
     })
 }
 
-/// Epoch milliseconds now.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 /// Writes the HFiles of region `region` of the schema's table (and the index tables' cells of its
 /// rows) from `batches` (an iterable of `pyarrow.RecordBatch`, all with the same columns) into
 /// the bulk-load directory `out_dir` (`out_dir/<family>/<hfile>`, index tables under
@@ -110,7 +102,7 @@ pub fn write_region<'py>(
     opts.record_batches = Some(input);
     opts.regions = Some(regions);
     opts.memory_budget = memory;
-    opts.import_time = import_time.unwrap_or_else(now_ms);
+    opts.import_time = import_time.unwrap_or_else(hfkit_format::cell::now_ms);
     if let Some(m) = max_file_size {
         opts.max_file_size = m;
     }

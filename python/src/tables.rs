@@ -170,7 +170,7 @@ fn read_options(columns: Option<Vec<String>>, versions: u32, raw: bool) -> ReadO
         columns,
         max_versions: versions.max(1),
         raw,
-        now_ms: super::region::now_ms(),
+        now_ms: hfkit_format::cell::now_ms(),
         ..ReadOptions::default()
     }
 }
