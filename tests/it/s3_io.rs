@@ -10,7 +10,7 @@ use hfkit::format::reader::HFileReader;
 use hfkit::storage::{Location, PutCondition, StorageConfig, Store};
 use hfkit_testkit::s3::S3Server;
 
-use crate::common::{hfkit, text};
+use crate::common::{files_under, hfkit, text};
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
 
@@ -43,29 +43,21 @@ pub fn put(server: &S3Server, key: &str, data: Vec<u8>) -> String {
 /// (family, or `.indexes/<table>/<family>`), as text; file names left out (they are random).
 pub fn bulk_cells(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p
-                .parent()
-                .unwrap()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .to_string();
-            let r = HFileReader::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let mut s = r.scanner().unwrap();
-            while let Some(c) = s.next().unwrap() {
-                out.insert(format!(
-                    "{rel} {:?}/{:?}:{:?}/{}/{:?} = {:?}",
-                    c.row, c.family, c.qualifier, c.timestamp, c.cell_type, c.value
-                ));
-            }
+    for p in files_under(dir) {
+        let rel = p
+            .parent()
+            .unwrap()
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let r = HFileReader::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let mut s = r.scanner().unwrap();
+        while let Some(c) = s.next().unwrap() {
+            out.insert(format!(
+                "{rel} {:?}/{:?}:{:?}/{}/{:?} = {:?}",
+                c.row, c.family, c.qualifier, c.timestamp, c.cell_type, c.value
+            ));
         }
     }
     out
