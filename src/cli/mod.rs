@@ -34,6 +34,7 @@ mod hfile;
 mod import;
 mod maint;
 mod packaging;
+mod plan;
 mod read;
 mod remote_out;
 mod remote_table;
@@ -92,7 +93,7 @@ pub enum Command {
     Import(Box<import::ImportArgs>),
     /// Before importing: split points and expected rows and cells per region for a sample of
     /// the input, hot regions flagged.
-    Plan(Box<import::PlanArgs>),
+    Plan(Box<plan::PlanArgs>),
     /// Directory tables: create, describe, check.
     #[command(subcommand)]
     Table(table::TableCommand),
@@ -236,7 +237,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<i32, CliError> {
         Command::Hfile(cmd) => hfile::run(cmd, out),
         Command::Table(cmd) => table::run(cmd, out),
         Command::Import(args) => import::import(*args, out),
-        Command::Plan(args) => import::plan(*args, out),
+        Command::Plan(args) => plan::plan(*args, out),
         Command::Attach {
             table,
             dir,

@@ -18,7 +18,8 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{record_len, Head, SortError, RECORD_HEADER};
+use super::record::{record_len, Head, RECORD_HEADER};
+use super::SortError;
 
 /// Bytes of records a block holds (a larger record is a block of its own). Snappy compresses
 /// 64 KiB fragments independently, so larger blocks would not compress better.

@@ -1,0 +1,400 @@
+//! The HFile reader: open, scan, seek. Spec: `formats/hfile.md` §"Reading".
+//!
+//! ```text
+//! open:  trailer (last 4096 bytes) → load-on-open section at load_on_open_data_offset:
+//!        ROOT_INDEX (data index root [+ mid-key]) | ROOT_INDEX (meta index) | FILE_INFO |
+//!        [GENERAL_BLOOM_META] [DELETE_FAMILY_BLOOM_META]
+//! scan:  blocks from offset 0, walking offset + onDiskSizeWithHeader to the load-on-open
+//!        section, decoding the data blocks and skipping the others
+//! seek:  root → intermediate → leaf (last entry ≤ key at each level) → data block → first cell ≥ key
+//! ```
+//!
+//! A reader may be restricted to one half of its file ([`HFileReader::into_half`], HBase's
+//! `HalfStoreFileReader` for the reference files a region split leaves): its scanners then
+//! return only the cells on that side of the split key. Everything else (index, FileInfo,
+//! Bloom filters, entry count) stays the whole file's, a superset of the half's.
+//!
+//! Every block read is checksum-verified before it is decompressed or decoded; any
+//! inconsistency is a [`FormatError`] naming the offset. No input can make the reader panic or
+//! allocate more than the file's own sizes justify.
+//!
+//! The trailer has no checksum, so no trailer field is trusted alone (`formats/hfile.md`
+//! §"Trailer"): [`Trailer::read`] checks the fields against each other and the file length;
+//! opening checks them against the load-on-open section (it must chain block by block from
+//! `load_on_open_data_offset` to the trailer, the root index must hold exactly
+//! `data_index_count` entries, a one-level index must start at `first_data_block_offset` and
+//! end at `last_data_block_offset`); a scan walks every block up to the load-on-open section
+//! instead of stopping where the trailer says the data ends, and when it reaches the end it
+//! checks the last data block's offset, and the cells it decoded from the first one, against
+//! the trailer. So a scan can never end early because of a trailer field: it returns every
+//! cell or fails.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `open` | opening: the trailer, the load-on-open section and their cross-checks |
+//! | `scanner` | [`Scanner`]: the block walk, seeks, the end-of-scan checks, half readers' bounds |
+
+mod open;
+mod scanner;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+
+use super::block::{BlockDecoder, BlockHeader, BlockType};
+use super::block_cache::BlockCache;
+use super::bloom::{BloomQuery, BloomReader};
+use super::cell::KeyView;
+use super::compression::Compression;
+use super::encoding::{DataBlockEncoding, EncodingContext};
+use super::error::{FormatError, Result};
+use super::fileinfo::{keys, FileInfo};
+use super::index::{find_block, parse_non_root, IndexEntry, MidKeyMetadata};
+use super::trailer::Trailer;
+pub use scanner::Scanner;
+
+/// The bytes of an open file.
+enum Backing {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Mapped(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+/// A block of the load-on-open section, as found at open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadOnOpenBlock {
+    pub offset: u64,
+    pub header: BlockHeader,
+}
+
+/// Which side of a split key a half reader returns (HBase's `Reference.Range`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfRange {
+    /// Cells whose key is ≥ the split key.
+    Top,
+    /// Cells whose key is < the split key.
+    Bottom,
+}
+
+/// The half of a file a reader is restricted to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Half {
+    /// A flat key (for a region split: first-on-row of the split row).
+    split_key: Vec<u8>,
+    range: HalfRange,
+}
+
+/// An open HFile.
+pub struct HFileReader {
+    backing: Backing,
+    path: Option<PathBuf>,
+    trailer: Trailer,
+    compression: Compression,
+    file_info: FileInfo,
+    ctx: EncodingContext,
+    encoding: DataBlockEncoding,
+    root_index: Vec<IndexEntry>,
+    mid_key: Option<MidKeyMetadata>,
+    meta_index: Vec<IndexEntry>,
+    general_bloom_meta: Option<(u64, Vec<u8>)>,
+    delete_family_bloom_meta: Option<(u64, Vec<u8>)>,
+    general_bloom: Option<BloomReader>,
+    delete_family_bloom: Option<BloomReader>,
+    load_on_open: Vec<LoadOnOpenBlock>,
+    half: Option<Half>,
+    /// Unique within the process: this reader's key in a [`BlockCache`].
+    id: u64,
+    /// The cache seeks read data blocks through, once set.
+    block_cache: OnceLock<Arc<BlockCache>>,
+}
+
+/// The next [`HFileReader`] id.
+static NEXT_READER_ID: AtomicU64 = AtomicU64::new(0);
+
+impl std::fmt::Debug for HFileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HFileReader")
+            .field("path", &self.path)
+            .field("trailer", &self.trailer)
+            .field("half", &self.half)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HFileReader {
+    /// Opens the file at `path` (memory-mapped; HFiles are immutable once written).
+    pub fn open(path: impl AsRef<Path>) -> Result<HFileReader> {
+        let path = path.as_ref();
+        let file = File::open(path)
+            .map_err(|e| FormatError::io(format!("opening {}", path.display()), e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| FormatError::io(format!("reading metadata of {}", path.display()), e))?;
+        if meta.is_dir() {
+            return Err(FormatError::NotAnHFile(format!(
+                "{} is a directory",
+                path.display()
+            )));
+        }
+        let len = meta.len();
+        let backing = if len == 0 {
+            Backing::Owned(Vec::new())
+        } else {
+            // SAFETY: the map is read-only and HFiles are never modified after they are
+            // written; a file truncated underneath us is outside this contract (as for any
+            // mmap-based reader).
+            let map = unsafe { memmap2::Mmap::map(&file) }
+                .map_err(|e| FormatError::io(format!("mapping {}", path.display()), e))?;
+            Backing::Mapped(map)
+        };
+        let mut r = HFileReader::from_backing(backing)?;
+        r.path = Some(path.to_path_buf());
+        Ok(r)
+    }
+
+    /// Opens a file held in memory.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<HFileReader> {
+        HFileReader::from_backing(Backing::Owned(bytes))
+    }
+
+    /// This reader restricted to one half of the file, as HBase reads a reference file: its
+    /// scanners return only the cells whose key is ≥ `split_key` ([`HalfRange::Top`]) or
+    /// < `split_key` ([`HalfRange::Bottom`]); seeks are clamped to the half. `split_key` is a
+    /// flat key (a reference stores first-on-row of the split row).
+    pub fn into_half(mut self, split_key: Vec<u8>, range: HalfRange) -> Result<HFileReader> {
+        if KeyView::parse(&split_key).is_none() {
+            return Err(FormatError::Invalid(
+                "the split key of a half file is not a valid cell key".into(),
+            ));
+        }
+        self.half = Some(Half { split_key, range });
+        Ok(self)
+    }
+
+    /// The split key and side this reader is restricted to, if it reads a half.
+    pub fn half(&self) -> Option<(&[u8], HalfRange)> {
+        self.half
+            .as_ref()
+            .map(|h| (h.split_key.as_slice(), h.range))
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        self.backing.bytes()
+    }
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+    pub fn trailer(&self) -> &Trailer {
+        &self.trailer
+    }
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+    pub fn file_info(&self) -> &FileInfo {
+        &self.file_info
+    }
+    pub fn encoding_context(&self) -> EncodingContext {
+        self.ctx
+    }
+    pub fn encoding(&self) -> DataBlockEncoding {
+        self.encoding
+    }
+    pub fn root_index(&self) -> &[IndexEntry] {
+        &self.root_index
+    }
+    pub fn mid_key_metadata(&self) -> Option<MidKeyMetadata> {
+        self.mid_key
+    }
+    pub fn meta_index(&self) -> &[IndexEntry] {
+        &self.meta_index
+    }
+    pub fn load_on_open_blocks(&self) -> &[LoadOnOpenBlock] {
+        &self.load_on_open
+    }
+    /// (offset, payload) of the general Bloom meta block, if the file has one.
+    pub fn general_bloom_meta(&self) -> Option<(u64, &[u8])> {
+        self.general_bloom_meta
+            .as_ref()
+            .map(|(o, p)| (*o, p.as_slice()))
+    }
+    /// (offset, payload) of the delete-family Bloom meta block, if the file has one.
+    pub fn delete_family_bloom_meta(&self) -> Option<(u64, &[u8])> {
+        self.delete_family_bloom_meta
+            .as_ref()
+            .map(|(o, p)| (*o, p.as_slice()))
+    }
+    /// The general Bloom filter, if the file has one.
+    pub fn general_bloom(&self) -> Option<&BloomReader> {
+        self.general_bloom.as_ref()
+    }
+    /// The delete-family Bloom filter, if the file has one.
+    pub fn delete_family_bloom(&self) -> Option<&BloomReader> {
+        self.delete_family_bloom.as_ref()
+    }
+
+    /// Asks the general Bloom filter whether the file may hold cells for `query`. `Ok(true)`
+    /// when there is no Bloom (or it cannot tell); `Ok(false)` means the file certainly holds
+    /// no such cell and need not be read. An empty file holds nothing.
+    /// The general Bloom keeps every chunk it has loaded (see [`BloomReader`]), so a query
+    /// reads no block after the first that needed its chunk.
+    pub fn might_contain(&self, query: BloomQuery<'_>) -> Result<bool> {
+        self.bloom_probe()?.might_contain(query)
+    }
+
+    /// A Bloom prober that keeps one block decoder for the chunks it loads, for many queries.
+    pub fn bloom_probe(&self) -> Result<BloomProbe<'_>> {
+        Ok(BloomProbe {
+            reader: self,
+            dec: None,
+        })
+    }
+
+    /// Number of cells (trailer entry count; a full scan fails if the file holds another
+    /// number).
+    pub fn entry_count(&self) -> u64 {
+        self.trailer.entry_count
+    }
+
+    /// True when the file has no data block (its index is empty; opening checked that the
+    /// trailer agrees).
+    pub fn is_empty(&self) -> bool {
+        self.root_index.is_empty()
+    }
+    /// The last key (FileInfo LASTKEY), if any cell.
+    pub fn last_key(&self) -> Option<&[u8]> {
+        self.file_info.get(keys::LASTKEY)
+    }
+
+    /// Makes seeks ([`Scanner::seek`], so gets) read data blocks through `cache`, shared
+    /// with other readers; a sequential scan reads past it. Only the first call takes effect.
+    pub fn set_block_cache(&self, cache: Arc<BlockCache>) {
+        let _ = self.block_cache.set(cache);
+    }
+
+    /// A block decoder (decompression state) for this file's codec.
+    pub fn block_decoder(&self) -> Result<BlockDecoder> {
+        BlockDecoder::new(self.compression)
+    }
+
+    /// Reads, verifies and decompresses the block at `offset` into `payload`.
+    pub fn read_block(
+        &self,
+        dec: &mut BlockDecoder,
+        offset: u64,
+        payload: &mut Vec<u8>,
+    ) -> Result<BlockHeader> {
+        let trailer_at = Trailer::offset_in(self.bytes().len() as u64);
+        if offset >= trailer_at {
+            return Err(FormatError::corrupt(
+                "block",
+                offset,
+                "offset is inside the trailer",
+            ));
+        }
+        dec.read(&self.bytes()[..trailer_at as usize], offset, payload)
+    }
+
+    /// The offset of the data block that may hold `key` (a flat key), following the index
+    /// down from the root; `None` when `key` sorts before the first block's index key.
+    pub fn locate_block(&self, dec: &mut BlockDecoder, key: &[u8]) -> Result<Option<IndexEntry>> {
+        let Some(mut i) = find_block(&self.root_index, key) else {
+            return Ok(None);
+        };
+        let mut entry = self.root_index[i].clone();
+        let mut payload = Vec::new();
+        for level in 1..self.trailer.num_data_index_levels {
+            let h = self.read_block(dec, entry.offset, &mut payload)?;
+            let want = if level + 1 == self.trailer.num_data_index_levels {
+                BlockType::LeafIndex
+            } else {
+                BlockType::IntermediateIndex
+            };
+            if h.block_type != want {
+                return Err(FormatError::corrupt(
+                    "block index",
+                    entry.offset,
+                    format!(
+                        "expected {} block, found {}",
+                        want.name(),
+                        h.block_type.name()
+                    ),
+                ));
+            }
+            let entries = parse_non_root(&payload, entry.offset)?;
+            // A key before the child's first (fake) key still belongs to its first entry.
+            i = find_block(&entries, key).unwrap_or_default();
+            entry = entries.get(i).cloned().ok_or_else(|| {
+                FormatError::corrupt("block index", entry.offset, "empty index block")
+            })?;
+        }
+        Ok(Some(entry))
+    }
+}
+
+/// Answers Bloom queries against one file; the file's [`BloomReader`] keeps the chunks.
+pub struct BloomProbe<'r> {
+    reader: &'r HFileReader,
+    /// Made on the first chunk read.
+    dec: Option<BlockDecoder>,
+}
+
+impl BloomProbe<'_> {
+    /// See [`HFileReader::might_contain`].
+    pub fn might_contain(&mut self, query: BloomQuery<'_>) -> Result<bool> {
+        let r = self.reader;
+        if r.is_empty() {
+            return Ok(false);
+        }
+        let Some(bloom) = r.general_bloom.as_ref() else {
+            return Ok(true);
+        };
+        let last = r.file_info.get(keys::LAST_BLOOM_KEY);
+        let dec = &mut self.dec;
+        bloom.might_contain(query, last, &mut |offset, size| {
+            let dec = match dec {
+                Some(d) => d,
+                None => dec.insert(r.block_decoder()?),
+            };
+            let mut payload = Vec::new();
+            let h = r.read_block(dec, offset, &mut payload)?;
+            if h.block_type != BlockType::BloomChunk || h.on_disk_size_with_header() != size as u64
+            {
+                return Err(FormatError::corrupt(
+                    "Bloom chunk index",
+                    offset,
+                    format!(
+                        "points at a {} block of {} bytes",
+                        h.block_type.name(),
+                        h.on_disk_size_with_header()
+                    ),
+                ));
+            }
+            Ok(payload)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_not_an_hfile() {
+        let dir = std::env::temp_dir();
+        let e = HFileReader::open(&dir).unwrap_err().to_string();
+        assert!(
+            e.starts_with("not an HFile: ") && e.ends_with("is a directory"),
+            "{e}"
+        );
+    }
+}
