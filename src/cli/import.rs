@@ -17,7 +17,7 @@ use crate::pipeline::import::{
     import_regions, run_import, ImportOptions, InputFormat, Progress,
 };
 use crate::pipeline::source::{expand_paths, CsvOptions};
-use crate::table::directory::{AttachOptions, INDEX_DIR, STAGING_DIR};
+use crate::table::directory::{AttachOptions, WrittenFile, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
 use crate::table::{ParsedSchema, TableError, TableSchema};
 
@@ -403,22 +403,30 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         .map_err(|e| CliError::failure(e.to_string()))?;
     // Index tables first: an index entry whose row is not yet visible is harmless to a reader
     // that follows it to the main table; a row missing from its index is not. A table that
-    // got no file (the input held no cells for it) is left as it is.
+    // got no file (the input held no cells for it) is left as it is. Each attach checks the
+    // files against what this run wrote (size, cells, CRC32C) rather than decoding them again
+    // (formats/table.md §"Attach of files this process wrote").
+    #[cfg(debug_assertions)]
+    damage_for_tests(&report.output_files);
     let mut attach = None;
     if let Some(t) = &table {
         let attached = || -> Result<_, CliError> {
             for ((it, staging), ix) in index_tables.iter().zip(&stagings).zip(&report.indexes) {
                 if ix.files > 0 {
-                    it.attach(staging.path()).map_err(|e| {
-                        CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
-                    })?;
+                    let written = written_files(&ix.output_files);
+                    let opts = AttachOptions::default();
+                    it.attach_written(staging.path(), &opts, None, &written)
+                        .map_err(|e| {
+                            CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
+                        })?;
                 }
             }
             if report.files == 0 {
                 return Ok(None);
             }
             let import = identity.as_ref().map(|(id, _)| (id.as_str(), a.force));
-            t.attach_import(&out_dir, &AttachOptions::default(), import)
+            let written = written_files(&report.output_files);
+            t.attach_written(&out_dir, &AttachOptions::default(), import, &written)
                 .map(Some)
                 .map_err(|e| match e {
                     TableError::AlreadyImported { id, version } => {
@@ -685,6 +693,46 @@ impl ImportArgs {
     pub(super) fn table(&self) -> Option<&Path> {
         self.table.as_deref()
     }
+}
+
+/// What the import recorded of each file it wrote, for the attach to check them against.
+fn written_files(files: &[crate::pipeline::output::OutputFile]) -> Vec<WrittenFile> {
+    files
+        .iter()
+        .map(|f| WrittenFile {
+            path: f.path.clone(),
+            size: f.bytes,
+            cells: f.cells,
+            crc32c: f.crc32c,
+        })
+        .collect()
+}
+
+/// Test hook, in debug builds only: with `HFKIT_TEST_DAMAGE_BEFORE_ATTACH` set, flips one byte
+/// in the middle of the first file the import wrote, after it was written and before the
+/// attach, as a disk or another process could (`tests/it/attach_written.rs`).
+#[cfg(debug_assertions)]
+fn damage_for_tests(files: &[crate::pipeline::output::OutputFile]) {
+    use std::io::{Read, Seek, SeekFrom};
+    if std::env::var_os("HFKIT_TEST_DAMAGE_BEFORE_ATTACH").is_none() {
+        return;
+    }
+    let Some(f) = files.first() else { return };
+    let at = f.bytes / 2;
+    let damage = || -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&f.path)?;
+        let mut b = [0u8; 1];
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(&mut b)?;
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(&[b[0] ^ 0x5a])
+    };
+    // A hook that could not damage the file leaves it intact: the test then sees the import
+    // succeed, and fails.
+    let _ = damage();
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 mod common;
 
 mod attach_options;
+mod attach_written;
 mod bloom_end_to_end;
 mod cli;
 mod damaged_files;

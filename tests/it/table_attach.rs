@@ -46,7 +46,7 @@ fn bulk_dir(root: &Path, tag: &str) -> PathBuf {
     d
 }
 
-fn new_table(dir: &Path) -> Table {
+pub(crate) fn new_table(dir: &Path) -> Table {
     Table::create(
         dir,
         "default:t",

@@ -82,6 +82,10 @@ pub struct OutputFile {
     pub path: PathBuf,
     pub cells: u64,
     pub bytes: u64,
+    /// CRC32C of every byte of the file as it was written (Castagnoli, as HBase's block
+    /// checksums): an attach in this process checks the bytes on disk against it instead of
+    /// decoding the file again (`formats/table.md` §"Attach of files this process wrote").
+    pub crc32c: u32,
 }
 
 /// What the output holds.
@@ -153,10 +157,13 @@ const WRITEBACK_BYTES: u64 = 8 << 20;
 /// RocksDB's `bytes_per_sync`). Without it a run's whole output sits dirty in the page cache
 /// until the fsync of each file at the end, which then waits for all of it; with it the disk
 /// writes while the import computes. Elsewhere than Linux it is a plain file.
+///
+/// It also keeps the CRC32C of every byte written ([`OutputFile::crc32c`]).
 pub(crate) struct WritebackFile {
     file: File,
     written: u64,
     requested: u64,
+    crc32c: u32,
 }
 
 impl WritebackFile {
@@ -165,6 +172,7 @@ impl WritebackFile {
             file,
             written: 0,
             requested: 0,
+            crc32c: 0,
         }
     }
 
@@ -195,6 +203,7 @@ impl WritebackFile {
 impl std::io::Write for WritebackFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.file.write(buf)?;
+        self.crc32c = crc32c::crc32c_append(self.crc32c, &buf[..n]);
         self.written += n as u64;
         if self.written - self.requested >= WRITEBACK_BYTES {
             self.start_writeback();
@@ -215,6 +224,7 @@ struct FileEntry {
     dest: PathBuf,
     cells: u64,
     bytes: u64,
+    crc32c: u32,
     /// Taken back with its lane: removed at the end, never published.
     taken: bool,
 }
@@ -535,6 +545,7 @@ impl BulkOutput {
             dest: fd.join(name),
             cells: 0,
             bytes: 0,
+            crc32c: 0,
             taken: false,
         });
         Ok(OpenFile {
@@ -573,6 +584,7 @@ impl BulkOutput {
         if let Some(e) = self.files.get_mut(c.entry) {
             e.cells = summary.entry_count;
             e.bytes = summary.file_size;
+            e.crc32c = file.crc32c;
         }
         Ok(())
     }
@@ -606,6 +618,7 @@ impl BulkOutput {
             dest,
             cells,
             bytes,
+            crc32c,
             ..
         } in &self.files
         {
@@ -619,6 +632,7 @@ impl BulkOutput {
                 path: dest.clone(),
                 cells: *cells,
                 bytes: *bytes,
+                crc32c: *crc32c,
             });
         }
         for f in &self.families {

@@ -4,6 +4,11 @@
 //! fsynced, and only then is a new manifest
 //! published. A crash at any point leaves the previous manifest live; files it does not name
 //! are invisible and are removed by the next writer. Spec: `formats/table.md` §"Attach".
+//!
+//! A file this process wrote itself ([`WrittenFile`], `import --table`) is checked against what
+//! its writer recorded — size, cell count, CRC32C of its bytes, streamed — instead of decoded
+//! again; every other file is verified in full (`formats/table.md` §"Attach of files this
+//! process wrote").
 
 use std::path::{Path, PathBuf};
 
@@ -48,6 +53,25 @@ pub struct AttachOptions {
     pub region_dirs: bool,
 }
 
+/// What this process recorded of a file it wrote itself, as it wrote it (`import --table`'s
+/// output): an attach checks the file on disk against it instead of verifying it in full
+/// (`formats/table.md` §"Attach of files this process wrote").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// Where it was written: `DIR/<family>/<name>` of the bulk-load directory attached.
+    pub path: PathBuf,
+    /// Its length in bytes.
+    pub size: u64,
+    /// The cells written (its trailer's entry count).
+    pub cells: u64,
+    /// CRC32C (Castagnoli) of every byte written, in order.
+    pub crc32c: u32,
+}
+
+/// Read buffer of the CRC32C pass over a [`WrittenFile`]: the check holds this much, however
+/// large the file.
+const CRC_BUFFER: usize = 256 * 1024;
+
 /// One input file of an attach, verified.
 struct Input {
     path: PathBuf,
@@ -76,6 +100,21 @@ impl Table {
         self.attach_import_all(&[bulk_dir], opts, import)
     }
 
+    /// [`Table::attach_import`] of a directory this process has just written: a file listed in
+    /// `written` is checked against what its writer recorded (its size, cell count and the
+    /// CRC32C of its bytes on disk, read with a small buffer) instead of being decoded and
+    /// verified again; a file not listed is verified in full, and a listed file that is not
+    /// there is an error.
+    pub fn attach_written(
+        &self,
+        bulk_dir: &Path,
+        opts: &AttachOptions,
+        import: Option<(&str, bool)>,
+        written: &[WrittenFile],
+    ) -> Result<AttachReport, TableError> {
+        self.attach_dirs(&[bulk_dir], opts, import, written)
+    }
+
     /// [`Table::attach`] of several bulk-load directories (the outputs of many tasks) in one
     /// commit: every file of every directory becomes visible at once, or none.
     pub fn attach_all(&self, bulk_dirs: &[&Path]) -> Result<AttachReport, TableError> {
@@ -88,6 +127,16 @@ impl Table {
         bulk_dirs: &[&Path],
         opts: &AttachOptions,
         import: Option<(&str, bool)>,
+    ) -> Result<AttachReport, TableError> {
+        self.attach_dirs(bulk_dirs, opts, import, &[])
+    }
+
+    fn attach_dirs(
+        &self,
+        bulk_dirs: &[&Path],
+        opts: &AttachOptions,
+        import: Option<(&str, bool)>,
+        written: &[WrittenFile],
     ) -> Result<AttachReport, TableError> {
         let lock = self.lock()?;
         let garbage_removed = self.collect_garbage(&lock)?;
@@ -119,7 +168,16 @@ impl Table {
             let ignored = opts
                 .ignore_unknown_families
                 .then_some(&mut ignored_families);
-            inputs.extend(self.discover(root, &m, &mut skipped, ignored)?);
+            inputs.extend(self.discover(root, &m, &mut skipped, ignored, written)?);
+        }
+        if let Some(w) = written
+            .iter()
+            .find(|w| !inputs.iter().any(|i| i.path == w.path))
+        {
+            return Err(TableError::Invalid(format!(
+                "{}: written by this import but not found in the directory: nothing attached",
+                w.path.display()
+            )));
         }
         if opts.no_split {
             let straddles = |i: &&Input| m.region_of(&i.first_row) != m.region_of(&i.last_row);
@@ -190,6 +248,7 @@ impl Table {
         m: &Manifest,
         skipped: &mut Vec<(PathBuf, String)>,
         mut ignore_unknown: Option<&mut Vec<(PathBuf, usize)>>,
+        written: &[WrittenFile],
     ) -> Result<Vec<Input>, TableError> {
         let mut inputs = Vec::new();
         let mut unknown = Vec::new();
@@ -218,20 +277,10 @@ impl Table {
                 if !kind.is_file() {
                     continue;
                 }
-                let reader = HFileReader::open(&path)
-                    .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
-                let v = verify(&reader);
-                if let Some(p) = v.problems.first() {
-                    return Err(TableError::Invalid(format!(
-                        "{}: failed verification: {p}{}",
-                        path.display(),
-                        if v.problems.len() > 1 {
-                            format!(" (and {} more problems)", v.problems.len() - 1)
-                        } else {
-                            String::new()
-                        }
-                    )));
-                }
+                let reader = match written.iter().find(|w| w.path == path) {
+                    Some(w) => check_written(w)?,
+                    None => verified(&path)?,
+                };
                 if reader.is_empty() {
                     skipped.push((path, "empty file".into()));
                     continue;
@@ -425,6 +474,72 @@ impl Table {
             .map_err(|e| TableError::io(staging, e))?;
         Ok(out)
     }
+}
+
+/// Opens a file from outside and verifies it in full (`format::verify`).
+fn verified(path: &Path) -> Result<HFileReader, TableError> {
+    let reader = HFileReader::open(path)
+        .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
+    let v = verify(&reader);
+    if let Some(p) = v.problems.first() {
+        return Err(TableError::Invalid(format!(
+            "{}: failed verification: {p}{}",
+            path.display(),
+            if v.problems.len() > 1 {
+                format!(" (and {} more problems)", v.problems.len() - 1)
+            } else {
+                String::new()
+            }
+        )));
+    }
+    Ok(reader)
+}
+
+/// Checks a file this process wrote against what its writer recorded: its length, the CRC32C
+/// of its bytes on disk (read through a [`CRC_BUFFER`]-byte buffer, not mapped), and — once
+/// opened, which cross-checks its trailer against the load-on-open section — its cell count.
+fn check_written(w: &WrittenFile) -> Result<HFileReader, TableError> {
+    use std::io::Read;
+    let path = &w.path;
+    let changed = |what: String| {
+        TableError::Invalid(format!(
+            "{}: changed after this import wrote it ({what}): nothing attached",
+            path.display()
+        ))
+    };
+    let mut file = std::fs::File::open(path).map_err(|e| TableError::io(path, e))?;
+    let size = file.metadata().map_err(|e| TableError::io(path, e))?.len();
+    if size != w.size {
+        return Err(changed(format!("{size} bytes, {} written", w.size)));
+    }
+    let mut buf = vec![0u8; CRC_BUFFER];
+    let (mut crc, mut read) = (0u32, 0u64);
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(TableError::io(path, e)),
+        };
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        read += n as u64;
+    }
+    if read != w.size || crc != w.crc32c {
+        return Err(changed(format!(
+            "CRC32C {crc:08x} of {read} bytes, {:08x} of {} written",
+            w.crc32c, w.size
+        )));
+    }
+    let reader = HFileReader::open(path)
+        .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
+    if reader.entry_count() != w.cells {
+        return Err(changed(format!(
+            "{} cells in its trailer, {} written",
+            reader.entry_count(),
+            w.cells
+        )));
+    }
+    Ok(reader)
 }
 
 /// The entries of a bulk-load directory or of one of its family directories that attach reads,

@@ -33,7 +33,7 @@ use hfkit_format::error::FormatError;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::verify::{verify, Problem};
 
-pub use attach::{AttachOptions, AttachReport};
+pub use attach::{AttachOptions, AttachReport, WrittenFile};
 pub use garbage::CheckReport;
 
 /// Directory of store files.
