@@ -174,7 +174,6 @@ impl RowkeySpec {
         let mut p = Parser {
             text,
             toks,
-            pos: 0,
             depth: 0,
         };
         let mut nodes = p.concat()?;

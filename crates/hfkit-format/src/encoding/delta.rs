@@ -1,7 +1,7 @@
 //! Machinery shared by the three key-delta encodings (PREFIX, DIFF, FAST_DIFF): payload
-//! framing, the record suffix, HBase's common-prefix function and the row/qualifier part of
-//! DIFF and FAST_DIFF records. Spec: `formats/encodings.md` §"Key-delta framing",
-//! §"Common prefix" and §"Row and qualifier part".
+//! framing, the record suffix, HBase's common-prefix function, and the flagged lengths and
+//! row/qualifier part of DIFF and FAST_DIFF records. Spec: `formats/encodings.md`
+//! §"Key-delta framing", §"Common prefix" and §"Row and qualifier part".
 //!
 //! ```text
 //! payload: i16 encodingId | i32 unencodedSize | record*
@@ -189,6 +189,57 @@ pub fn take_range(c: &mut Cursor<'_>, at: usize, n: usize) -> Result<Range<usize
     let start = at + c.position();
     c.skip(n)?;
     Ok(start..start + n)
+}
+
+/// The lengths that start a DIFF or FAST_DIFF record, after its flag byte (PREFIX's three
+/// plain varints have no flag and count the unshared key bytes, so it reads its own).
+pub struct FlaggedLengths {
+    pub flag: u8,
+    pub key_len: usize,
+    pub value_len: usize,
+    pub common: usize,
+    /// File offset of the `common` varint ([`Cursor::offset`]), for errors about it.
+    pub common_at: u64,
+}
+
+/// An encoding's flag bits for a key length and a value length repeated from the previous
+/// cell (their varints are then absent).
+#[derive(Clone, Copy, Debug)]
+pub struct SameLengthFlags {
+    pub key: u8,
+    pub value: u8,
+}
+
+/// Reads `u8 flag | [compressedInt keyLength] | [compressedInt valueLength] | compressedInt
+/// common`; a length whose `same` flag is set is the previous cell's (`prev_key`'s length,
+/// `prev_value`'s length). `formats/encodings.md` §"DIFF" and §"FAST_DIFF".
+#[inline]
+pub fn read_flagged_lengths(
+    c: &mut Cursor<'_>,
+    same: SameLengthFlags,
+    prev_key: &[u8],
+    prev_value: &Range<usize>,
+) -> Result<FlaggedLengths> {
+    let flag = c.u8()?;
+    let key_len = if flag & same.key != 0 {
+        prev_key.len()
+    } else {
+        c.compressed_int()? as usize
+    };
+    let value_len = if flag & same.value != 0 {
+        prev_value.len()
+    } else {
+        c.compressed_int()? as usize
+    };
+    let common_at = c.offset();
+    let common = c.compressed_int()? as usize;
+    Ok(FlaggedLengths {
+        flag,
+        key_len,
+        value_len,
+        common,
+        common_at,
+    })
 }
 
 /// The previous cell, as an encoder sees it.

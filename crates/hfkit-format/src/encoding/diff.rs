@@ -22,7 +22,8 @@
 use std::ops::Range;
 
 use super::delta::{
-    common_prefix, read_row_and_qualifier, take_range, write_row_and_qualifier, DeltaFormat, Prev,
+    common_prefix, read_flagged_lengths, read_row_and_qualifier, take_range,
+    write_row_and_qualifier, DeltaFormat, FlaggedLengths, Prev, SameLengthFlags,
 };
 use super::DataBlockEncoding;
 use crate::bytes::{put_compressed_int, Cursor};
@@ -31,6 +32,11 @@ use crate::error::{FormatError, Result};
 
 pub const FLAG_SAME_KEY_LENGTH: u8 = 0x01;
 pub const FLAG_SAME_VALUE_LENGTH: u8 = 0x02;
+/// The two flags above, for [`read_flagged_lengths`].
+const SAME_LENGTHS: SameLengthFlags = SameLengthFlags {
+    key: FLAG_SAME_KEY_LENGTH,
+    value: FLAG_SAME_VALUE_LENGTH,
+};
 pub const FLAG_SAME_TYPE: u8 = 0x04;
 pub const FLAG_TIMESTAMP_IS_DIFF: u8 = 0x08;
 pub const MASK_TIMESTAMP_LENGTH: u8 = 0x70;
@@ -146,18 +152,13 @@ impl DeltaFormat for Diff {
             self.family.push(len);
             self.family.extend_from_slice(c.take(len as usize)?);
         }
-        let flag = c.u8()?;
-        let key_len = if flag & FLAG_SAME_KEY_LENGTH != 0 {
-            prev_key.len()
-        } else {
-            c.compressed_int()? as usize
-        };
-        let value_len = if flag & FLAG_SAME_VALUE_LENGTH != 0 {
-            prev_value.len()
-        } else {
-            c.compressed_int()? as usize
-        };
-        let common = c.compressed_int()? as usize;
+        let FlaggedLengths {
+            flag,
+            key_len,
+            value_len,
+            common,
+            ..
+        } = read_flagged_lengths(c, SAME_LENGTHS, prev_key, &prev_value)?;
         read_row_and_qualifier(c, prev_key, &self.family, key_len, common, key)?;
         let byte_count = ((flag & MASK_TIMESTAMP_LENGTH) >> SHIFT_TIMESTAMP_LENGTH) as usize + 1;
         let mut le = [0u8; 8];

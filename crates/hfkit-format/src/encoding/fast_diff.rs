@@ -22,8 +22,8 @@
 use std::ops::Range;
 
 use super::delta::{
-    common_prefix, family_with_len, prefix_len, read_row_and_qualifier, take_range,
-    write_row_and_qualifier, DeltaFormat, Prev,
+    common_prefix, family_with_len, prefix_len, read_flagged_lengths, read_row_and_qualifier,
+    take_range, write_row_and_qualifier, DeltaFormat, FlaggedLengths, Prev, SameLengthFlags,
 };
 use super::DataBlockEncoding;
 use crate::bytes::{put_compressed_int, Cursor};
@@ -33,6 +33,11 @@ use crate::error::{FormatError, Result};
 pub const MASK_TIMESTAMP_PREFIX: u8 = 0x07;
 pub const FLAG_SAME_KEY_LENGTH: u8 = 0x08;
 pub const FLAG_SAME_VALUE_LENGTH: u8 = 0x10;
+/// The two flags above, for [`read_flagged_lengths`].
+const SAME_LENGTHS: SameLengthFlags = SameLengthFlags {
+    key: FLAG_SAME_KEY_LENGTH,
+    value: FLAG_SAME_VALUE_LENGTH,
+};
 pub const FLAG_SAME_TYPE: u8 = 0x20;
 pub const FLAG_SAME_VALUE: u8 = 0x40;
 /// The shared timestamp prefix is capped so at least one timestamp byte is always written.
@@ -106,19 +111,13 @@ impl DeltaFormat for FastDiff {
         prev_value: Range<usize>,
         key: &mut Vec<u8>,
     ) -> Result<Range<usize>> {
-        let flag = c.u8()?;
-        let key_len = if flag & FLAG_SAME_KEY_LENGTH != 0 {
-            prev_key.len()
-        } else {
-            c.compressed_int()? as usize
-        };
-        let value_len = if flag & FLAG_SAME_VALUE_LENGTH != 0 {
-            prev_value.len()
-        } else {
-            c.compressed_int()? as usize
-        };
-        let common_at = c.offset();
-        let common = c.compressed_int()? as usize;
+        let FlaggedLengths {
+            flag,
+            key_len,
+            value_len,
+            common,
+            common_at,
+        } = read_flagged_lengths(c, SAME_LENGTHS, prev_key, &prev_value)?;
         if prev_key.is_empty() {
             if common != 0 {
                 return Err(FormatError::corrupt(

@@ -2,6 +2,7 @@
 //! §"Syntax").
 
 use crate::error::RowkeyError;
+use hfkit_table::cursor::TokenCursor;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Kind {
@@ -40,7 +41,9 @@ pub(super) fn describe(kind: &Kind) -> String {
     }
 }
 
-pub(super) fn tokenize(text: &str) -> Result<Vec<Tok>, RowkeyError> {
+/// The tokens of `text`, in a cursor whose end token is [`Kind::Eof`] just after the last
+/// character.
+pub(super) fn tokenize(text: &str) -> Result<TokenCursor<Tok>, RowkeyError> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let byte_at = |i: usize| chars.get(i).map_or(text.len(), |c| c.0);
     let syntax = |i: usize, expected: &str, found: String| RowkeyError::Syntax {
@@ -189,11 +192,11 @@ pub(super) fn tokenize(text: &str) -> Result<Vec<Tok>, RowkeyError> {
             end: byte_at(i),
         });
     }
-    toks.push(Tok {
+    let end = Tok {
         kind: Kind::Eof,
         column: chars.len() + 1,
         start: text.len(),
         end: text.len(),
-    });
-    Ok(toks)
+    };
+    Ok(TokenCursor::new(toks, end))
 }

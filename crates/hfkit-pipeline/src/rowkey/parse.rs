@@ -5,6 +5,7 @@ use super::lex::{describe, Kind, Tok};
 use super::{BucketUnit, Func, Node, TsFormat, TsUnit};
 use crate::error::RowkeyError;
 use hfkit_format::cell::MAX_ROW_LEN;
+use hfkit_table::cursor::TokenCursor;
 
 /// Functions of the language, for messages.
 const KNOWN_FUNCTIONS: &str =
@@ -61,23 +62,18 @@ impl Arg {
 
 pub(super) struct Parser<'t> {
     pub(super) text: &'t str,
-    pub(super) toks: Vec<Tok>,
-    pub(super) pos: usize,
+    /// The spec's tokens, ending in [`Kind::Eof`].
+    pub(super) toks: TokenCursor<Tok>,
     pub(super) depth: usize,
 }
 
 impl Parser<'_> {
     pub(super) fn peek(&self) -> &Tok {
-        // The token list always ends with Eof and `pos` never passes it.
-        &self.toks[self.pos.min(self.toks.len() - 1)]
+        self.toks.peek()
     }
 
     fn next(&mut self) -> Tok {
-        let t = self.peek().clone();
-        if t.kind != Kind::Eof {
-            self.pos += 1;
-        }
-        t
+        self.toks.next()
     }
 
     pub(super) fn unexpected(&self, expected: &str) -> RowkeyError {
@@ -154,8 +150,7 @@ impl Parser<'_> {
     fn arg(&mut self) -> Result<Arg, RowkeyError> {
         let t = self.peek().clone();
         if let Kind::Int(value) = &t.kind {
-            let after = self.toks.get(self.pos + 1).map(|t| &t.kind);
-            if matches!(after, Some(Kind::Comma) | Some(Kind::RParen)) {
+            if matches!(self.toks.peek_ahead(1).kind, Kind::Comma | Kind::RParen) {
                 self.next();
                 return Ok(Arg::Int {
                     value: value.clone(),
