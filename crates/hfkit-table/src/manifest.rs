@@ -73,6 +73,11 @@ pub struct StoreFileEntry {
 /// HBase's family attributes are, and every other attribute its schema gave (kept, shown by
 /// `table describe`). Fields added after the first manifests have serde defaults (HBase's),
 /// so older manifests load unchanged.
+///
+/// The codec, encoding, Bloom and KEEP_DELETED_CELLS fields stay HBase's strings and are typed
+/// where they are used ([`FamilyEntry::writer_options`], `family_read_settings`): the entry also
+/// describes HBase's own stores, whose descriptors may name a codec hfkit cannot write but must
+/// still be read (formats/table.md §"Manifest — `table::manifest`").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FamilyEntry {
     pub name: String,
