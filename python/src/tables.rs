@@ -22,7 +22,7 @@ use hfkit_format::cell::CellRef;
 use hfkit_format::reader::HFileReader;
 use hfkit_pipeline::import::INDEX_BULK_DIR;
 use hfkit_read::ReadOptions;
-use hfkit_table::directory::{Table as TableDir, INDEX_DIR};
+use hfkit_table::directory::{AttachOptions, Table as TableDir, INDEX_DIR};
 use hfkit_table::manifest::{Attributes, FamilyEntry};
 use hfkit_table::read::TableReader;
 use hfkit_table::TableSchema;
@@ -120,13 +120,22 @@ fn holds_hfiles(dir: &Path) -> bool {
 /// Attaches the bulk-load directories `dirs` (as `write_region` wrote them) to the table at
 /// `table`: each index table (`table/indexes/<qualifier>`) gets every `DIR/.indexes/<qualifier>`
 /// in one commit, then the main table every `DIR` in one commit. Directories without HFiles are
-/// passed over. Returns {table path: manifest version published}.
+/// passed over. At most `max_files_per_region_family` files (HBase's
+/// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`, default 32) go to one region and
+/// family of a table; more fails the attach, nothing attached. Returns {table path: manifest
+/// version published}.
 #[pyfunction]
+#[pyo3(signature = (table, dirs, max_files_per_region_family = None))]
 pub fn attach<'py>(
     py: Python<'py>,
     table: PathBuf,
     dirs: Vec<PathBuf>,
+    max_files_per_region_family: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let opts = AttachOptions {
+        max_files_per_region_family,
+        ..AttachOptions::default()
+    };
     let main =
         TableDir::open(&table).map_err(|e| table_error(format!("{}: {e}", table.display())))?;
     let mut commits: Vec<(TableDir, Vec<PathBuf>)> = Vec::new();
@@ -149,7 +158,7 @@ pub fn attach<'py>(
         }
         let refs: Vec<&Path> = sub.iter().map(PathBuf::as_path).collect();
         let report = py
-            .detach(|| t.attach_all(&refs))
+            .detach(|| t.attach_import_all(&refs, &opts, None))
             .map_err(|e| table_error(format!("{}: attach failed: {e}", t.dir().display())))?;
         done.set_item(t.dir().display().to_string(), report.version)?;
     }

@@ -96,6 +96,30 @@ def test_attach_of_many_directories_is_one_commit_per_table(tmp_path):
     assert all(b"2" <= r < b"3" for r in part.column("row").to_pylist())
 
 
+def test_attach_refuses_more_files_per_region_and_family_than_its_limit(tmp_path):
+    # HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily: 32 by default.
+    schema = hfkit.Schema.from_toml(
+        '[table]\nname = "m"\n[[family]]\nname = "d"\n[rowkey]\nspec = "id"\n'
+        '[[column]]\nsource = "v"\ncell = "d:v"\n')
+    hfkit.create_tables(schema, str(tmp_path / "t"))
+    dirs = []
+    for i in range(33):
+        batch = pa.RecordBatch.from_pydict({"id": [f"r{i:02}"], "v": [str(i)]})
+        d = tmp_path / "out" / str(i)
+        hfkit.write_region(schema, 0, [batch], str(d), import_time=IMPORT_TIME)
+        dirs.append(str(d))
+    with pytest.raises(hfkit.TableError) as e:
+        hfkit.attach(str(tmp_path / "t"), dirs)
+    assert "more than 32 files for region" in str(e.value), str(e.value)
+    assert "family d in one attach" in str(e.value)
+    assert hfkit.Table(str(tmp_path / "t")).scan().num_rows == 0
+    done = hfkit.attach(str(tmp_path / "t"), dirs, max_files_per_region_family=33)
+    assert list(done.values()) == [hfkit.Table(str(tmp_path / "t")).version]
+    assert hfkit.Table(str(tmp_path / "t")).scan().num_rows == 33
+    with pytest.raises(hfkit.TableError):
+        hfkit.attach(str(tmp_path / "t"), dirs[:3], max_files_per_region_family=2)
+
+
 def test_a_row_of_another_region_is_refused_and_leaves_no_file(tmp_path):
     schema = hfkit.Schema.load(SEEDS / "users.toml")
     table = seed_table("users")
