@@ -36,7 +36,20 @@ from . import Schema, Table, attach, create_tables, write_region
 
 REGION_COLUMN = "__hfkit_region"
 PART_COLUMN = "__hfkit_part"
+# The row's position in the DataFrame (monotonically_increasing_id, taken before the shuffle):
+# each task reads its rows in this order, so that of two cells with the same coordinates the
+# last in the DataFrame is kept, as `hfkit import` keeps the last one read.
+ORDER_COLUMN = "__hfkit_order"
+# The row's key (with rows_per_task only): a large region is cut into row-key ranges.
+KEY_COLUMN = "__hfkit_key"
+ADDED_COLUMNS = (REGION_COLUMN, PART_COLUMN, ORDER_COLUMN, KEY_COLUMN)
 ATTEMPTS_DIR = "_attempts"
+# HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily default.
+MAX_FILES_PER_REGION_FAMILY = 32
+# Row keys sampled per task of a large region to cut it into row-key ranges.
+SAMPLE_KEYS_PER_TASK = 64
+# Records sampled for [splits] sample = N, as `hfkit import --sample-rows`'s default.
+DEFAULT_SAMPLE_ROWS = 100_000
 
 # What each task returns: one row per file written.
 _RESULT = pa.schema([
@@ -64,16 +77,21 @@ def _regions_of(schema, table):
     return schema.with_regions(main, indexes)
 
 
-def _tag_regions(schema):
-    """The mapInArrow function adding each row's region."""
+def _tag_regions(schema, with_keys):
+    """The mapInArrow function adding each row's region (and with ``with_keys``, its row key).
+    The row keys and regions are computed from the input's own columns, not the added order."""
     def tag(batches):
         from pyspark import TaskContext
         ctx = TaskContext.get()
         name = f"spark partition {ctx.partitionId()}" if ctx else "record batches"
         for i, b in enumerate(batches):
-            regions = schema.regions(b, name=name, number=i)
-            yield pa.RecordBatch.from_arrays(b.columns + [regions],
-                                             names=b.schema.names + [REGION_COLUMN])
+            data = _drop(b)
+            added = [schema.regions(data, name=name, number=i)]
+            names = [REGION_COLUMN]
+            if with_keys:
+                added.append(schema.row_keys(data, name=name, number=i))
+                names.append(KEY_COLUMN)
+            yield pa.RecordBatch.from_arrays(b.columns + added, names=b.schema.names + names)
     return tag
 
 
@@ -144,45 +162,119 @@ def _write_parts(schema, staging, memory, import_time, on_written):
 
 def _drop(b):
     """The batch without the columns bulk_load added."""
-    keep = [i for i, n in enumerate(b.schema.names) if n not in (REGION_COLUMN, PART_COLUMN)]
+    keep = [i for i, n in enumerate(b.schema.names) if n not in ADDED_COLUMNS]
     return pa.RecordBatch.from_arrays([b.column(i) for i in keep],
                                       names=[b.schema.names[i] for i in keep])
 
 
-def _parts(tagged, schema, rows_per_task):
-    """Adds each row's task number: its region's, or with ``rows_per_task``, one of its
-    region's ceil(rows / rows_per_task) numbers. Returns the frame and the number of tasks."""
+def _cut_points(sample, tasks):
+    """Row keys cutting one region into at most ``tasks`` row-key ranges at the quantiles of
+    ``sample`` (its sampled row keys), as ``[splits] sample`` cuts a table: sorted distinct keys
+    s_0 < ... < s_{m-1}, cut i at s_floor(i*m/tasks), none repeated, never s_0."""
+    keys = sorted(set(sample))
+    cuts = []
+    for i in range(1, tasks):
+        idx = i * len(keys) // tasks
+        if idx > 0 and (not cuts or cuts[-1] != keys[idx]):
+            cuts.append(keys[idx])
+    return cuts
+
+
+def _parts(tagged, schema, rows_per_task, max_tasks_per_region, seed):
+    """Adds each row's task number: its region's, or with ``rows_per_task``, a region of more
+    rows is cut into row-key ranges of about that many rows (at most ``max_tasks_per_region``),
+    each range a task: rows with the same row key always meet in one task. Returns the frame and
+    the number of tasks."""
     from pyspark.sql import functions as F
     n_regions = schema.region_count()
     if not rows_per_task:
         return tagged.withColumn(PART_COLUMN, F.col(REGION_COLUMN)), n_regions
     counts = dict(tagged.groupBy(REGION_COLUMN).count().collect())
-    offsets, tasks, total = {}, {}, 0
+    wanted = {r: min(max_tasks_per_region, -(-c // rows_per_task))
+              for r, c in counts.items() if r is not None and c > rows_per_task}
+    cuts = {}
+    if wanted:
+        large = sum(counts[r] for r in wanted)
+        fraction = min(1.0, SAMPLE_KEYS_PER_TASK * sum(wanted.values()) / large)
+        sample = {}
+        for row in (tagged.where(F.col(REGION_COLUMN).isin(list(wanted)))
+                    .select(REGION_COLUMN, KEY_COLUMN)
+                    .sample(withReplacement=False, fraction=fraction, seed=seed)
+                    .collect()):
+            sample.setdefault(row[0], []).append(bytes(row[1]))
+        cuts = {r: _cut_points(sample.get(r, []), k) for r, k in wanted.items()}
+    offsets, total = {}, 0
     for r in range(n_regions):
-        tasks[r] = max(1, -(-counts.get(r, 0) // rows_per_task))
         offsets[r] = total
-        total += tasks[r]
-    def lookup(m):
-        return F.element_at(F.create_map(*[F.lit(x) for kv in m.items() for x in kv]),
-                            F.col(REGION_COLUMN))
-    data_cols = [c for c in tagged.columns if c != REGION_COLUMN]
-    salt = F.pmod(F.hash(*data_cols), lookup(tasks))
-    return tagged.withColumn(PART_COLUMN, lookup(offsets) + salt), total
+        total += 1 + len(cuts.get(r, []))
+    region = F.col(REGION_COLUMN)
+    part = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), region)
+    key = F.col(KEY_COLUMN)
+    for r, keys in cuts.items():
+        for k in keys:
+            part = part + F.when((region == r) & (key >= F.lit(bytearray(k))), 1).otherwise(0)
+    return tagged.withColumn(PART_COLUMN, part), total
+
+
+def _sampled_regions(df, schema, sample_rows, scratch):
+    """``schema`` over the regions its ``[splits] sample = N`` cuts from the first
+    ``sample_rows`` rows of ``df``, sampled as ``hfkit import`` samples its input's first
+    records (the rows written as one Parquet file on the driver, read by the import's sampler)."""
+    import pyarrow.parquet as pq
+    first = df.limit(sample_rows)
+    if hasattr(first, "toArrow"):
+        rows = first.toArrow()
+    else:  # Spark 3.x
+        rows = pa.Table.from_batches(first._collect_as_arrow(), schema=None)
+    scratch.mkdir(parents=True, exist_ok=True)
+    path = scratch / "sample.parquet"
+    pq.write_table(rows, str(path))
+    try:
+        return schema.with_sampled_regions([str(path)], sample_rows=sample_rows)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _check_files_per_store(results, limit):
+    """Refuses, before anything is published, more than ``limit`` files for one region and
+    family of a table (index tables get a file from every task with rows of their region)."""
+    per_store = {}
+    for r in results:
+        key = (r["table"], r["region"], r["family"])
+        per_store[key] = per_store.get(key, 0) + 1
+    over = sorted((n, k) for k, n in per_store.items() if n > limit)
+    if over:
+        n, (table, region, family) = over[-1]
+        raise ValueError(
+            f"table {table} region {region} family {family}: {n} files, more than "
+            f"max_files_per_region_family={limit} (HBase's "
+            f"hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily); nothing was published. "
+            f"Use fewer tasks per region (a larger rows_per_task), or raise the limit "
+            f"(and HBase's setting for completebulkload) and compact the table afterwards")
 
 
 def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=None,
-              rows_per_task=None, staging=None, on_written=None):
+              rows_per_task=None, staging=None, on_written=None,
+              max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
+              sample_rows=DEFAULT_SAMPLE_ROWS, seed=0):
     """Writes the rows of the Spark DataFrame ``df`` through ``schema``'s mapping (a ``Schema``
     or a path to its TOML) as HFiles and publishes them: attached to the table directory
     ``table`` (created from the schema if absent), or assembled as one bulk-load directory
     ``out``. Every column ``df`` has is rendered as text as a Parquet file's values are
     (``formats/import.md`` §"Sources"); read CSV without schema inference to keep its text.
+    Of two cells with the same coordinates the last in ``df``'s order is kept, as ``hfkit
+    import`` keeps the last one read.
 
     ``memory``: each task's sort budget in bytes; ``import_time``: epoch ms of cells without a
-    timestamp (default: now, the same for every task); ``rows_per_task``: spread a region over
-    several tasks past this many rows; ``staging``: where the task attempts write (default:
-    inside ``out``, or beside ``table``); ``on_written(files)``: called in the task after each
-    ``write_region``.
+    timestamp (default: now, the same for every task); ``rows_per_task``: cut a region of more
+    rows into row-key ranges of about that many rows, one task each (at most
+    ``max_files_per_region_family`` per region); ``staging``: where the task attempts write
+    (default: inside ``out``, or beside ``table``); ``on_written(files)``: called in the task
+    after each ``write_region``; ``max_files_per_region_family``: HBase's
+    ``hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`` (default 32), checked for every
+    table before anything is published; ``sample_rows``: rows of ``df`` sampled for ``[splits]
+    sample = N`` (its first rows, as the import samples its input's first records); ``seed``: of
+    the row-key sample cutting large regions.
 
     Returns a dict: files, cells, bytes, tasks, attached ({table: manifest version}),
     hfkit_seconds (task time spent in write_region, less the time it waited for rows from
@@ -195,31 +287,41 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
         schema = Schema.load(str(schema))
     if import_time is None:
         import_time = int(time.time() * 1000)
+    job = uuid.uuid4().hex
     if table is not None:
         table = Path(table).absolute()
-        if (table / "CURRENT").exists():
-            schema = _regions_of(schema, table)
-        else:
-            create_tables(schema, str(table))
         if staging is None:
-            staging = table.parent / f".{table.name}.hfkit-bulkload-{uuid.uuid4().hex}"
+            staging = table.parent / f".{table.name}.hfkit-bulkload-{job}"
     else:
         out = Path(out).absolute()
         if out.exists() and any(p.is_file() for p in out.rglob("*")):
             raise ValueError(f"{out}: already holds files")
         if staging is None:
-            staging = out / f"_hfkit-bulkload-{uuid.uuid4().hex}"
+            staging = out / f"_hfkit-bulkload-{job}"
     staging = Path(staging).absolute()
     try:
-        from pyspark.sql.types import IntegerType, StructField, StructType
-        tagged_schema = StructType(df.schema.fields + [StructField(REGION_COLUMN, IntegerType())])
-        tagged = df.mapInArrow(_tag_regions(schema), tagged_schema)
-        parted, n_tasks = _parts(tagged, schema, rows_per_task)
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+        if table is not None and (table / "CURRENT").exists():
+            schema = _regions_of(schema, table)
+        elif schema.samples_splits:
+            schema = _sampled_regions(df, schema, sample_rows, staging / "sample")
+        if table is not None and not (table / "CURRENT").exists():
+            create_tables(schema, str(table))
+        ordered = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id())
+        added = [StructField(REGION_COLUMN, IntegerType())]
+        if rows_per_task:
+            added.append(StructField(KEY_COLUMN, BinaryType()))
+        tagged = ordered.mapInArrow(_tag_regions(schema, bool(rows_per_task)),
+                                    StructType(ordered.schema.fields + added))
+        parted, n_tasks = _parts(tagged, schema, rows_per_task, max_files_per_region_family,
+                                 seed)
         write = _write_parts(schema, str(staging), memory, import_time, on_written)
         results = (parted.repartition(n_tasks, PART_COLUMN)
-                   .sortWithinPartitions(PART_COLUMN)
+                   .sortWithinPartitions(PART_COLUMN, ORDER_COLUMN)
                    .mapInArrow(write, _RESULT_DDL)
                    .collect())
+        _check_files_per_store(results, max_files_per_region_family)
         part_dirs = sorted({r["part_dir"] for r in results})
         summary = {
             "files": len(results),
@@ -231,7 +333,9 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
         }
         if table is not None:
             if part_dirs:
-                summary["attached"] = attach(str(table), part_dirs)
+                summary["attached"] = attach(
+                    str(table), part_dirs,
+                    max_files_per_region_family=max_files_per_region_family)
         else:
             _assemble(out, part_dirs)
         summary["seconds"] = time.monotonic() - started
