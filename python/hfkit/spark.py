@@ -20,11 +20,15 @@ region's HFiles in the tasks, and the driver publishes the result in one commit.
    directory is removed afterwards, whatever happened.
 
 Paths must be visible to the driver and every executor under the same name (a local path in
-``local`` mode, a shared file system on a cluster).
+``local`` mode, a shared file system on a cluster), or be ``s3://`` URLs: then the attempts
+write into staging under the URL, and the driver copies the committed attempts' objects into
+``out`` (server-side) or attaches their directories (``formats/python.md`` §"Object
+storage").
 """
 
 import os
 import shutil
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -32,7 +36,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import Schema, Table, attach, create_tables, write_region
+from . import (Schema, Table, TableError, attach, configure_storage, copy_object,
+               create_tables, delete_objects, list_objects, write_region)
 
 REGION_COLUMN = "__hfkit_region"
 PART_COLUMN = "__hfkit_part"
@@ -66,13 +71,35 @@ _RESULT_DDL = ("part_dir string, path string, table string, family string, regio
                "cells long, bytes long, seconds double")
 
 
+def _is_remote(p):
+    """Whether ``p`` names object storage (``s3://bucket/prefix``) rather than a local path."""
+    return str(p).startswith("s3://")
+
+
+def _join(base, *names):
+    """``base``/``names``: a URL's or a path's."""
+    if _is_remote(base):
+        return "/".join([str(base).rstrip("/"), *names])
+    return str(Path(base, *names))
+
+
+def _table_exists(table):
+    if not _is_remote(table):
+        return (Path(table) / "CURRENT").exists()
+    try:
+        Table(table)
+        return True
+    except TableError:
+        return False
+
+
 def _regions_of(schema, table):
     """`schema` over the regions of the existing table at `table` and of its index tables."""
-    main = Table(str(table)).split_points()
+    main = Table(table).split_points()
     indexes = []
     for q in schema.index_tables:
-        ix = Path(table) / "indexes" / q
-        indexes.append(Table(str(ix)).split_points() if (ix / "CURRENT").exists()
+        ix = _join(table, "indexes", q)
+        indexes.append(Table(ix).split_points() if _table_exists(ix)
                        else schema.index_split_points()[len(indexes)])
     return schema.with_regions(main, indexes)
 
@@ -95,14 +122,16 @@ def _tag_regions(schema, with_keys):
     return tag
 
 
-def _write_parts(schema, staging, memory, import_time, on_written):
+def _write_parts(schema, staging, memory, import_time, on_written, s3_endpoint):
     """The mapInArrow function of the write stage: the task's rows, sorted by task number, each
     task number's rows written by ``write_region`` into the attempt's own directory."""
     def write(batches):
         from pyspark import TaskContext
         ctx = TaskContext.get()
-        attempt = Path(staging) / ATTEMPTS_DIR / (
-            f"{ctx.stageId()}-{ctx.partitionId()}-{ctx.taskAttemptId()}")
+        if s3_endpoint is not None:
+            configure_storage(s3_endpoint)
+        attempt = _join(staging, ATTEMPTS_DIR,
+                        f"{ctx.stageId()}-{ctx.partitionId()}-{ctx.taskAttemptId()}")
         # "waited": seconds spent pulling rows out of Spark inside write_region, which are
         # Spark's time (shuffle read, sort), not hfkit's.
         group = {"part": None, "pending": None, "waited": 0.0}
@@ -139,7 +168,7 @@ def _write_parts(schema, staging, memory, import_time, on_written):
             region = b.column(REGION_COLUMN)[0].as_py()
             group["pending"] = None
             group["waited"] = 0.0
-            out = attempt / f"part-{group['part']}"
+            out = _join(attempt, f"part-{group['part']}")
             started = time.monotonic()
             files = write_region(schema, region, rows_of_part(b, it), str(out), memory=memory,
                                  import_time=import_time,
@@ -149,7 +178,7 @@ def _write_parts(schema, staging, memory, import_time, on_written):
                 on_written(files)
             if files:
                 yield pa.RecordBatch.from_pylist([
-                    {"part_dir": str(out), "path": f["path"], "table": f["table"],
+                    {"part_dir": out, "path": f["path"], "table": f["table"],
                      "family": f["family"], "region": f["region"], "cells": f["cells"],
                      "bytes": f["bytes"], "seconds": seconds if i == 0 else 0.0}
                     for i, f in enumerate(files)
@@ -216,7 +245,7 @@ def _parts(tagged, schema, rows_per_task, max_tasks_per_region, seed):
     return tagged.withColumn(PART_COLUMN, part), total
 
 
-def _sampled_regions(df, schema, sample_rows, scratch):
+def _sampled_regions(df, schema, sample_rows):
     """``schema`` over the regions its ``[splits] sample = N`` cuts from the first
     ``sample_rows`` rows of ``df``, sampled as ``hfkit import`` samples its input's first
     records (the rows written as one Parquet file on the driver, read by the import's sampler)."""
@@ -226,13 +255,10 @@ def _sampled_regions(df, schema, sample_rows, scratch):
         rows = first.toArrow()
     else:  # Spark 3.x
         rows = pa.Table.from_batches(first._collect_as_arrow(), schema=None)
-    scratch.mkdir(parents=True, exist_ok=True)
-    path = scratch / "sample.parquet"
-    pq.write_table(rows, str(path))
-    try:
-        return schema.with_sampled_regions([str(path)], sample_rows=sample_rows)
-    finally:
-        path.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hfkit-sample-") as scratch:
+        path = os.path.join(scratch, "sample.parquet")
+        pq.write_table(rows, path)
+        return schema.with_sampled_regions([path], sample_rows=sample_rows)
 
 
 def _check_files_per_store(results, limit):
@@ -256,7 +282,7 @@ def _check_files_per_store(results, limit):
 def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=None,
               rows_per_task=None, staging=None, on_written=None,
               max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
-              sample_rows=DEFAULT_SAMPLE_ROWS, seed=0):
+              sample_rows=DEFAULT_SAMPLE_ROWS, seed=0, s3_endpoint=None):
     """Writes the rows of the Spark DataFrame ``df`` through ``schema``'s mapping (a ``Schema``
     or a path to its TOML) as HFiles and publishes them: attached to the table directory
     ``table`` (created from the schema if absent), or assembled as one bulk-load directory
@@ -274,7 +300,10 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     ``hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`` (default 32), checked for every
     table before anything is published; ``sample_rows``: rows of ``df`` sampled for ``[splits]
     sample = N`` (its first rows, as the import samples its input's first records); ``seed``: of
-    the row-key sample cutting large regions.
+    the row-key sample cutting large regions; ``s3_endpoint``: the S3-compatible endpoint of
+    ``s3://`` locations, set in the driver and every task (``configure_storage``; default: the
+    AWS environment, ``AWS_ENDPOINT_URL``, as the CLI). ``out``, ``table`` and ``staging`` may
+    be ``s3://`` URLs.
 
     Returns a dict: files, cells, bytes, tasks, attached ({table: manifest version}),
     hfkit_seconds (task time spent in write_region, less the time it waited for rows from
@@ -283,31 +312,38 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     if (out is None) == (table is None):
         raise ValueError("give exactly one of out= or table=")
     started = time.monotonic()
+    if s3_endpoint is not None:
+        configure_storage(s3_endpoint)
     if not isinstance(schema, Schema):
         schema = Schema.load(str(schema))
     if import_time is None:
         import_time = int(time.time() * 1000)
     job = uuid.uuid4().hex
     if table is not None:
-        table = Path(table).absolute()
+        table = _absolute(table)
         if staging is None:
-            staging = table.parent / f".{table.name}.hfkit-bulkload-{job}"
+            parent, name = table.rstrip("/").rsplit("/", 1)
+            staging = _join(parent, f".{name}.hfkit-bulkload-{job}")
     else:
-        out = Path(out).absolute()
-        if out.exists() and any(p.is_file() for p in out.rglob("*")):
+        out = _absolute(out)
+        if _is_remote(out) and list_objects(out):
+            raise ValueError(f"{out}: already holds objects")
+        if not _is_remote(out) and Path(out).exists() and any(
+                p.is_file() for p in Path(out).rglob("*")):
             raise ValueError(f"{out}: already holds files")
         if staging is None:
-            staging = out / f"_hfkit-bulkload-{job}"
-    staging = Path(staging).absolute()
+            staging = _join(out, f"_hfkit-bulkload-{job}")
+    staging = _absolute(staging)
     try:
         from pyspark.sql import functions as F
         from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
-        if table is not None and (table / "CURRENT").exists():
+        exists = table is not None and _table_exists(table)
+        if exists:
             schema = _regions_of(schema, table)
         elif schema.samples_splits:
-            schema = _sampled_regions(df, schema, sample_rows, staging / "sample")
-        if table is not None and not (table / "CURRENT").exists():
-            create_tables(schema, str(table))
+            schema = _sampled_regions(df, schema, sample_rows)
+        if table is not None and not exists:
+            create_tables(schema, table)
         ordered = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id())
         added = [StructField(REGION_COLUMN, IntegerType())]
         if rows_per_task:
@@ -316,7 +352,7 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
                                     StructType(ordered.schema.fields + added))
         parted, n_tasks = _parts(tagged, schema, rows_per_task, max_files_per_region_family,
                                  seed)
-        write = _write_parts(schema, str(staging), memory, import_time, on_written)
+        write = _write_parts(schema, staging, memory, import_time, on_written, s3_endpoint)
         results = (parted.repartition(n_tasks, PART_COLUMN)
                    .sortWithinPartitions(PART_COLUMN, ORDER_COLUMN)
                    .mapInArrow(write, _RESULT_DDL)
@@ -334,14 +370,38 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
         if table is not None:
             if part_dirs:
                 summary["attached"] = attach(
-                    str(table), part_dirs,
-                    max_files_per_region_family=max_files_per_region_family)
+                    table, part_dirs, max_files_per_region_family=max_files_per_region_family)
+        elif _is_remote(out):
+            _assemble_remote(out, part_dirs)
         else:
-            _assemble(out, part_dirs)
+            _assemble(Path(out), part_dirs)
         summary["seconds"] = time.monotonic() - started
         return summary
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if _is_remote(staging):
+            delete_objects(staging)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _absolute(p):
+    return str(p).rstrip("/") if _is_remote(p) else str(Path(p).absolute())
+
+
+def _published(rel):
+    """Whether a file of a task's bulk-load directory, at ``rel`` (its parts), is published:
+    not the import's own records (``.hfkit-*``)."""
+    return not any(p.startswith(".hfkit-") for p in rel)
+
+
+def _assemble_remote(out, part_dirs):
+    """Copies (server-side) the committed attempts' objects into the one bulk-load directory
+    ``out`` on object storage; the attempts are removed with the staging prefix after."""
+    for d in part_dirs:
+        for url, _ in list_objects(d):
+            rel = url[len(d.rstrip("/")) + 1:]
+            if _published(rel.split("/")):
+                copy_object(url, _join(out, rel))
 
 
 def _assemble(out, part_dirs):
@@ -351,7 +411,7 @@ def _assemble(out, part_dirs):
         d = Path(d)
         for f in d.rglob("*"):
             rel = f.relative_to(d)
-            if not f.is_file() or any(p.startswith(".hfkit-") for p in rel.parts):
+            if not f.is_file() or not _published(rel.parts):
                 continue
             dest = out / rel
             dest.parent.mkdir(parents=True, exist_ok=True)

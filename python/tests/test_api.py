@@ -120,6 +120,37 @@ def test_attach_refuses_more_files_per_region_and_family_than_its_limit(tmp_path
         hfkit.attach(str(tmp_path / "t"), dirs[:3], max_files_per_region_family=2)
 
 
+def test_write_region_create_tables_attach_and_read_on_object_storage(s3, tmp_path):
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    schema = hfkit.Schema.load(SEEDS / "users.toml")
+    table = s3.url("api/users")
+    created = hfkit.create_tables(schema, table)
+    assert created == [f"{table}/indexes/users_by_email", table]
+    assert hfkit.create_tables(schema, table) == []  # existing ones are left alone
+    dirs, written = [], []
+    for region, batches in by_region(schema, seed_table("users")).items():
+        d = s3.url(f"api/out/{region}")
+        written += hfkit.write_region(schema, region, batches, d, import_time=IMPORT_TIME)
+        dirs.append(d)
+    assert all(f["path"].startswith(s3.url("api/out/")) for f in written)
+    assert {o for o, _ in hfkit.list_objects(s3.url("api/out"))} == {f["path"] for f in written}
+    # The uploaded files are the cells of one import, and the directory refuses a second write.
+    local = [s3.download(d, tmp_path / "dl" / str(i)) for i, d in enumerate(dirs)]
+    r = cli_import("users", "--out", str(tmp_path / "cli-out"))
+    assert r.returncode == 0, r.stderr
+    assert bulk_cells(local) == bulk_cells([tmp_path / "cli-out"])
+    with pytest.raises(hfkit.HfkitError, match="already holds"):
+        region, batches = next(iter(by_region(schema, seed_table("users")).items()))
+        hfkit.write_region(schema, region, batches, dirs[0], import_time=IMPORT_TIME)
+    before = hfkit.Table(table).version
+    versions = hfkit.attach(table, dirs)
+    assert versions == {table: before + 1, f"{table}/indexes/users_by_email": before + 1}
+    assert table_cells(table, ["users_by_email"]) == table_cells(tmp_path / "cli")
+    got = hfkit.Table(table).get(b"7700000000")
+    assert set(got.column("family").to_pylist()) == {b"i", b"s", b"h"}
+
+
 def test_a_row_of_another_region_is_refused_and_leaves_no_file(tmp_path):
     schema = hfkit.Schema.load(SEEDS / "users.toml")
     table = seed_table("users")

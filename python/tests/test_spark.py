@@ -274,3 +274,40 @@ def test_sampled_splits_are_cut_from_the_first_rows_as_the_cli_cuts_them(spark, 
     cut = hfkit.Schema.load(str(schema))
     assert cut.samples_splits
     assert len(hfkit.Table(str(tmp_path / "t")).split_points()) >= 3
+
+
+def test_bulk_load_to_object_storage_gives_the_cells_of_a_local_import(spark, s3, tmp_path):
+    from hfkit import list_objects
+    r = cli_import("users", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    flag = tmp_path / "failed-once"
+    out, staging = s3.url("spark/out"), s3.url("spark/staging")
+    summary = bulk_load(read(spark, "users"), SEEDS / "users.toml", out=out,
+                        import_time=IMPORT_TIME, on_written=fail_once(str(flag)),
+                        staging=staging, s3_endpoint=s3.endpoint)
+    assert flag.exists(), "no attempt failed"
+    # The retried task's first attempt left nothing: exactly the cells of one import.
+    assert bulk_cells([s3.download(out, tmp_path / "dl")]) == bulk_cells([tmp_path / "cli"])
+    assert summary["files"] == len(list_objects(out))
+    assert list_objects(staging) == []
+    names = {o[len(out) + 1:].split("/")[0] for o, _ in list_objects(out)}
+    assert names == {p.name for p in (tmp_path / "cli").iterdir()}, names
+    with pytest.raises(ValueError, match="already holds objects"):
+        bulk_load(read(spark, "users"), SEEDS / "users.toml", out=out, s3_endpoint=s3.endpoint)
+
+
+def test_bulk_load_into_a_table_on_object_storage(spark, s3, tmp_path):
+    from hfkit import list_objects
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    table = s3.url("spark/users")
+    flag = tmp_path / "failed-once"
+    summary = bulk_load(read(spark, "users"), SEEDS / "users.toml", table=table,
+                        import_time=IMPORT_TIME, rows_per_task=40,
+                        on_written=fail_once(str(flag)), s3_endpoint=s3.endpoint)
+    assert flag.exists()
+    assert summary["tasks"] > 10
+    assert table_cells(table, ["users_by_email"]) == table_cells(tmp_path / "cli")
+    assert set(summary["attached"]) == {table, f"{table}/indexes/users_by_email"}
+    # Nothing of the load is left beside the table.
+    assert [o for o, _ in list_objects(s3.url("spark")) if "bulkload" in o] == []
