@@ -176,8 +176,17 @@ pub fn attach<'py>(
         max_files_per_region_family,
         ..AttachOptions::default()
     };
-    if let Some(loc) = storage::remote(&table)? {
-        return attach_remote(py, &loc, &dirs, &opts);
+    let remote_table = storage::remote(&table)?;
+    let any_remote = dirs.iter().any(|d| Location::is_remote_path(d));
+    let scratch = (remote_table.is_some() || any_remote)
+        .then(storage::scratch)
+        .transpose()?;
+    let dirs = match &scratch {
+        Some(s) => downloaded(py, &dirs, s.path())?,
+        None => dirs,
+    };
+    if let (Some(loc), Some(s)) = (&remote_table, &scratch) {
+        return attach_remote(py, loc, &dirs, &opts, s.path());
     }
     let main =
         TableDir::open(&table).map_err(|e| table_error(format!("{}: {e}", table.display())))?;
@@ -208,23 +217,13 @@ pub fn attach<'py>(
     Ok(done)
 }
 
-/// `attach` to a table on object storage: `s3://` directories downloaded into a scratch
-/// directory first; each index table with files (`DIR/.indexes/<qualifier>`, which must exist
-/// at `table/indexes/<qualifier>`) attached in one commit, then the table in one commit, each
-/// on a mirror of its latest version and committed create-only, again onto a newer version
-/// when another writer committed first (`formats/table.md` §"Tables on object storage").
-fn attach_remote<'py>(
-    py: Python<'py>,
-    loc: &Location,
-    dirs: &[PathBuf],
-    opts: &AttachOptions,
-) -> PyResult<Bound<'py, PyDict>> {
-    let scratch = storage::scratch()?;
+/// `dirs` with each `s3://` one replaced by its download into `scratch`.
+fn downloaded(py: Python<'_>, dirs: &[PathBuf], scratch: &Path) -> PyResult<Vec<PathBuf>> {
     let mut local = Vec::new();
     for (i, d) in dirs.iter().enumerate() {
         match storage::remote(d)? {
             Some(src) => {
-                let to = scratch.path().join(format!("bulk-{i}"));
+                let to = scratch.join(format!("bulk-{i}"));
                 py.detach(|| {
                     storage::store(&src)?
                         .download_tree(&src, &to)
@@ -235,6 +234,22 @@ fn attach_remote<'py>(
             None => local.push(d.clone()),
         }
     }
+    Ok(local)
+}
+
+/// `attach` to a table on object storage, of local directories (`s3://` ones downloaded
+/// first): each index table with files (`DIR/.indexes/<qualifier>`, which must exist at
+/// `table/indexes/<qualifier>`) attached in one commit, then the table in one commit, each on
+/// a mirror of its latest version in `scratch`, committed create-only, and again onto a newer
+/// version when another writer committed first (`formats/table.md` §"Tables on object
+/// storage").
+fn attach_remote<'py>(
+    py: Python<'py>,
+    loc: &Location,
+    local: &[PathBuf],
+    opts: &AttachOptions,
+    scratch: &Path,
+) -> PyResult<Bound<'py, PyDict>> {
     let mut qualifiers: Vec<String> = local
         .iter()
         .flat_map(|d| {
@@ -268,7 +283,7 @@ fn attach_remote<'py>(
             continue;
         }
         let refs: Vec<&Path> = sub.iter().map(PathBuf::as_path).collect();
-        let work = scratch.path().join(format!("attach-{i}"));
+        let work = scratch.join(format!("attach-{i}"));
         let report = py
             .detach(|| {
                 let rt = RemoteTable::at(&at)?;

@@ -149,6 +149,10 @@ def test_write_region_create_tables_attach_and_read_on_object_storage(s3, tmp_pa
     assert table_cells(table, ["users_by_email"]) == table_cells(tmp_path / "cli")
     got = hfkit.Table(table).get(b"7700000000")
     assert set(got.column("family").to_pylist()) == {b"i", b"s", b"h"}
+    # The same s3:// directories attach to a local table too (downloaded first).
+    hfkit.create_tables(schema, str(tmp_path / "local"))
+    hfkit.attach(str(tmp_path / "local"), dirs)
+    assert table_cells(tmp_path / "local") == table_cells(tmp_path / "cli")
 
 
 def test_a_row_of_another_region_is_refused_and_leaves_no_file(tmp_path):
