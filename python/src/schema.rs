@@ -63,9 +63,10 @@ impl Schema {
         self.regions.as_ref().ok_or_else(|| {
             HfkitError::new_err(format!(
                 "{}: [splits] sample = N cuts the table at the quantiles of the input's row \
-                 keys: create the table first (hfkit table create --input, or hfkit import \
-                 --table) and use its regions (Schema.with_regions, or bulk_load(table=...)), \
-                 or write the split points hfkit plan prints as [splits] keys",
+                 keys: sample them (Schema.with_sampled_regions(parquet files); bulk_load \
+                 samples the DataFrame's first rows itself), or use an existing table's \
+                 regions (Schema.with_regions, or bulk_load(table=...)), or write the split \
+                 points hfkit plan prints as [splits] keys",
                 self.source
             ))
         })

@@ -155,6 +155,28 @@ def test_write_region_create_tables_attach_and_read_on_object_storage(s3, tmp_pa
     assert table_cells(tmp_path / "local") == table_cells(tmp_path / "cli")
 
 
+def test_sampled_splits_are_those_the_cli_samples_from_the_same_rows(tmp_path):
+    import pyarrow.parquet as pq
+    text = (SEEDS / "users.toml").read_text().replace(
+        'keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]', "sample = 6")
+    schema_path = tmp_path / "users.toml"
+    schema_path.write_text(text)
+    schema = hfkit.Schema.load(schema_path)
+    assert schema.samples_splits
+    with pytest.raises(hfkit.HfkitError, match="Schema.with_sampled_regions"):
+        schema.split_points()
+    pq.write_table(seed_table("users"), str(tmp_path / "users.parquet"))
+    sampled = schema.with_sampled_regions([str(tmp_path / "users.parquet")], sample_rows=500)
+    r = subprocess.run([hfkit_bin(), "table", "create", str(tmp_path / "t"), "--schema",
+                        str(schema_path), "--input", str(SEEDS / "users.csv"),
+                        "--sample-rows", "500"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sampled.split_points() == hfkit.Table(str(tmp_path / "t")).split_points()
+    assert 3 <= len(sampled.split_points()) <= 5
+    # Picklable with its regions, as bulk_load ships it to the tasks.
+    assert pickle.loads(pickle.dumps(sampled)).split_points() == sampled.split_points()
+
+
 def test_a_row_of_another_region_is_refused_and_leaves_no_file(tmp_path):
     schema = hfkit.Schema.load(SEEDS / "users.toml")
     table = seed_table("users")
