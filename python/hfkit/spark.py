@@ -31,12 +31,13 @@ import shutil
 import tempfile
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import (Schema, Table, TableError, attach, configure_storage, copy_object,
+from . import (HfkitError, Schema, Table, TableError, attach, configure_storage, copy_object,
                create_tables, delete_objects, list_objects, write_region)
 
 REGION_COLUMN = "__hfkit_region"
@@ -379,7 +380,10 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
         return summary
     finally:
         if _is_remote(staging):
-            delete_objects(staging)
+            try:
+                delete_objects(staging)
+            except HfkitError as e:  # the job's own error, if any, is the one raised
+                warnings.warn(f"{staging}: staging objects not removed: {e}")
         else:
             shutil.rmtree(staging, ignore_errors=True)
 

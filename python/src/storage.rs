@@ -68,7 +68,8 @@ pub fn list_objects(py: Python<'_>, url: PathBuf) -> PyResult<Vec<(String, u64)>
 }
 
 /// Copies the object `src` to `dst` within one store (server-side on S3); refuses to replace
-/// an existing `dst`.
+/// a `dst` that exists when it looks (a HEAD before the copy: not atomic against a concurrent
+/// writer of the same name, which `hfkit.spark` never has).
 #[pyfunction]
 pub fn copy_object(py: Python<'_>, src: PathBuf, dst: PathBuf) -> PyResult<()> {
     let (from, to) = (location(&src)?, location(&dst)?);
