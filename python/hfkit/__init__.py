@@ -23,7 +23,12 @@ from ._hfkit import (  # noqa: F401
     Table,
     TableError,
     attach,
+    configure_storage,
+    copy_object,
     create_tables,
+    delete_objects,
+    download_objects,
+    list_objects,
     write_region,
 )
 
@@ -38,6 +43,11 @@ __all__ = [
     "Table",
     "TableError",
     "attach",
+    "configure_storage",
+    "copy_object",
     "create_tables",
+    "delete_objects",
+    "download_objects",
+    "list_objects",
     "write_region",
 ]

@@ -20,23 +20,42 @@ region's HFiles in the tasks, and the driver publishes the result in one commit.
    directory is removed afterwards, whatever happened.
 
 Paths must be visible to the driver and every executor under the same name (a local path in
-``local`` mode, a shared file system on a cluster).
+``local`` mode, a shared file system on a cluster), or be ``s3://`` URLs: then the attempts
+write into staging under the URL, and the driver copies the committed attempts' objects into
+``out`` (server-side) or attaches their directories (``formats/python.md`` §"Object
+storage").
 """
 
 import os
 import shutil
+import tempfile
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import Schema, Table, attach, create_tables, write_region
+from . import (HfkitError, Schema, Table, TableError, attach, configure_storage, copy_object,
+               create_tables, delete_objects, list_objects, write_region)
 
 REGION_COLUMN = "__hfkit_region"
 PART_COLUMN = "__hfkit_part"
+# The row's position in the DataFrame (monotonically_increasing_id, taken before the shuffle):
+# each task reads its rows in this order, so that of two cells with the same coordinates the
+# last in the DataFrame is kept, as `hfkit import` keeps the last one read.
+ORDER_COLUMN = "__hfkit_order"
+# The row's key (with rows_per_task only): a large region is cut into row-key ranges.
+KEY_COLUMN = "__hfkit_key"
+ADDED_COLUMNS = (REGION_COLUMN, PART_COLUMN, ORDER_COLUMN, KEY_COLUMN)
 ATTEMPTS_DIR = "_attempts"
+# HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily default.
+MAX_FILES_PER_REGION_FAMILY = 32
+# Row keys sampled per task of a large region to cut it into row-key ranges.
+SAMPLE_KEYS_PER_TASK = 64
+# Records sampled for [splits] sample = N, as `hfkit import --sample-rows`'s default.
+DEFAULT_SAMPLE_ROWS = 100_000
 
 # What each task returns: one row per file written.
 _RESULT = pa.schema([
@@ -53,38 +72,67 @@ _RESULT_DDL = ("part_dir string, path string, table string, family string, regio
                "cells long, bytes long, seconds double")
 
 
+def _is_remote(p):
+    """Whether ``p`` names object storage (``s3://bucket/prefix``) rather than a local path."""
+    return str(p).startswith("s3://")
+
+
+def _join(base, *names):
+    """``base``/``names``: a URL's or a path's."""
+    if _is_remote(base):
+        return "/".join([str(base).rstrip("/"), *names])
+    return str(Path(base, *names))
+
+
+def _table_exists(table):
+    if not _is_remote(table):
+        return (Path(table) / "CURRENT").exists()
+    try:
+        Table(table)
+        return True
+    except TableError:
+        return False
+
+
 def _regions_of(schema, table):
     """`schema` over the regions of the existing table at `table` and of its index tables."""
-    main = Table(str(table)).split_points()
+    main = Table(table).split_points()
     indexes = []
     for q in schema.index_tables:
-        ix = Path(table) / "indexes" / q
-        indexes.append(Table(str(ix)).split_points() if (ix / "CURRENT").exists()
+        ix = _join(table, "indexes", q)
+        indexes.append(Table(ix).split_points() if _table_exists(ix)
                        else schema.index_split_points()[len(indexes)])
     return schema.with_regions(main, indexes)
 
 
-def _tag_regions(schema):
-    """The mapInArrow function adding each row's region."""
+def _tag_regions(schema, with_keys):
+    """The mapInArrow function adding each row's region (and with ``with_keys``, its row key).
+    The row keys and regions are computed from the input's own columns, not the added order."""
     def tag(batches):
         from pyspark import TaskContext
         ctx = TaskContext.get()
         name = f"spark partition {ctx.partitionId()}" if ctx else "record batches"
         for i, b in enumerate(batches):
-            regions = schema.regions(b, name=name, number=i)
-            yield pa.RecordBatch.from_arrays(b.columns + [regions],
-                                             names=b.schema.names + [REGION_COLUMN])
+            data = _drop(b)
+            added = [schema.regions(data, name=name, number=i)]
+            names = [REGION_COLUMN]
+            if with_keys:
+                added.append(schema.row_keys(data, name=name, number=i))
+                names.append(KEY_COLUMN)
+            yield pa.RecordBatch.from_arrays(b.columns + added, names=b.schema.names + names)
     return tag
 
 
-def _write_parts(schema, staging, memory, import_time, on_written):
+def _write_parts(schema, staging, memory, import_time, on_written, s3_endpoint):
     """The mapInArrow function of the write stage: the task's rows, sorted by task number, each
     task number's rows written by ``write_region`` into the attempt's own directory."""
     def write(batches):
         from pyspark import TaskContext
         ctx = TaskContext.get()
-        attempt = Path(staging) / ATTEMPTS_DIR / (
-            f"{ctx.stageId()}-{ctx.partitionId()}-{ctx.taskAttemptId()}")
+        if s3_endpoint is not None:
+            configure_storage(s3_endpoint)
+        attempt = _join(staging, ATTEMPTS_DIR,
+                        f"{ctx.stageId()}-{ctx.partitionId()}-{ctx.taskAttemptId()}")
         # "waited": seconds spent pulling rows out of Spark inside write_region, which are
         # Spark's time (shuffle read, sort), not hfkit's.
         group = {"part": None, "pending": None, "waited": 0.0}
@@ -121,7 +169,7 @@ def _write_parts(schema, staging, memory, import_time, on_written):
             region = b.column(REGION_COLUMN)[0].as_py()
             group["pending"] = None
             group["waited"] = 0.0
-            out = attempt / f"part-{group['part']}"
+            out = _join(attempt, f"part-{group['part']}")
             started = time.monotonic()
             files = write_region(schema, region, rows_of_part(b, it), str(out), memory=memory,
                                  import_time=import_time,
@@ -131,7 +179,7 @@ def _write_parts(schema, staging, memory, import_time, on_written):
                 on_written(files)
             if files:
                 yield pa.RecordBatch.from_pylist([
-                    {"part_dir": str(out), "path": f["path"], "table": f["table"],
+                    {"part_dir": out, "path": f["path"], "table": f["table"],
                      "family": f["family"], "region": f["region"], "cells": f["cells"],
                      "bytes": f["bytes"], "seconds": seconds if i == 0 else 0.0}
                     for i, f in enumerate(files)
@@ -144,45 +192,119 @@ def _write_parts(schema, staging, memory, import_time, on_written):
 
 def _drop(b):
     """The batch without the columns bulk_load added."""
-    keep = [i for i, n in enumerate(b.schema.names) if n not in (REGION_COLUMN, PART_COLUMN)]
+    keep = [i for i, n in enumerate(b.schema.names) if n not in ADDED_COLUMNS]
     return pa.RecordBatch.from_arrays([b.column(i) for i in keep],
                                       names=[b.schema.names[i] for i in keep])
 
 
-def _parts(tagged, schema, rows_per_task):
-    """Adds each row's task number: its region's, or with ``rows_per_task``, one of its
-    region's ceil(rows / rows_per_task) numbers. Returns the frame and the number of tasks."""
+def _cut_points(sample, tasks):
+    """Row keys cutting one region into at most ``tasks`` row-key ranges at the quantiles of
+    ``sample`` (its sampled row keys), as ``[splits] sample`` cuts a table: sorted distinct keys
+    s_0 < ... < s_{m-1}, cut i at s_floor(i*m/tasks), none repeated, never s_0."""
+    keys = sorted(set(sample))
+    cuts = []
+    for i in range(1, tasks):
+        idx = i * len(keys) // tasks
+        if idx > 0 and (not cuts or cuts[-1] != keys[idx]):
+            cuts.append(keys[idx])
+    return cuts
+
+
+def _parts(tagged, schema, rows_per_task, max_tasks_per_region, seed):
+    """Adds each row's task number: its region's, or with ``rows_per_task``, a region of more
+    rows is cut into row-key ranges of about that many rows (at most ``max_tasks_per_region``),
+    each range a task: rows with the same row key always meet in one task. Returns the frame and
+    the number of tasks."""
     from pyspark.sql import functions as F
     n_regions = schema.region_count()
     if not rows_per_task:
         return tagged.withColumn(PART_COLUMN, F.col(REGION_COLUMN)), n_regions
     counts = dict(tagged.groupBy(REGION_COLUMN).count().collect())
-    offsets, tasks, total = {}, {}, 0
+    wanted = {r: min(max_tasks_per_region, -(-c // rows_per_task))
+              for r, c in counts.items() if r is not None and c > rows_per_task}
+    cuts = {}
+    if wanted:
+        large = sum(counts[r] for r in wanted)
+        fraction = min(1.0, SAMPLE_KEYS_PER_TASK * sum(wanted.values()) / large)
+        sample = {}
+        for row in (tagged.where(F.col(REGION_COLUMN).isin(list(wanted)))
+                    .select(REGION_COLUMN, KEY_COLUMN)
+                    .sample(withReplacement=False, fraction=fraction, seed=seed)
+                    .collect()):
+            sample.setdefault(row[0], []).append(bytes(row[1]))
+        cuts = {r: _cut_points(sample.get(r, []), k) for r, k in wanted.items()}
+    offsets, total = {}, 0
     for r in range(n_regions):
-        tasks[r] = max(1, -(-counts.get(r, 0) // rows_per_task))
         offsets[r] = total
-        total += tasks[r]
-    def lookup(m):
-        return F.element_at(F.create_map(*[F.lit(x) for kv in m.items() for x in kv]),
-                            F.col(REGION_COLUMN))
-    data_cols = [c for c in tagged.columns if c != REGION_COLUMN]
-    salt = F.pmod(F.hash(*data_cols), lookup(tasks))
-    return tagged.withColumn(PART_COLUMN, lookup(offsets) + salt), total
+        total += 1 + len(cuts.get(r, []))
+    region = F.col(REGION_COLUMN)
+    part = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), region)
+    key = F.col(KEY_COLUMN)
+    for r, keys in cuts.items():
+        for k in keys:
+            part = part + F.when((region == r) & (key >= F.lit(bytearray(k))), 1).otherwise(0)
+    return tagged.withColumn(PART_COLUMN, part), total
+
+
+def _sampled_regions(df, schema, sample_rows):
+    """``schema`` over the regions its ``[splits] sample = N`` cuts from the first
+    ``sample_rows`` rows of ``df``, sampled as ``hfkit import`` samples its input's first
+    records (the rows written as one Parquet file on the driver, read by the import's sampler)."""
+    import pyarrow.parquet as pq
+    first = df.limit(sample_rows)
+    if hasattr(first, "toArrow"):
+        rows = first.toArrow()
+    else:  # Spark 3.x
+        rows = pa.Table.from_batches(first._collect_as_arrow(), schema=None)
+    with tempfile.TemporaryDirectory(prefix="hfkit-sample-") as scratch:
+        path = os.path.join(scratch, "sample.parquet")
+        pq.write_table(rows, path)
+        return schema.with_sampled_regions([path], sample_rows=sample_rows)
+
+
+def _check_files_per_store(results, limit):
+    """Refuses, before anything is published, more than ``limit`` files for one region and
+    family of a table (index tables get a file from every task with rows of their region)."""
+    per_store = {}
+    for r in results:
+        key = (r["table"], r["region"], r["family"])
+        per_store[key] = per_store.get(key, 0) + 1
+    over = sorted((n, k) for k, n in per_store.items() if n > limit)
+    if over:
+        n, (table, region, family) = over[-1]
+        raise ValueError(
+            f"table {table} region {region} family {family}: {n} files, more than "
+            f"max_files_per_region_family={limit} (HBase's "
+            f"hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily); nothing was published. "
+            f"Use fewer tasks per region (a larger rows_per_task), or raise the limit "
+            f"(and HBase's setting for completebulkload) and compact the table afterwards")
 
 
 def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=None,
-              rows_per_task=None, staging=None, on_written=None):
+              rows_per_task=None, staging=None, on_written=None,
+              max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
+              sample_rows=DEFAULT_SAMPLE_ROWS, seed=0, s3_endpoint=None):
     """Writes the rows of the Spark DataFrame ``df`` through ``schema``'s mapping (a ``Schema``
     or a path to its TOML) as HFiles and publishes them: attached to the table directory
     ``table`` (created from the schema if absent), or assembled as one bulk-load directory
     ``out``. Every column ``df`` has is rendered as text as a Parquet file's values are
     (``formats/import.md`` §"Sources"); read CSV without schema inference to keep its text.
+    Of two cells with the same coordinates the last in ``df``'s order is kept, as ``hfkit
+    import`` keeps the last one read.
 
     ``memory``: each task's sort budget in bytes; ``import_time``: epoch ms of cells without a
-    timestamp (default: now, the same for every task); ``rows_per_task``: spread a region over
-    several tasks past this many rows; ``staging``: where the task attempts write (default:
-    inside ``out``, or beside ``table``); ``on_written(files)``: called in the task after each
-    ``write_region``.
+    timestamp (default: now, the same for every task); ``rows_per_task``: cut a region of more
+    rows into row-key ranges of about that many rows, one task each (at most
+    ``max_files_per_region_family`` per region); ``staging``: where the task attempts write
+    (default: inside ``out``, or beside ``table``); ``on_written(files)``: called in the task
+    after each ``write_region``; ``max_files_per_region_family``: HBase's
+    ``hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`` (default 32), checked for every
+    table before anything is published; ``sample_rows``: rows of ``df`` sampled for ``[splits]
+    sample = N`` (its first rows, as the import samples its input's first records); ``seed``: of
+    the row-key sample cutting large regions; ``s3_endpoint``: the S3-compatible endpoint of
+    ``s3://`` locations, set in the driver and every task (``configure_storage``; default: the
+    AWS environment, ``AWS_ENDPOINT_URL``, as the CLI). ``out``, ``table`` and ``staging`` may
+    be ``s3://`` URLs.
 
     Returns a dict: files, cells, bytes, tasks, attached ({table: manifest version}),
     hfkit_seconds (task time spent in write_region, less the time it waited for rows from
@@ -191,35 +313,52 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     if (out is None) == (table is None):
         raise ValueError("give exactly one of out= or table=")
     started = time.monotonic()
+    if s3_endpoint is not None:
+        configure_storage(s3_endpoint)
     if not isinstance(schema, Schema):
         schema = Schema.load(str(schema))
     if import_time is None:
         import_time = int(time.time() * 1000)
+    job = uuid.uuid4().hex
     if table is not None:
-        table = Path(table).absolute()
-        if (table / "CURRENT").exists():
-            schema = _regions_of(schema, table)
-        else:
-            create_tables(schema, str(table))
+        table = _absolute(table)
         if staging is None:
-            staging = table.parent / f".{table.name}.hfkit-bulkload-{uuid.uuid4().hex}"
+            parent, name = table.rstrip("/").rsplit("/", 1)
+            staging = _join(parent, f".{name}.hfkit-bulkload-{job}")
     else:
-        out = Path(out).absolute()
-        if out.exists() and any(p.is_file() for p in out.rglob("*")):
+        out = _absolute(out)
+        if _is_remote(out) and list_objects(out):
+            raise ValueError(f"{out}: already holds objects")
+        if not _is_remote(out) and Path(out).exists() and any(
+                p.is_file() for p in Path(out).rglob("*")):
             raise ValueError(f"{out}: already holds files")
         if staging is None:
-            staging = out / f"_hfkit-bulkload-{uuid.uuid4().hex}"
-    staging = Path(staging).absolute()
+            staging = _join(out, f"_hfkit-bulkload-{job}")
+    staging = _absolute(staging)
     try:
-        from pyspark.sql.types import IntegerType, StructField, StructType
-        tagged_schema = StructType(df.schema.fields + [StructField(REGION_COLUMN, IntegerType())])
-        tagged = df.mapInArrow(_tag_regions(schema), tagged_schema)
-        parted, n_tasks = _parts(tagged, schema, rows_per_task)
-        write = _write_parts(schema, str(staging), memory, import_time, on_written)
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+        exists = table is not None and _table_exists(table)
+        if exists:
+            schema = _regions_of(schema, table)
+        elif schema.samples_splits:
+            schema = _sampled_regions(df, schema, sample_rows)
+        if table is not None and not exists:
+            create_tables(schema, table)
+        ordered = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id())
+        added = [StructField(REGION_COLUMN, IntegerType())]
+        if rows_per_task:
+            added.append(StructField(KEY_COLUMN, BinaryType()))
+        tagged = ordered.mapInArrow(_tag_regions(schema, bool(rows_per_task)),
+                                    StructType(ordered.schema.fields + added))
+        parted, n_tasks = _parts(tagged, schema, rows_per_task, max_files_per_region_family,
+                                 seed)
+        write = _write_parts(schema, staging, memory, import_time, on_written, s3_endpoint)
         results = (parted.repartition(n_tasks, PART_COLUMN)
-                   .sortWithinPartitions(PART_COLUMN)
+                   .sortWithinPartitions(PART_COLUMN, ORDER_COLUMN)
                    .mapInArrow(write, _RESULT_DDL)
                    .collect())
+        _check_files_per_store(results, max_files_per_region_family)
         part_dirs = sorted({r["part_dir"] for r in results})
         summary = {
             "files": len(results),
@@ -231,13 +370,42 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
         }
         if table is not None:
             if part_dirs:
-                summary["attached"] = attach(str(table), part_dirs)
+                summary["attached"] = attach(
+                    table, part_dirs, max_files_per_region_family=max_files_per_region_family)
+        elif _is_remote(out):
+            _assemble_remote(out, part_dirs)
         else:
-            _assemble(out, part_dirs)
+            _assemble(Path(out), part_dirs)
         summary["seconds"] = time.monotonic() - started
         return summary
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if _is_remote(staging):
+            try:
+                delete_objects(staging)
+            except HfkitError as e:  # the job's own error, if any, is the one raised
+                warnings.warn(f"{staging}: staging objects not removed: {e}")
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _absolute(p):
+    return str(p).rstrip("/") if _is_remote(p) else str(Path(p).absolute())
+
+
+def _published(rel):
+    """Whether a file of a task's bulk-load directory, at ``rel`` (its parts), is published:
+    not the import's own records (``.hfkit-*``)."""
+    return not any(p.startswith(".hfkit-") for p in rel)
+
+
+def _assemble_remote(out, part_dirs):
+    """Copies (server-side) the committed attempts' objects into the one bulk-load directory
+    ``out`` on object storage; the attempts are removed with the staging prefix after."""
+    for d in part_dirs:
+        for url, _ in list_objects(d):
+            rel = url[len(d.rstrip("/")) + 1:]
+            if _published(rel.split("/")):
+                copy_object(url, _join(out, rel))
 
 
 def _assemble(out, part_dirs):
@@ -247,7 +415,7 @@ def _assemble(out, part_dirs):
         d = Path(d)
         for f in d.rglob("*"):
             rel = f.relative_to(d)
-            if not f.is_file() or any(p.startswith(".hfkit-") for p in rel.parts):
+            if not f.is_file() or not _published(rel.parts):
                 continue
             dest = out / rel
             dest.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@
 //! | [`schema`] | `Schema`: a schema and its mapping, its regions, row keys and regions of batches |
 //! | [`region`] | `write_region`: one region's HFiles from record batches, by the import pipeline |
 //! | [`tables`] | `create_tables`, `attach`, `Table` reads and `HFile` as record batches of cells |
+//! | [`storage`] | object storage: the S3 settings, scratch directories, list/copy/delete/download of objects |
 //! | [`errors`] | the exceptions, with the CLI's file/line/field context |
 
 use pyo3::prelude::*;
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 mod errors;
 mod region;
 mod schema;
+mod storage;
 mod tables;
 
 #[pymodule]
@@ -26,6 +28,11 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(region::write_region, m)?)?;
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
     m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::configure_storage, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::list_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::copy_object, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::delete_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::download_objects, m)?)?;
     m.add("HfkitError", py.get_type::<errors::HfkitError>())?;
     m.add("SchemaError", py.get_type::<errors::SchemaError>())?;
     m.add("InputError", py.get_type::<errors::InputError>())?;

@@ -15,11 +15,13 @@ use pyo3::types::{PyBytes, PyDict, PyIterator};
 
 use crate::errors::{import_error, HfkitError};
 use crate::schema::Schema;
+use crate::storage;
 use hfkit_format::cell::KeyView;
 use hfkit_format::reader::HFileReader;
 use hfkit_pipeline::arrow_input::{NextBatch, RecordBatchInput};
 use hfkit_pipeline::import::{run_import, ImportOptions, ImportReport, InputFormat};
 use hfkit_pipeline::output::OutputFile;
+use hfkit_pipeline::remote_output::{check_empty, publish, PART_SIZE};
 
 /// A Python error raised while the pipeline pulled a batch, kept to be raised again as itself.
 type Raised = Arc<Mutex<Option<PyErr>>>;
@@ -48,7 +50,8 @@ fn next_batches(first: RecordBatch, iter: Py<PyIterator>, raised: Raised) -> Nex
 /// Writes the HFiles of region `region` of the schema's table (and the index tables' cells of its
 /// rows) from `batches` (an iterable of `pyarrow.RecordBatch`, all with the same columns) into
 /// the bulk-load directory `out_dir` (`out_dir/<family>/<hfile>`, index tables under
-/// `out_dir/.indexes/<qualifier>/`), which must not already hold HFiles. Sorts within `memory`
+/// `out_dir/.indexes/<qualifier>/`), which must not already hold HFiles. An `s3://` `out_dir`
+/// is written locally first and uploaded when every file is written (no object on failure). Sorts within `memory`
 /// bytes, spilling beyond. Cells without a timestamp get `import_time` (epoch ms; default now).
 /// Returns one dict per file: path, table, family, region, first_row, last_row, cells, bytes.
 /// A row of another region raises `ValueError` and leaves no file.
@@ -98,7 +101,20 @@ pub fn write_region<'py>(
     let next = next_batches(first, iter.unbind(), raised.clone());
     let name = PathBuf::from(name.unwrap_or_else(|| format!("region {region}")));
     let input = RecordBatchInput::new(name, columns, next).map_err(|e| import_error(e.into()))?;
-    let mut opts = ImportOptions::new(Vec::new(), InputFormat::Parquet, out_dir);
+    // An `s3://` output: written into a scratch directory, uploaded once all is written.
+    let remote = storage::remote(&out_dir)?;
+    let staged = match &remote {
+        Some(loc) => {
+            py.detach(|| check_empty(loc, &schema_families(schema)))
+                .map_err(storage::storage_error)?;
+            Some(storage::scratch()?)
+        }
+        None => None,
+    };
+    let local_out = staged
+        .as_ref()
+        .map_or_else(|| out_dir.clone(), |s| s.path().join("out"));
+    let mut opts = ImportOptions::new(Vec::new(), InputFormat::Parquet, local_out.clone());
     opts.record_batches = Some(input);
     opts.regions = Some(regions);
     opts.memory_budget = memory;
@@ -129,10 +145,42 @@ pub fn write_region<'py>(
             stray.region
         )));
     }
-    files
+    let dicts = files
         .into_iter()
-        .map(|(table, f)| file_dict(py, &table, f))
-        .collect()
+        .map(|(table, f)| {
+            let shown = match &remote {
+                Some(loc) => {
+                    let rel = f.path.strip_prefix(&local_out).unwrap_or(&f.path);
+                    loc.join(&rel.to_string_lossy()).to_string()
+                }
+                None => f.path.display().to_string(),
+            };
+            file_dict(py, &table, f, shown)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    if let Some(loc) = &remote {
+        let trees = [(local_out.clone(), loc.clone())];
+        py.detach(|| publish(&trees, PART_SIZE))
+            .map_err(|e| storage::storage_error(format!("{loc}: uploading the output: {e}")))?;
+    }
+    Ok(dicts)
+}
+
+/// The main table's and every index table's families (what a bulk-load directory may hold).
+fn schema_families(schema: &Schema) -> Vec<String> {
+    let t = &schema.parsed.table;
+    let mut out: Vec<String> = t.families.iter().map(|f| f.name.clone()).collect();
+    for ix in &schema.parsed.mapping.indexes {
+        for f in &ix.table.families {
+            let q = &ix.table.qualifier;
+            out.push(format!(
+                "{}/{q}/{}",
+                hfkit_pipeline::import::INDEX_BULK_DIR,
+                f.name
+            ));
+        }
+    }
+    out
 }
 
 /// Every file the import wrote, with its table's name: the main table's, then each index's.
@@ -165,10 +213,16 @@ pub fn first_last_rows(path: &Path) -> PyResult<(Vec<u8>, Vec<u8>)> {
     Ok((first, last))
 }
 
-fn file_dict<'py>(py: Python<'py>, table: &str, f: &OutputFile) -> PyResult<Bound<'py, PyDict>> {
+/// What `write_region` returns of the file `f`, named `path` (its URL when uploaded).
+fn file_dict<'py>(
+    py: Python<'py>,
+    table: &str,
+    f: &OutputFile,
+    path: String,
+) -> PyResult<Bound<'py, PyDict>> {
     let (first, last) = first_last_rows(&f.path)?;
     let d = PyDict::new(py);
-    d.set_item("path", f.path.display().to_string())?;
+    d.set_item("path", path)?;
     d.set_item("table", table)?;
     d.set_item("family", &f.family)?;
     d.set_item("region", f.region)?;

@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use crate::errors::{import_error, schema_error, HfkitError};
 use hfkit_pipeline::arrow_input;
-use hfkit_pipeline::import::{import_regions, ImportRegions, InputFormat};
+use hfkit_pipeline::import::{import_regions, ImportRegions, InputFormat, DEFAULT_SAMPLE_ROWS};
 use hfkit_table::{ParsedSchema, Regions, TableSchema};
 
 #[pyclass(module = "hfkit._hfkit", frozen)]
@@ -63,9 +63,10 @@ impl Schema {
         self.regions.as_ref().ok_or_else(|| {
             HfkitError::new_err(format!(
                 "{}: [splits] sample = N cuts the table at the quantiles of the input's row \
-                 keys: create the table first (hfkit table create --input, or hfkit import \
-                 --table) and use its regions (Schema.with_regions, or bulk_load(table=...)), \
-                 or write the split points hfkit plan prints as [splits] keys",
+                 keys: sample them (Schema.with_sampled_regions(parquet files); bulk_load \
+                 samples the DataFrame's first rows itself), or use an existing table's \
+                 regions (Schema.with_regions, or bulk_load(table=...)), or write the split \
+                 points hfkit plan prints as [splits] keys",
                 self.source
             ))
         })
@@ -154,6 +155,36 @@ impl Schema {
             self.base_dir.clone(),
             Some(regions),
         )
+    }
+
+    /// This schema over the regions `[splits] sample = N` (and each `[index.splits] sample`)
+    /// cut from the row keys of the first `sample_rows` records of the Parquet files `inputs`,
+    /// exactly as `hfkit import` samples its input (`formats/schema.md` §"Splits"); the other
+    /// kinds of splits are the schema's own, as without a sample.
+    #[pyo3(signature = (inputs, sample_rows = DEFAULT_SAMPLE_ROWS))]
+    fn with_sampled_regions(&self, inputs: Vec<PathBuf>, sample_rows: usize) -> PyResult<Schema> {
+        let parsed = &self.parsed;
+        let regions = import_regions(
+            &parsed.table,
+            &parsed.mapping,
+            &inputs,
+            &InputFormat::Parquet,
+            sample_rows,
+        )
+        .map_err(import_error)?;
+        Schema::new(
+            self.toml.clone(),
+            self.source.clone(),
+            self.base_dir.clone(),
+            Some(regions),
+        )
+    }
+
+    /// Whether a table of the schema cuts its regions from a sample of the input
+    /// (`[splits] sample = N`): such a schema needs `with_sampled_regions` or `with_regions`.
+    #[getter]
+    fn samples_splits(&self) -> bool {
+        sampled(&self.parsed)
     }
 
     /// The table's full name (`ns:qualifier`).

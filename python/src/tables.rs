@@ -18,13 +18,17 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::{hfile_error, table_error, HfkitError};
 use crate::schema::Schema;
+use crate::storage;
 use hfkit_format::cell::CellRef;
 use hfkit_format::reader::HFileReader;
 use hfkit_pipeline::import::INDEX_BULK_DIR;
 use hfkit_read::ReadOptions;
-use hfkit_table::directory::{Table as TableDir, INDEX_DIR};
+use hfkit_storage::Location;
+use hfkit_table::directory::{AttachOptions, Table as TableDir, INDEX_DIR};
 use hfkit_table::manifest::{Attributes, FamilyEntry};
 use hfkit_table::read::TableReader;
+use hfkit_table::remote::{self, RemoteTable};
+use hfkit_table::staging::OwnedDir;
 use hfkit_table::TableSchema;
 
 /// Cells gathered into the columns of a record batch of cells.
@@ -73,24 +77,60 @@ impl CellColumns {
 }
 
 /// Creates the table directory `path` and its index tables (`path/indexes/<qualifier>`) from
-/// `schema`, over the schema's regions; existing ones are left as they are. Returns the paths
-/// of the tables created.
+/// `schema`, over the schema's regions; existing ones are left as they are. On `s3://`, each is
+/// created locally and committed as its first version, index tables first, as the CLI creates
+/// remote tables. Returns the paths of the tables created.
 #[pyfunction]
-pub fn create_tables(schema: &Schema, path: PathBuf) -> PyResult<Vec<String>> {
+pub fn create_tables(py: Python<'_>, schema: &Schema, path: PathBuf) -> PyResult<Vec<String>> {
     let regions = schema.import_regions()?;
+    let remote = storage::remote(&path)?;
+    let scratch = remote.as_ref().map(|_| storage::scratch()).transpose()?;
+    let root = scratch
+        .as_ref()
+        .map_or_else(|| path.clone(), |s| s.path().join("table"));
     let ixs = &schema.parsed.mapping.indexes;
-    let targets = std::iter::once((path.clone(), &schema.parsed.table, &regions.main)).chain(
+    let mut targets: Vec<(String, &TableSchema, &hfkit_table::Regions)> =
+        vec![(String::new(), &schema.parsed.table, &regions.main)];
+    targets.extend(
         ixs.iter()
             .zip(&regions.indexes)
-            .map(|(ix, r)| (path.join(INDEX_DIR).join(&ix.table.qualifier), &ix.table, r)),
+            .map(|(ix, r)| (format!("{INDEX_DIR}/{}", ix.table.qualifier), &ix.table, r)),
     );
+    if remote.is_some() {
+        // Index tables committed first, as the CLI commits them.
+        targets.rotate_left(1);
+    }
     let mut created = Vec::new();
-    for (dir, table, regions) in targets {
-        if TableDir::open(&dir).is_ok() {
-            continue;
+    for (i, (rel, table, regions)) in targets.into_iter().enumerate() {
+        let dir = match &remote {
+            None if rel.is_empty() => root.clone(),
+            None => root.join(&rel),
+            Some(_) => root.join(i.to_string()),
+        };
+        match &remote {
+            None => {
+                if TableDir::open(&dir).is_ok() {
+                    continue;
+                }
+                create_table(&dir, table, regions.split_keys())?;
+                created.push(dir.display().to_string());
+            }
+            Some(loc) => {
+                let at = if rel.is_empty() {
+                    loc.clone()
+                } else {
+                    loc.join(&rel)
+                };
+                let rt = RemoteTable::at(&at).map_err(table_error)?;
+                if py.detach(|| rt.exists()).map_err(table_error)? {
+                    continue;
+                }
+                create_table(&dir, table, regions.split_keys())?;
+                py.detach(|| rt.commit(&dir, None))
+                    .map_err(|e| table_error(format!("{at}: {e}")))?;
+                created.push(at.to_string());
+            }
         }
-        create_table(&dir, table, regions.split_keys())?;
-        created.push(dir.display().to_string());
     }
     Ok(created)
 }
@@ -120,13 +160,34 @@ fn holds_hfiles(dir: &Path) -> bool {
 /// Attaches the bulk-load directories `dirs` (as `write_region` wrote them) to the table at
 /// `table`: each index table (`table/indexes/<qualifier>`) gets every `DIR/.indexes/<qualifier>`
 /// in one commit, then the main table every `DIR` in one commit. Directories without HFiles are
-/// passed over. Returns {table path: manifest version published}.
+/// passed over. At most `max_files_per_region_family` files (HBase's
+/// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`, default 32) go to one region and
+/// family of a table; more fails the attach, nothing attached. Returns {table path: manifest
+/// version published}.
 #[pyfunction]
+#[pyo3(signature = (table, dirs, max_files_per_region_family = None))]
 pub fn attach<'py>(
     py: Python<'py>,
     table: PathBuf,
     dirs: Vec<PathBuf>,
+    max_files_per_region_family: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let opts = AttachOptions {
+        max_files_per_region_family,
+        ..AttachOptions::default()
+    };
+    let remote_table = storage::remote(&table)?;
+    let any_remote = dirs.iter().any(|d| Location::is_remote_path(d));
+    let scratch = (remote_table.is_some() || any_remote)
+        .then(storage::scratch)
+        .transpose()?;
+    let dirs = match &scratch {
+        Some(s) => downloaded(py, &dirs, s.path())?,
+        None => dirs,
+    };
+    if let (Some(loc), Some(s)) = (&remote_table, &scratch) {
+        return attach_remote(py, loc, &dirs, &opts, s.path());
+    }
     let main =
         TableDir::open(&table).map_err(|e| table_error(format!("{}: {e}", table.display())))?;
     let mut commits: Vec<(TableDir, Vec<PathBuf>)> = Vec::new();
@@ -149,9 +210,87 @@ pub fn attach<'py>(
         }
         let refs: Vec<&Path> = sub.iter().map(PathBuf::as_path).collect();
         let report = py
-            .detach(|| t.attach_all(&refs))
+            .detach(|| t.attach_import_all(&refs, &opts, None))
             .map_err(|e| table_error(format!("{}: attach failed: {e}", t.dir().display())))?;
         done.set_item(t.dir().display().to_string(), report.version)?;
+    }
+    Ok(done)
+}
+
+/// `dirs` with each `s3://` one replaced by its download into `scratch`.
+fn downloaded(py: Python<'_>, dirs: &[PathBuf], scratch: &Path) -> PyResult<Vec<PathBuf>> {
+    let mut local = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        match storage::remote(d)? {
+            Some(src) => {
+                let to = scratch.join(format!("bulk-{i}"));
+                py.detach(|| {
+                    storage::store(&src)?
+                        .download_tree(&src, &to)
+                        .map_err(storage::storage_error)
+                })?;
+                local.push(to);
+            }
+            None => local.push(d.clone()),
+        }
+    }
+    Ok(local)
+}
+
+/// `attach` to a table on object storage, of local directories (`s3://` ones downloaded
+/// first): each index table with files (`DIR/.indexes/<qualifier>`, which must exist at
+/// `table/indexes/<qualifier>`) attached in one commit, then the table in one commit, each on
+/// a mirror of its latest version in `scratch`, committed create-only, and again onto a newer
+/// version when another writer committed first (`formats/table.md` §"Tables on object
+/// storage").
+fn attach_remote<'py>(
+    py: Python<'py>,
+    loc: &Location,
+    local: &[PathBuf],
+    opts: &AttachOptions,
+    scratch: &Path,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut qualifiers: Vec<String> = local
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(d.join(INDEX_BULK_DIR))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .filter(|e| holds_hfiles(&e.path()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    qualifiers.sort();
+    qualifiers.dedup();
+    let mut commits: Vec<(Location, Vec<PathBuf>)> = qualifiers
+        .iter()
+        .map(|q| {
+            let sub = local.iter().map(|d| d.join(INDEX_BULK_DIR).join(q));
+            (
+                loc.join(&format!("{INDEX_DIR}/{q}")),
+                sub.filter(|d| holds_hfiles(d)).collect(),
+            )
+        })
+        .collect();
+    commits.push((
+        loc.clone(),
+        local.iter().filter(|d| holds_hfiles(d)).cloned().collect(),
+    ));
+    let done = PyDict::new(py);
+    for (i, (at, sub)) in commits.into_iter().enumerate() {
+        if sub.is_empty() {
+            continue;
+        }
+        let refs: Vec<&Path> = sub.iter().map(PathBuf::as_path).collect();
+        let work = scratch.join(format!("attach-{i}"));
+        let report = py
+            .detach(|| {
+                let rt = RemoteTable::at(&at)?;
+                remote::attach_all(&rt, &refs, opts, &work)
+            })
+            .map_err(|e| table_error(format!("{at}: attach failed: {e}")))?;
+        done.set_item(at.to_string(), report.version)?;
     }
     Ok(done)
 }
@@ -176,19 +315,41 @@ fn read_options(columns: Option<Vec<String>>, versions: u32, raw: bool) -> ReadO
 }
 
 /// A table directory, read with HBase's get and scan semantics.
+/// On `s3://`, a local mirror of the live version is read (its manifest and live files,
+/// downloaded when the `Table` is made and removed with it), as the CLI reads a remote table.
 #[pyclass(module = "hfkit._hfkit", frozen)]
 pub struct Table {
     reader: TableReader,
+    _mirror: Option<OwnedDir>,
 }
 
 #[pymethods]
 impl Table {
     #[new]
-    fn new(path: PathBuf) -> PyResult<Table> {
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Table> {
+        let (dir, mirror) = match storage::remote(&path)? {
+            None => (path.clone(), None),
+            Some(loc) => {
+                let scratch = storage::scratch()?;
+                let dir = scratch.path().join("table");
+                let found = py
+                    .detach(|| RemoteTable::at(&loc)?.mirror(&dir, true))
+                    .map_err(|e| table_error(format!("{loc}: {e}")))?;
+                if found.is_none() {
+                    return Err(table_error(format!(
+                        "{loc}: no table there (no manifests/manifest-*.json)"
+                    )));
+                }
+                (dir, Some(scratch))
+            }
+        };
         let t =
-            TableDir::open(&path).map_err(|e| table_error(format!("{}: {e}", path.display())))?;
+            TableDir::open(&dir).map_err(|e| table_error(format!("{}: {e}", path.display())))?;
         let reader = TableReader::open(&t).map_err(table_error)?;
-        Ok(Table { reader })
+        Ok(Table {
+            reader,
+            _mirror: mirror,
+        })
     }
 
     /// The cells of row `row` (a record batch of cells); `columns`: "family" or

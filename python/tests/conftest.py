@@ -2,7 +2,12 @@
 binary they are checked against, and cells gathered from bulk-load directories and tables."""
 
 import os
+import shutil
+import socket
 import subprocess
+import sys
+import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +16,12 @@ import pyarrow.csv as pcsv
 import pytest
 
 import hfkit
+
+# Dummy credentials for moto (it accepts any), set before Spark starts its Python workers so
+# that they inherit them; real ones already in the environment are left alone.
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_REGION", "us-east-1")
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "fixtures" / "seeds"
@@ -85,12 +96,80 @@ def bulk_cells(dirs):
     return out
 
 
-def table_cells(path):
-    """Every cell a scan of a table and its index tables returns, as a Counter."""
-    path = Path(path)
+def table_cells(path, indexes=None):
+    """Every cell a scan of a table and its index tables returns, as a Counter. ``indexes``:
+    the index tables' names (default: those under ``path/indexes``; give them for s3://)."""
     out = Counter(cells_of_batch(hfkit.Table(str(path)).scan(versions=1000)))
-    ix = path / "indexes"
-    if ix.is_dir():
-        for q in sorted(ix.iterdir()):
-            out.update(cells_of_batch(hfkit.Table(str(q)).scan(versions=1000), q.name))
+    if indexes is None:
+        ix = Path(path) / "indexes"
+        indexes = sorted(q.name for q in ix.iterdir()) if ix.is_dir() else []
+    for q in indexes:
+        t = hfkit.Table(f"{str(path).rstrip('/')}/indexes/{q}")
+        out.update(cells_of_batch(t.scan(versions=1000), q))
     return out
+
+
+class S3:
+    """A moto S3 server on loopback with the bucket ``hfkit-test``."""
+    BUCKET = "hfkit-test"
+
+    def __init__(self, port):
+        self.endpoint = f"http://127.0.0.1:{port}"
+
+    def url(self, key):
+        return f"s3://{self.BUCKET}/{key.strip('/')}"
+
+    def download(self, url, to):
+        """Every object below ``url`` into the local directory ``to``."""
+        hfkit.download_objects(url, str(to))
+        return Path(to)
+
+
+def _moto_server():
+    """`moto_server`: $HFKIT_MOTO_SERVER, else on PATH, else beside this Python."""
+    found = os.environ.get("HFKIT_MOTO_SERVER") or shutil.which("moto_server")
+    beside = Path(sys.executable).parent / "moto_server"
+    return found or (str(beside) if beside.is_file() else None)
+
+
+def _answers(port, path, method="GET"):
+    try:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
+        with urllib.request.urlopen(req, timeout=2) as r:
+            return r.status
+    except Exception:
+        return None
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """moto_server on a free loopback port, as crates/hfkit-testkit starts it for the Rust
+    tests: missing, the test is skipped, or fails with HFKIT_REQUIRE_S3=1 (set by .ci/run)."""
+    exe = _moto_server()
+    if exe is None:
+        why = "moto_server not found (pip install 'moto[server]', or set HFKIT_MOTO_SERVER)"
+        if os.environ.get("HFKIT_REQUIRE_S3", "").lower() in ("1", "true", "yes"):
+            pytest.fail(why)
+        pytest.skip(why)
+    for _ in range(5):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _answers(port, "/") is not None:
+                break
+            time.sleep(0.2)
+        if proc.poll() is None and _answers(port, f"/{S3.BUCKET}", "PUT") == 200:
+            server = S3(port)
+            hfkit.configure_storage(server.endpoint)
+            yield server
+            hfkit.configure_storage(None)
+            proc.terminate()
+            proc.wait()
+            return
+        proc.kill()
+        proc.wait()
+    pytest.fail("moto_server did not answer on loopback")

@@ -96,6 +96,87 @@ def test_attach_of_many_directories_is_one_commit_per_table(tmp_path):
     assert all(b"2" <= r < b"3" for r in part.column("row").to_pylist())
 
 
+def test_attach_refuses_more_files_per_region_and_family_than_its_limit(tmp_path):
+    # HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily: 32 by default.
+    schema = hfkit.Schema.from_toml(
+        '[table]\nname = "m"\n[[family]]\nname = "d"\n[rowkey]\nspec = "id"\n'
+        '[[column]]\nsource = "v"\ncell = "d:v"\n')
+    hfkit.create_tables(schema, str(tmp_path / "t"))
+    dirs = []
+    for i in range(33):
+        batch = pa.RecordBatch.from_pydict({"id": [f"r{i:02}"], "v": [str(i)]})
+        d = tmp_path / "out" / str(i)
+        hfkit.write_region(schema, 0, [batch], str(d), import_time=IMPORT_TIME)
+        dirs.append(str(d))
+    with pytest.raises(hfkit.TableError) as e:
+        hfkit.attach(str(tmp_path / "t"), dirs)
+    assert "more than 32 files for region" in str(e.value), str(e.value)
+    assert "family d in one attach" in str(e.value)
+    assert hfkit.Table(str(tmp_path / "t")).scan().num_rows == 0
+    done = hfkit.attach(str(tmp_path / "t"), dirs, max_files_per_region_family=33)
+    assert list(done.values()) == [hfkit.Table(str(tmp_path / "t")).version]
+    assert hfkit.Table(str(tmp_path / "t")).scan().num_rows == 33
+    with pytest.raises(hfkit.TableError):
+        hfkit.attach(str(tmp_path / "t"), dirs[:3], max_files_per_region_family=2)
+
+
+def test_write_region_create_tables_attach_and_read_on_object_storage(s3, tmp_path):
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    schema = hfkit.Schema.load(SEEDS / "users.toml")
+    table = s3.url("api/users")
+    created = hfkit.create_tables(schema, table)
+    assert created == [f"{table}/indexes/users_by_email", table]
+    assert hfkit.create_tables(schema, table) == []  # existing ones are left alone
+    dirs, written = [], []
+    for region, batches in by_region(schema, seed_table("users")).items():
+        d = s3.url(f"api/out/{region}")
+        written += hfkit.write_region(schema, region, batches, d, import_time=IMPORT_TIME)
+        dirs.append(d)
+    assert all(f["path"].startswith(s3.url("api/out/")) for f in written)
+    assert {o for o, _ in hfkit.list_objects(s3.url("api/out"))} == {f["path"] for f in written}
+    # The uploaded files are the cells of one import, and the directory refuses a second write.
+    local = [s3.download(d, tmp_path / "dl" / str(i)) for i, d in enumerate(dirs)]
+    r = cli_import("users", "--out", str(tmp_path / "cli-out"))
+    assert r.returncode == 0, r.stderr
+    assert bulk_cells(local) == bulk_cells([tmp_path / "cli-out"])
+    with pytest.raises(hfkit.HfkitError, match="already holds"):
+        region, batches = next(iter(by_region(schema, seed_table("users")).items()))
+        hfkit.write_region(schema, region, batches, dirs[0], import_time=IMPORT_TIME)
+    before = hfkit.Table(table).version
+    versions = hfkit.attach(table, dirs)
+    assert versions == {table: before + 1, f"{table}/indexes/users_by_email": before + 1}
+    assert table_cells(table, ["users_by_email"]) == table_cells(tmp_path / "cli")
+    got = hfkit.Table(table).get(b"7700000000")
+    assert set(got.column("family").to_pylist()) == {b"i", b"s", b"h"}
+    # The same s3:// directories attach to a local table too (downloaded first).
+    hfkit.create_tables(schema, str(tmp_path / "local"))
+    hfkit.attach(str(tmp_path / "local"), dirs)
+    assert table_cells(tmp_path / "local") == table_cells(tmp_path / "cli")
+
+
+def test_sampled_splits_are_those_the_cli_samples_from_the_same_rows(tmp_path):
+    import pyarrow.parquet as pq
+    text = (SEEDS / "users.toml").read_text().replace(
+        'keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]', "sample = 6")
+    schema_path = tmp_path / "users.toml"
+    schema_path.write_text(text)
+    schema = hfkit.Schema.load(schema_path)
+    assert schema.samples_splits
+    with pytest.raises(hfkit.HfkitError, match="Schema.with_sampled_regions"):
+        schema.split_points()
+    pq.write_table(seed_table("users"), str(tmp_path / "users.parquet"))
+    sampled = schema.with_sampled_regions([str(tmp_path / "users.parquet")], sample_rows=500)
+    r = subprocess.run([hfkit_bin(), "table", "create", str(tmp_path / "t"), "--schema",
+                        str(schema_path), "--input", str(SEEDS / "users.csv"),
+                        "--sample-rows", "500"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sampled.split_points() == hfkit.Table(str(tmp_path / "t")).split_points()
+    assert 3 <= len(sampled.split_points()) <= 5
+    # Picklable with its regions, as bulk_load ships it to the tasks.
+    assert pickle.loads(pickle.dumps(sampled)).split_points() == sampled.split_points()
+
+
 def test_a_row_of_another_region_is_refused_and_leaves_no_file(tmp_path):
     schema = hfkit.Schema.load(SEEDS / "users.toml")
     table = seed_table("users")

@@ -168,3 +168,146 @@ def test_bulk_load_of_a_lineitem_sample_gives_the_cells_of_one_import(spark, tmp
     assert sum(want.values()) == 3000 * 16
     assert bulk_cells([tmp_path / "out"]) == want
     assert summary["tasks"] > 16
+
+
+DUPLICATES_SCHEMA = """
+[table]
+name = "dups"
+[[family]]
+name = "d"
+VERSIONS = 3
+[splits]
+keys = ["k5"]
+[rowkey]
+spec = "id"
+[[column]]
+source = "v"
+cell = "d:v"
+"""
+
+
+def duplicates_input(path, rows=600, ids=40):
+    """Rows whose ids repeat: every id ``ids`` apart, each time with another value, so that
+    cells with identical coordinates (row, family, qualifier, import time, Put) recur."""
+    lines = ["id,v"] + [f"k{i % ids:02},value {i}" for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_cells_with_identical_coordinates_keep_the_last_row_as_the_cli_across_tasks(
+        spark, tmp_path):
+    schema = tmp_path / "dups.toml"
+    schema.write_text(DUPLICATES_SCHEMA)
+    data = tmp_path / "dups.csv"
+    duplicates_input(data)
+    r = __import__("subprocess").run(
+        [__import__("conftest").hfkit_bin(), "import", "--schema", str(schema), str(data),
+         "--out", str(tmp_path / "cli"), "--timestamp", str(IMPORT_TIME), "--quiet"],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = bulk_cells([tmp_path / "cli"])
+    assert sum(want.values()) == 40  # one cell per id: the last value read
+    df = spark.read.csv(str(data), header=True)
+    summary = bulk_load(df, schema, out=str(tmp_path / "out"), import_time=IMPORT_TIME,
+                        rows_per_task=50)
+    assert summary["tasks"] > 4  # both regions cut into several row-key ranges
+    assert bulk_cells([tmp_path / "out"]) == want
+    # Into a table too: one cell per coordinates, the last value.
+    summary = bulk_load(df, schema, table=str(tmp_path / "t"), import_time=IMPORT_TIME,
+                        rows_per_task=50)
+    assert table_cells(tmp_path / "t") == want
+
+
+def test_large_regions_use_at_most_max_files_per_region_family_tasks(spark, tmp_path):
+    r = cli_import("orders", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    summary = bulk_load(read(spark, "orders"), SEEDS / "orders.toml", out=str(tmp_path / "out"),
+                        import_time=IMPORT_TIME, rows_per_task=5,
+                        max_files_per_region_family=3)
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli"])
+    regions = hfkit.Schema.load(str(SEEDS / "orders.toml")).region_count()
+    assert regions < summary["tasks"] <= 3 * regions
+    assert summary["files"] == len(files_under(tmp_path / "out"))
+
+
+def test_more_files_than_the_limit_for_an_index_region_publish_nothing(spark, tmp_path):
+    # users: ten regions, each task writes its rows' e-mail index cells: ten files for an
+    # index table's region, more than a limit of 4. Nothing is attached.
+    first = bulk_load(read(spark, "users"), SEEDS / "users.toml", table=str(tmp_path / "t"),
+                      import_time=IMPORT_TIME)
+    before = table_cells(tmp_path / "t")
+    with pytest.raises(ValueError) as e:
+        bulk_load(read(spark, "users"), SEEDS / "users.toml", table=str(tmp_path / "t"),
+                  import_time=IMPORT_TIME + 1, max_files_per_region_family=4)
+    assert "table app:users_by_email region " in str(e.value), str(e.value)
+    assert "more than max_files_per_region_family=4" in str(e.value)
+    assert "nothing was published" in str(e.value)
+    assert table_cells(tmp_path / "t") == before
+    assert hfkit.Table(str(tmp_path / "t")).version == first["attached"][str(tmp_path / "t")]
+    assert [p.name for p in tmp_path.iterdir() if "bulkload" in p.name] == []
+
+
+def test_sampled_splits_are_cut_from_the_first_rows_as_the_cli_cuts_them(spark, tmp_path):
+    text = (SEEDS / "users.toml").read_text()
+    text = text.replace('keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]', "sample = 6")
+    assert "sample = 6" in text
+    schema = tmp_path / "users.toml"
+    schema.write_text(text)
+    path, _ = seed_input("users")
+    r = __import__("subprocess").run(
+        [__import__("conftest").hfkit_bin(), "import", "--schema", str(schema), str(path),
+         "--out", str(tmp_path / "cli"), "--timestamp", str(IMPORT_TIME), "--quiet"],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    bulk_load(read(spark, "users"), schema, out=str(tmp_path / "out"), import_time=IMPORT_TIME)
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli"])
+
+    def regions(d):
+        """(family, first row, last row) of the main table's files."""
+        infos = ((f, hfkit.HFile(str(f)).info()) for f in files_under(d)
+                 if hfkit.INDEX_BULK_DIR not in f.parts)
+        return sorted((f.parent.name, i["first_row"], i["last_row"]) for f, i in infos)
+    # The same regions: one file per region and family, with the same first and last rows.
+    assert regions(tmp_path / "out") == regions(tmp_path / "cli")
+    assert len({f for f, _, _ in regions(tmp_path / "cli")}) > 1
+    # A table created by the load is cut there too.
+    bulk_load(read(spark, "users"), schema, table=str(tmp_path / "t"), import_time=IMPORT_TIME)
+    cut = hfkit.Schema.load(str(schema))
+    assert cut.samples_splits
+    assert len(hfkit.Table(str(tmp_path / "t")).split_points()) >= 3
+
+
+def test_bulk_load_to_object_storage_gives_the_cells_of_a_local_import(spark, s3, tmp_path):
+    from hfkit import list_objects
+    r = cli_import("users", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    flag = tmp_path / "failed-once"
+    out, staging = s3.url("spark/out"), s3.url("spark/staging")
+    summary = bulk_load(read(spark, "users"), SEEDS / "users.toml", out=out,
+                        import_time=IMPORT_TIME, on_written=fail_once(str(flag)),
+                        staging=staging, s3_endpoint=s3.endpoint)
+    assert flag.exists(), "no attempt failed"
+    # The retried task's first attempt left nothing: exactly the cells of one import.
+    assert bulk_cells([s3.download(out, tmp_path / "dl")]) == bulk_cells([tmp_path / "cli"])
+    assert summary["files"] == len(list_objects(out))
+    assert list_objects(staging) == []
+    names = {o[len(out) + 1:].split("/")[0] for o, _ in list_objects(out)}
+    assert names == {p.name for p in (tmp_path / "cli").iterdir()}, names
+    with pytest.raises(ValueError, match="already holds objects"):
+        bulk_load(read(spark, "users"), SEEDS / "users.toml", out=out, s3_endpoint=s3.endpoint)
+
+
+def test_bulk_load_into_a_table_on_object_storage(spark, s3, tmp_path):
+    from hfkit import list_objects
+    r = cli_import("users", "--table", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    table = s3.url("spark/users")
+    flag = tmp_path / "failed-once"
+    summary = bulk_load(read(spark, "users"), SEEDS / "users.toml", table=table,
+                        import_time=IMPORT_TIME, rows_per_task=40,
+                        on_written=fail_once(str(flag)), s3_endpoint=s3.endpoint)
+    assert flag.exists()
+    assert summary["tasks"] > 10
+    assert table_cells(table, ["users_by_email"]) == table_cells(tmp_path / "cli")
+    assert set(summary["attached"]) == {table, f"{table}/indexes/users_by_email"}
+    # Nothing of the load is left beside the table.
+    assert [o for o, _ in list_objects(s3.url("spark")) if "bulkload" in o] == []

@@ -251,6 +251,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<i32, CliError> {
                 no_split,
                 ignore_unknown_families,
                 region_dirs,
+                max_files_per_region_family: None,
             };
             table::attach(&table, &dir, &opts, force, json, out)
         }

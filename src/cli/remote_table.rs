@@ -320,16 +320,6 @@ fn substitute(args: &mut [OsString], from: &Path, to: &Path) {
 fn download_tree(url: &Path, to: &Path) -> Result<(), CliError> {
     let base = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
     let store = store_for(&base).map_err(fail)?;
-    for o in store.list(&base).map_err(fail)? {
-        let Some(rel) = o.location.relative_to(&base) else {
-            continue;
-        };
-        let p = to.join(&rel);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
-        }
-        store.download(&o.location, &p).map_err(fail)?;
-    }
+    store.download_tree(&base, to).map_err(fail)?;
     Ok(())
 }

@@ -168,3 +168,49 @@ fn import_flags_files_excluded_from_minor_compaction() {
         );
     }
 }
+
+/// At most 32 files per region and family in one attach (HBase's
+/// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`), through the CLI and the
+/// library; `AttachOptions::max_files_per_region_family` raises it, still one commit.
+#[test]
+fn more_files_per_region_and_family_than_the_limit_attach_nothing_unless_raised() {
+    use hfkit::table::directory::{AttachOptions, Table};
+    let tmp = tmpdir();
+    let t = table(tmp.path());
+    let one = bulk(tmp.path(), "one", &["a"]);
+    let file = std::fs::read_dir(one.join("d"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let many = tmp.path().join("many");
+    std::fs::create_dir_all(many.join("d")).unwrap();
+    for i in 0..33 {
+        std::fs::copy(&file, many.join("d").join(format!("f{i:02}"))).unwrap();
+    }
+    let before = manifest_version(&t);
+    let o = hfkit(&["attach", p(&t), p(&many)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("more than 32 files for region"), "{err}");
+    assert!(
+        err.contains("hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily"),
+        "{err}"
+    );
+    assert_eq!(manifest_version(&t), before);
+    let table = Table::open(&t).unwrap();
+    let mut opts = AttachOptions {
+        max_files_per_region_family: Some(2),
+        ..AttachOptions::default()
+    };
+    let refused = table.attach_import_all(&[one.as_path(), many.as_path()], &opts, None);
+    assert!(refused.is_err());
+    assert_eq!(manifest_version(&t), before);
+    opts.max_files_per_region_family = Some(33);
+    let r = table
+        .attach_import_all(&[many.as_path()], &opts, None)
+        .unwrap();
+    assert_eq!(r.files.len(), 33);
+    assert_eq!(scan_rows(&t), ["a"]);
+}

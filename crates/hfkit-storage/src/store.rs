@@ -441,6 +441,29 @@ impl Store {
         let n = std::io::copy(&mut r, &mut f).map_err(|e| io_error("download", from, e))?;
         Ok(n)
     }
+
+    /// Downloads every object below `base` into the local directory `to`, at the same
+    /// relative paths (directories created). Returns how many were downloaded.
+    pub fn download_tree(
+        &self,
+        base: &Location,
+        to: &std::path::Path,
+    ) -> Result<usize, StorageError> {
+        let mut n = 0;
+        for o in self.list(base)? {
+            let Some(rel) = o.location.relative_to(base) else {
+                continue;
+            };
+            let p = to.join(&rel);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| io_error("download", &Location::Local(parent.to_path_buf()), e))?;
+            }
+            self.download(&o.location, &p)?;
+            n += 1;
+        }
+        Ok(n)
+    }
 }
 
 /// The path of a local location (only called after `target` said it is local).

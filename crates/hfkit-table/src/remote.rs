@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use hfkit_storage::{store_for, Location, PutCondition, StorageError, Store};
 
-use super::directory::{Table, DATA_DIR, STAGING_DIR};
+use super::directory::{AttachOptions, Table, DATA_DIR, STAGING_DIR};
 use super::manifest::{manifest_file_name, Manifest, CURRENT, MANIFEST_DIR};
 use super::TableError;
 
@@ -463,6 +463,17 @@ pub fn attach(
     bulk: &Path,
     scratch: &Path,
 ) -> Result<super::directory::AttachReport, RemoteError> {
+    attach_all(table, &[bulk], &AttachOptions::default(), scratch)
+}
+
+/// [`attach`] of several local bulk-load directories (many tasks' outputs) in one commit, with
+/// `opts`.
+pub fn attach_all(
+    table: &RemoteTable,
+    bulks: &[&Path],
+    opts: &AttachOptions,
+    scratch: &Path,
+) -> Result<super::directory::AttachReport, RemoteError> {
     for attempt in 0..MAX_REBASES {
         let dir = scratch.join(format!("attach-{attempt}"));
         let base = table
@@ -470,7 +481,7 @@ pub fn attach(
             .ok_or_else(|| RemoteError::NoTable {
                 table: table.root.to_string(),
             })?;
-        let report = Table::open(&dir)?.attach(bulk)?;
+        let report = Table::open(&dir)?.attach_import_all(bulks, opts, None)?;
         let committed = table.commit(&dir, Some(&base));
         let _ = std::fs::remove_dir_all(&dir);
         match committed {

@@ -51,6 +51,10 @@ pub struct AttachOptions {
     /// The directory holds region directories, each a bulk-load directory:
     /// `DIR/<region>/<family>/<hfile>`.
     pub region_dirs: bool,
+    /// Most files this attach may add to one region and family (HBase's
+    /// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`); `None`:
+    /// [`MAX_FILES_PER_REGION_FAMILY`], HBase's default.
+    pub max_files_per_region_family: Option<usize>,
 }
 
 /// What this process recorded of a file it wrote itself, as it wrote it (`import --table`'s
@@ -204,7 +208,10 @@ impl Table {
             .join(STAGING_DIR)
             .join(format!("attach-{}", unique_hex()));
         let mut placed: Vec<PathBuf> = Vec::new();
-        let result = self.place_all(&m, &inputs, seq_id, &staging, &mut placed);
+        let max_files = opts
+            .max_files_per_region_family
+            .unwrap_or(MAX_FILES_PER_REGION_FAMILY);
+        let result = self.place_all(&m, &inputs, seq_id, max_files, &staging, &mut placed);
         let (entries, split_inputs) = match result {
             Ok(x) => x,
             Err(e) => {
@@ -330,6 +337,7 @@ impl Table {
         m: &Manifest,
         inputs: &[Input],
         seq_id: u64,
+        max_files: usize,
         staging: &Path,
         placed: &mut Vec<PathBuf>,
     ) -> Result<(Vec<StoreFileEntry>, usize), TableError> {
@@ -358,9 +366,10 @@ impl Table {
                     .entry((region.id.clone(), input.family.clone()))
                     .or_default();
                 *n += 1;
-                if *n > MAX_FILES_PER_REGION_FAMILY {
+                if *n > max_files {
                     return Err(TableError::Invalid(format!(
-                        "more than {MAX_FILES_PER_REGION_FAMILY} files for region {} family {} in one attach",
+                        "more than {max_files} files for region {} family {} in one attach \
+                         (hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily)",
                         region.id, input.family
                     )));
                 }
