@@ -356,6 +356,117 @@ fn attach_s3_and_local_bulk_dirs_to_s3_table() {
     );
 }
 
+/// An attach of a bulk-load directory on the table's bucket copies its files server-side
+/// (one CopyObject each): every bulk object is read once (for verification) and no data file
+/// is uploaded; the copies are checked (HEAD) before the commit. A local directory attached
+/// to the same table is uploaded. The table then reads as a local table given both loads.
+#[test]
+fn attach_of_s3_bulk_dir_copies_server_side() {
+    let Some(server) = S3Server::start("attach_of_s3_bulk_dir_copies_server_side") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let (schema, input) = (
+        format!("{SEEDS}/orders.toml"),
+        format!("{SEEDS}/orders.csv"),
+    );
+    let bulk_s3 = server.url("bulk/orders");
+    let bulk_local = t.path().join("bulk");
+    let bulk_local = bulk_local.to_str().unwrap();
+    for (out, ts) in [(bulk_s3.as_str(), "5"), (bulk_local, "6")] {
+        run(
+            &server,
+            &[
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                out,
+                "--quiet",
+                "--timestamp",
+                ts,
+            ],
+        );
+    }
+    let store = crate::s3_io::store(&server);
+    let bulk_objects = store
+        .list(&hfkit::storage::Location::parse(&bulk_s3).unwrap())
+        .unwrap();
+    let bulk_bytes: u64 = bulk_objects.iter().map(|o| o.size).sum();
+    assert!(bulk_objects.len() >= 2, "{bulk_objects:?}");
+    let remote = server.url("tables/copied");
+    let local = t.path().join("orders");
+    let local = local.to_str().unwrap();
+    for table in [remote.as_str(), local] {
+        run(&server, &["table", "create", table, "--schema", &schema]);
+    }
+    let proxy = server.proxy(hfkit_testkit::s3::Fault::none());
+    let attach = |bulk: &str| {
+        let o = hfkit(&["attach", &remote, bulk, "--s3-endpoint", &proxy.endpoint()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let seen = proxy.requests();
+        proxy.log.lock().unwrap().clear();
+        seen
+    };
+    let data = format!("/{}/tables/copied/data/", hfkit_testkit::s3::BUCKET);
+    let seen = attach(&bulk_s3);
+    let copies = seen.iter().filter(|r| r.copy && r.status == 200).count();
+    assert_eq!(copies, bulk_objects.len(), "one server-side copy per file");
+    let uploads: Vec<_> = seen
+        .iter()
+        .filter(|r| r.path.starts_with(&data) && !r.copy && r.sent > 0)
+        .collect();
+    assert!(uploads.is_empty(), "data uploaded, not copied: {uploads:?}");
+    let bulk_path = format!("/{}/bulk/orders/", hfkit_testkit::s3::BUCKET);
+    let read: u64 = seen
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.starts_with(&bulk_path))
+        .map(|r| r.received)
+        .sum();
+    assert_eq!(
+        read, bulk_bytes,
+        "each bulk object read once, for verification"
+    );
+    let checked = seen
+        .iter()
+        .filter(|r| r.method == "HEAD" && r.path.starts_with(&data))
+        .count();
+    assert!(checked >= copies, "copies not checked: {checked} HEADs");
+    // A local directory: uploaded (its bytes sent once).
+    let seen = attach(bulk_local);
+    assert!(
+        !seen.iter().any(|r| r.copy),
+        "a local file cannot be copied server-side"
+    );
+    let local_bytes: u64 = crate::common::files_under(std::path::Path::new(bulk_local))
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    let sent: u64 = seen
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.starts_with(&data))
+        .map(|r| r.sent)
+        .sum();
+    assert_eq!(sent, local_bytes, "the local files uploaded");
+    let bulk_copy = t.path().join("bulk-copy");
+    crate::s3_io::download(&server, &bulk_s3, &bulk_copy);
+    run(&server, &["attach", local, bulk_copy.to_str().unwrap()]);
+    run(&server, &["attach", local, bulk_local]);
+    let scan = |table: &str| {
+        run(
+            &server,
+            &["scan", table, "--format", "tsv", "--versions", "5"],
+        )
+    };
+    let (a, b) = (scan(local), scan(&remote));
+    assert!(a.lines().count() > 100);
+    assert!(
+        a == b,
+        "the s3:// table reads differently from the local one"
+    );
+}
+
 /// The next writer removes data files no version names once they are older than the grace
 /// period (what a writer killed before its commit leaves), and leaves younger ones (a commit
 /// may be in progress) and live ones.

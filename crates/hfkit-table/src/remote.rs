@@ -15,6 +15,11 @@
 //! versions create-only. A writer that loses a version to another learns it from the 412,
 //! deletes what it uploaded, and (for an attach) rebases: attaches its files again onto the new
 //! latest version, with a fresh sequence id.
+//!
+//! A data file whose bytes are those of a bulk-load object on the same store ([`CopySource`]:
+//! read and verified by the attach) is not uploaded but copied server-side, and the copy
+//! checked (size, ETag) before any version names it (`formats/table.md` §"Attach from object
+//! storage").
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -75,6 +80,56 @@ pub struct Committed {
     pub version: u64,
     pub files_uploaded: usize,
     pub bytes_uploaded: u64,
+    /// Data files copied server-side from a [`CopySource`] instead of uploaded.
+    pub files_copied: usize,
+}
+
+/// A bulk-load object on the table's store that an attach read (into a local file, which it
+/// verified in full): a data file with the same bytes is copied from it server-side instead of
+/// uploaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopySource {
+    pub location: Location,
+    /// Its ETag as listed before it was read.
+    pub e_tag: Option<String>,
+    /// What the bytes read were.
+    pub fingerprint: Fingerprint,
+}
+
+/// Size, CRC32C and MD5 of a local file's bytes: which [`CopySource`] a data file is, and
+/// what the copy's ETag may be (S3 gives an object copied whole the MD5 of its bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub size: u64,
+    pub crc32c: u32,
+    /// Lower-case hex.
+    pub md5: String,
+}
+
+impl Fingerprint {
+    /// Of the file at `path`, read once with a small buffer.
+    pub fn of(path: &Path) -> Result<Fingerprint, TableError> {
+        use md5::Digest;
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| TableError::io(path, e))?;
+        let mut buf = vec![0u8; 256 * 1024];
+        let (mut size, mut crc, mut md5) = (0u64, 0u32, md5::Md5::new());
+        loop {
+            let n = f.read(&mut buf).map_err(|e| TableError::io(path, e))?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            crc = crc32c::crc32c_append(crc, &buf[..n]);
+            md5.update(&buf[..n]);
+        }
+        let md5 = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Fingerprint {
+            size,
+            crc32c: crc,
+            md5,
+        })
+    }
 }
 
 impl RemoteTable {
@@ -255,6 +310,17 @@ impl RemoteTable {
     /// [`RemoteError::Conflict`] (versions of this commit created before stay: each is a
     /// whole, valid version).
     pub fn commit(&self, dir: &Path, base: Option<&Latest>) -> Result<Committed, RemoteError> {
+        self.commit_copying(dir, base, &[])
+    }
+
+    /// [`RemoteTable::commit`] where a new data file with the bytes of one of `sources` is
+    /// copied from it server-side ([`RemoteTable::copy_checked`]) instead of uploaded.
+    pub fn commit_copying(
+        &self,
+        dir: &Path,
+        base: Option<&Latest>,
+        sources: &[CopySource],
+    ) -> Result<Committed, RemoteError> {
         let local = Table::open(dir)?;
         let m = local.manifest()?;
         let mut out = Committed {
@@ -281,6 +347,12 @@ impl RemoteTable {
                 let rel = format!("{DATA_DIR}/{}/{}/{}", f.region, f.family, f.name);
                 let loc = self.root.join(&rel);
                 let path = local.file_path(f);
+                if let Some(src) = same_bytes(sources, &path)? {
+                    if self.copy_checked(src, &loc, &mut uploaded)? {
+                        out.files_copied += 1;
+                        continue;
+                    }
+                }
                 let mut up = self.store.upload(&loc, 8 << 20)?;
                 let mut file = std::fs::File::open(&path).map_err(|e| TableError::io(&path, e))?;
                 out.bytes_uploaded +=
@@ -356,6 +428,39 @@ impl RemoteTable {
         }
         self.advance_hint(m.version)?;
         Ok(out)
+    }
+
+    /// Copies `src` to `to` server-side, then checks the copy before any version may name it:
+    /// its size is the size of the bytes verified, and its ETag the MD5 of those bytes (S3's
+    /// ETag of an object copied whole) or the source's ETag as listed before it was read, the
+    /// source still having that ETag (an unchanged source copied as it was). `to` is pushed to
+    /// `made` once created. False (and the copy deleted) when the check fails: the caller
+    /// uploads the verified bytes instead.
+    pub fn copy_checked(
+        &self,
+        src: &CopySource,
+        to: &Location,
+        made: &mut Vec<Location>,
+    ) -> Result<bool, RemoteError> {
+        self.store.copy(&src.location, to)?;
+        made.push(to.clone());
+        let tag = |t: &Option<String>| t.as_deref().map(|t| t.trim_matches('"').to_string());
+        let copy = self.store.head(to)?;
+        let ok = match &copy {
+            Some(c) if c.size == src.fingerprint.size => {
+                let e_tag = tag(&c.e_tag);
+                e_tag.as_deref() == Some(src.fingerprint.md5.as_str())
+                    || (e_tag.is_some()
+                        && e_tag == tag(&src.e_tag)
+                        && self.store.head(&src.location)?.map(|i| tag(&i.e_tag)) == Some(e_tag))
+            }
+            _ => false,
+        };
+        if !ok {
+            self.store.delete(to)?;
+            made.pop();
+        }
+        Ok(ok)
     }
 
     /// Deletes the data files no live version or snapshot names and that are older than
@@ -435,6 +540,21 @@ struct SnapshotFiles {
     manifest: Manifest,
 }
 
+/// The source among `sources` holding the bytes of the local file `path`, if any.
+fn same_bytes<'a>(
+    sources: &'a [CopySource],
+    path: &Path,
+) -> Result<Option<&'a CopySource>, RemoteError> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| TableError::io(path, e))?
+        .len();
+    if !sources.iter().any(|s| s.fingerprint.size == size) {
+        return Ok(None);
+    }
+    let fp = Fingerprint::of(path)?;
+    Ok(sources.iter().find(|s| s.fingerprint == fp))
+}
+
 /// `snapshots/<name>.json` files of a local mirror.
 fn local_snapshots(dir: &Path) -> Result<Vec<(String, PathBuf)>, RemoteError> {
     let sd = dir.join(SNAPSHOT_DIR);
@@ -456,12 +576,14 @@ fn local_snapshots(dir: &Path) -> Result<Vec<(String, PathBuf)>, RemoteError> {
 }
 
 /// Attaches the bulk-load directory `bulk` (local) to the remote table: on a mirror of the
-/// latest version with the local attach, committed; when another writer commits first, again
-/// onto the new latest version. Returns the local attach's report of the winning try.
+/// latest version with the local attach, committed (files with the bytes of one of `sources`
+/// copied server-side); when another writer commits first, again onto the new latest version.
+/// Returns the local attach's report of the winning try.
 pub fn attach(
     table: &RemoteTable,
     bulk: &Path,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> Result<super::directory::AttachReport, RemoteError> {
     for attempt in 0..MAX_REBASES {
         let dir = scratch.join(format!("attach-{attempt}"));
@@ -471,7 +593,7 @@ pub fn attach(
                 table: table.root.to_string(),
             })?;
         let report = Table::open(&dir)?.attach(bulk)?;
-        let committed = table.commit(&dir, Some(&base));
+        let committed = table.commit_copying(&dir, Some(&base), sources);
         let _ = std::fs::remove_dir_all(&dir);
         match committed {
             Ok(_) => return Ok(report),
@@ -492,6 +614,7 @@ pub fn rebase_attach(
     dir: &Path,
     base: Option<&Latest>,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> Result<super::directory::AttachReport, RemoteError> {
     let local = Table::open(dir)?;
     let m = local.manifest()?;
@@ -508,7 +631,7 @@ pub fn rebase_attach(
             .or_else(|_| std::fs::copy(&from, &to).map(|_| ()))
             .map_err(|e| TableError::io(&to, e))?;
     }
-    let r = attach(table, &bulk, scratch);
+    let r = attach(table, &bulk, scratch, sources);
     let _ = std::fs::remove_dir_all(&bulk);
     r
 }
