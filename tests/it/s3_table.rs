@@ -467,9 +467,9 @@ fn attach_of_s3_bulk_dir_copies_server_side() {
     );
 }
 
-/// The next writer removes data files no version names once they are older than the grace
-/// period (what a writer killed before its commit leaves), and leaves younger ones (a commit
-/// may be in progress) and live ones.
+/// The next writer removes data files no version names and aborts multipart uploads in
+/// progress once they are older than the grace period (what a writer killed before its commit
+/// leaves), and leaves younger ones (a commit may be in progress) and live ones.
 #[test]
 fn next_writer_removes_orphaned_files_of_s3_table() {
     let Some((server, _t, schema, _, bulk)) =
@@ -494,11 +494,38 @@ fn next_writer_removes_orphaned_files_of_s3_table() {
             .unwrap()
             .is_some()
     };
+    // A multipart upload a killed writer left in progress (never completed nor aborted), and
+    // its journal (written before the upload started).
+    crate::s3_io::put(
+        &server,
+        "tables/gc/.tmp/uploads/r00000.o.dead",
+        b"data/r00000/o/dead".to_vec(),
+    );
+    let upload = store
+        .upload(
+            &hfkit::storage::Location::parse(&server.url("tables/gc/data/r00000/o/dead")).unwrap(),
+            5 << 20,
+        )
+        .unwrap();
+    std::mem::forget(upload);
+    let pending = || {
+        server
+            .multipart_uploads()
+            .into_iter()
+            .filter(|k| k.starts_with("tables/gc/"))
+            .count()
+    };
+    assert_eq!(pending(), 1);
     // Young: kept by the next writer.
     run(&server, &["attach", &url, bulk]);
     assert!(
         exists(&orphan),
         "a file younger than the grace period was removed"
+    );
+    assert_eq!(
+        pending(),
+        1,
+        "an upload younger than the grace period was aborted"
     );
     // Past the grace period (0 here): removed by the next writer; the live files stay.
     let endpoint = server.endpoint();
@@ -509,6 +536,11 @@ fn next_writer_removes_orphaned_files_of_s3_table() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(!exists(&orphan), "the orphan is still there");
+    assert_eq!(
+        pending(),
+        0,
+        "the dead writer's multipart upload is still in progress"
+    );
     let after = run(&server, &["scan", &url, "--format", "tsv"]);
     assert_eq!(rows_of(&after), rows_of(&before));
 }

@@ -34,6 +34,15 @@ use super::TableError;
 const SNAPSHOT_DIR: &str = "snapshots";
 /// Most rebases of one attach before giving up (each means another writer committed first).
 const MAX_REBASES: usize = 200;
+/// The upload journals: `<journal_name(data file)>` for each data file being uploaded, written
+/// before its multipart upload starts and deleted when it ends (`formats/table.md` §"Tables
+/// on object storage").
+const UPLOAD_JOURNALS: &str = ".tmp/uploads";
+
+/// The journal's name of the data file `region/family/name` (relative to `data/`).
+fn journal_name(rel: &str) -> String {
+    rel.replace('/', ".")
+}
 
 /// Errors of a table on object storage.
 #[derive(Debug, thiserror::Error)]
@@ -339,6 +348,7 @@ impl RemoteTable {
             })
             .unwrap_or_default();
         let mut uploaded: Vec<Location> = Vec::new();
+        let mut journals: Vec<Location> = Vec::new();
         let result = (|| -> Result<(), RemoteError> {
             for f in &m.files {
                 if old.contains(&(f.region.as_str(), f.family.as_str(), f.name.as_str())) {
@@ -353,6 +363,15 @@ impl RemoteTable {
                         continue;
                     }
                 }
+                // The journal first: a writer killed during the upload leaves it, and the next
+                // writer aborts the upload it names (`collect_garbage`).
+                let journal = self.root.join(UPLOAD_JOURNALS).join(&journal_name(&format!(
+                    "{}/{}/{}",
+                    f.region, f.family, f.name
+                )));
+                self.store
+                    .put(&journal, rel.clone().into_bytes(), PutCondition::Overwrite)?;
+                journals.push(journal);
                 let mut up = self.store.upload(&loc, 8 << 20)?;
                 let mut file = std::fs::File::open(&path).map_err(|e| TableError::io(&path, e))?;
                 out.bytes_uploaded +=
@@ -383,6 +402,10 @@ impl RemoteTable {
             }
             Ok(())
         })();
+        // Every upload has ended (completed, or aborted when dropped): their journals go.
+        for j in &journals {
+            let _ = self.store.delete(j);
+        }
         let undo = |uploaded: &[Location]| {
             for l in uploaded {
                 let _ = self.store.delete(l);
@@ -465,8 +488,10 @@ impl RemoteTable {
 
     /// Deletes the data files no live version or snapshot names and that are older than
     /// `grace_seconds` by the store's clock (the latest manifest's modification time stands
-    /// for "now": a file a writer uploaded for a commit still in progress is younger). Returns
-    /// how many it deleted.
+    /// for "now": a file a writer uploaded for a commit still in progress is younger), and
+    /// aborts the multipart uploads in progress under `data/` started before that (a writer
+    /// killed while uploading leaves one). Returns how many files it deleted and uploads it
+    /// aborted.
     pub fn collect_garbage(&self, grace_seconds: i64) -> Result<usize, RemoteError> {
         let latest = self.latest()?;
         let now = self
@@ -501,6 +526,33 @@ impl RemoteTable {
             if !live.contains(&rel) && o.last_modified <= now - grace_seconds {
                 self.store.delete(&o.location)?;
                 removed += 1;
+            }
+        }
+        // Uploads a dead writer left in progress: those whose journal is past the grace
+        // period (the journal was written before the upload started).
+        let journals = self.root.join(UPLOAD_JOURNALS);
+        let old: Vec<_> = self
+            .store
+            .list(&journals)?
+            .into_iter()
+            .filter(|j| j.last_modified <= now - grace_seconds)
+            .collect();
+        if !old.is_empty() {
+            let dead: BTreeSet<String> = old
+                .iter()
+                .filter_map(|j| j.location.relative_to(&journals))
+                .collect();
+            for u in self.store.pending_uploads(&data)? {
+                if u.location
+                    .relative_to(&data)
+                    .is_some_and(|r| dead.contains(&journal_name(&r)))
+                {
+                    self.store.abort_pending(&u)?;
+                    removed += 1;
+                }
+            }
+            for j in &old {
+                self.store.delete(&j.location)?;
             }
         }
         Ok(removed)
