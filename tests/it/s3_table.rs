@@ -545,9 +545,12 @@ fn next_writer_removes_orphaned_files_of_s3_table() {
     assert_eq!(rows_of(&after), rows_of(&before));
 }
 
-/// SIGKILL during `attach`, `import --table` and `compact --major` on an `s3://` table, at points spread over
-/// the run: after each kill the table reads, and is the state before the run or after it
-/// (one whole new version, or none); the next writer then removes what the dead ones left.
+/// SIGKILL during `attach`, `import --table` and `compact --major` on an `s3://` table, at
+/// least 50 kills (CI runs them all), each at a point spread over its kind of run (fractions
+/// of a whole run's length taken by the golden ratio: before, during and after the uploads,
+/// the commit and the hint): after each kill the table reads, and is the state before the run
+/// or after it (one whole new version, or none). The next writer then removes what the dead
+/// ones left: data files no version names, upload journals, and multipart uploads in progress.
 #[test]
 fn killed_writers_leave_s3_table_before_or_after() {
     let Some((server, t, schema, input, bulk)) =
@@ -559,90 +562,132 @@ fn killed_writers_leave_s3_table_before_or_after() {
     let url = server.url("tables/kill");
     run(&server, &["table", "create", &url, "--schema", &schema]);
     let endpoint = server.endpoint();
+    let store = crate::s3_io::store(&server);
+    let at = |rel: &str| hfkit::storage::Location::parse(&server.url(rel)).unwrap();
+    // The live version, read directly: its number, its files, and each file's ETag (the
+    // newest manifest listed is live: this test's writers never race). A read depends on
+    // nothing else, so while these stay equal the table reads as before; the rows a scan
+    // returns (the table reads) are compared whenever the version changes.
+    let data = at("tables/kill/data");
     let state = || {
-        let d = run(&server, &["table", "describe", &url, "--json"]);
-        let m: serde_json::Value = serde_json::from_str(&d).unwrap();
-        let rows = rows_of(&run(&server, &["scan", &url, "--format", "tsv"]));
-        (
-            m["version"].as_u64().unwrap(),
-            m["files"].as_array().unwrap().len(),
-            rows,
-        )
+        let newest = store
+            .list(&at("tables/kill/manifests"))
+            .unwrap()
+            .into_iter()
+            .map(|o| o.location)
+            .max_by_key(|l| l.to_string())
+            .unwrap();
+        let m: serde_json::Value = serde_json::from_slice(&store.read(&newest).unwrap()).unwrap();
+        let objects: std::collections::BTreeMap<String, Option<String>> = store
+            .list(&data)
+            .unwrap()
+            .into_iter()
+            .map(|o| (o.location.relative_to(&data).unwrap(), o.e_tag))
+            .collect();
+        let files: Vec<(String, String, Option<String>)> = m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let s = |k: &str| f[k].as_str().unwrap().to_string();
+                let rel = format!("{}/{}/{}", s("region"), s("family"), s("name"));
+                let e_tag = objects.get(&rel).unwrap_or_else(|| panic!("{rel}: gone"));
+                (s("region"), s("family"), e_tag.clone())
+            })
+            .collect();
+        (m["version"].as_u64().unwrap(), files)
     };
+    let rows = || rows_of(&run(&server, &["scan", &url, "--format", "tsv"]));
     // The writers' mirrors go here, to see what killed ones leave.
     let tmp = t.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
+    const KINDS: [&str; 3] = ["attach", "import --table", "compact --major"];
     let writer = |kind: usize| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
-        if kind == 0 {
-            c.args(["attach", &url, bulk]);
-        } else if kind == 2 {
-            c.args(["compact", &url, "--major"]);
-        } else {
-            c.args([
-                "import", "--schema", &schema, &input, "--table", &url, "--quiet",
-            ]);
-        }
+        match kind {
+            0 => c.args(["attach", &url, bulk]),
+            1 => c.args([
+                "import", "--schema", &schema, &input, "--table", &url, "--quiet", "--force",
+            ]),
+            _ => c.args(["compact", &url, "--major"]),
+        };
         c.args(["--s3-endpoint", &endpoint])
             .env("TMPDIR", &tmp)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         c
     };
-    // How long a whole run takes, to spread the kills over it.
-    let start = std::time::Instant::now();
-    assert!(writer(0).status().unwrap().success());
-    let full = start.elapsed();
+    // How long a whole run of each kind takes, to spread the kills over it.
+    let timed = |kind: usize| {
+        let start = std::time::Instant::now();
+        assert!(writer(kind).status().unwrap().success(), "{}", KINDS[kind]);
+        start.elapsed()
+    };
+    let mut full = [timed(0), timed(1), std::time::Duration::ZERO];
+    let files_per_run = state().1.len() / 2;
+    full[2] = timed(2);
     let mut before = state();
-    let files_per_run = before.1;
-    let (mut kills, mut committed) = (0, 0);
-    for k in 0..24 {
-        // From just after the start to past a whole run's length: before, during and after
-        // the uploads, the commit and the hint.
-        let delay = full.mul_f64((k % 8) as f64 / 5.0 + 0.05);
-        let kind = k / 8;
-        if kind == 2 && k % 8 == 0 {
-            // Something to compact: more loads.
+    let mut rows_before = rows();
+    let (mut kills, mut runs, mut committed) = ([0; 3], 0, 0);
+    while kills.iter().sum::<usize>() < 50 {
+        assert!(
+            runs < 150,
+            "only {kills:?} of {runs} writers were killed before they finished"
+        );
+        let kind = runs % 3;
+        let fraction = (runs as f64 * 0.618_034).fract() * 0.96 + 0.02;
+        if kind == 2 && !has_something_to_compact(&before.1) {
             assert!(writer(0).status().unwrap().success());
             before = state();
         }
         let mut child = writer(kind).spawn().unwrap();
-        std::thread::sleep(delay);
+        std::thread::sleep(full[kind].mul_f64(fraction));
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap();
-            kills += 1;
+            kills[kind] += 1;
         }
         child.wait().unwrap();
         let now = state();
+        let what = format!("run {runs} ({}, killed at {fraction:.2})", KINDS[kind]);
         if now.0 == before.0 {
-            assert_eq!(
-                (now.1, &now.2),
-                (before.1, &before.2),
-                "kill {k}: changed without a version"
-            );
+            assert_eq!(now.1, before.1, "{what}: changed without a version");
         } else {
-            assert_eq!(now.0, before.0 + 1, "kill {k}: more than one version");
+            assert_eq!(now.0, before.0 + 1, "{what}: more than one version");
             if kind == 2 {
                 assert!(
-                    now.1 < before.1,
-                    "kill {k}: a compaction that did not compact"
+                    now.1.len() < before.1.len(),
+                    "{what}: a compaction that did not compact"
                 );
-                assert_eq!(now.2, before.2, "kill {k}: a compaction changed the rows");
             } else {
-                assert_eq!(now.1, before.1 + files_per_run, "kill {k}: part of a load");
+                assert_eq!(
+                    now.1.len(),
+                    before.1.len() + files_per_run,
+                    "{what}: part of a load"
+                );
             }
+            let rows_now = rows();
+            assert_eq!(rows_now, rows_before, "{what}: the rows changed");
+            rows_before = rows_now;
             committed += 1;
         }
         before = now;
+        runs += 1;
     }
-    assert!(
-        kills >= 9,
-        "only {kills} of 24 writers were killed before they finished"
+    let journals = || store.list(&at("tables/kill/.tmp/uploads")).unwrap().len();
+    let uploads = || {
+        server
+            .multipart_uploads()
+            .iter()
+            .filter(|k| k.starts_with("tables/kill/"))
+            .count()
+    };
+    let orphans = store.list(&data).unwrap().len() - before.1.len();
+    eprintln!(
+        "s3 kills: {kills:?} (attach, import --table, compact) killed, {committed} of {runs} \
+         committed; left: {orphans} orphaned file(s), {} upload journal(s), {} upload(s) in progress",
+        journals(),
+        uploads()
     );
-    let store = crate::s3_io::store(&server);
-    let data = hfkit::storage::Location::parse(&server.url("tables/kill/data")).unwrap();
-    let orphans = store.list(&data).unwrap().len() - state().1;
-    eprintln!("s3 kills: {kills} killed, {committed} of 24 committed, {orphans} orphaned file(s)");
     // The next writer, past the grace period, leaves only what versions and snapshots name.
     let o = writer(0)
         .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
@@ -655,11 +700,25 @@ fn killed_writers_leave_s3_table_before_or_after() {
         .collect();
     assert!(left.is_empty(), "staging left by killed writers: {left:?}");
     let objects = store.list(&data).unwrap().len();
-    let (_, files, _) = state();
+    let (_, files) = state();
+    assert_eq!(rows(), rows_before, "the rows changed");
     assert_eq!(
-        objects, files,
+        objects,
+        files.len(),
         "objects under data/ no version names are left"
     );
+    assert_eq!(journals(), 0, "upload journals are left");
+    assert_eq!(
+        uploads(),
+        0,
+        "multipart uploads of killed writers are left in progress"
+    );
+}
+
+/// True when some region and family of a manifest's `files` holds two files or more.
+fn has_something_to_compact(files: &[(String, String, Option<String>)]) -> bool {
+    let mut seen = BTreeSet::new();
+    files.iter().any(|(r, f, _)| !seen.insert((r, f)))
 }
 
 /// Snapshot create, restore and delete, and alter, on an `s3://` table give what they give on

@@ -379,6 +379,9 @@ impl RemoteTable {
                 up.complete()?;
                 uploaded.push(loc);
                 out.files_uploaded += 1;
+                if let Some(j) = journals.pop() {
+                    self.store.delete(&j)?; // the upload ended
+                }
             }
             for (name, path) in local_snapshots(dir)? {
                 if base.is_some_and(|b| b.snapshots.contains(&name)) {
@@ -402,7 +405,7 @@ impl RemoteTable {
             }
             Ok(())
         })();
-        // Every upload has ended (completed, or aborted when dropped): their journals go.
+        // An upload that failed has ended too (aborted when dropped): its journal goes.
         for j in &journals {
             let _ = self.store.delete(j);
         }
