@@ -131,9 +131,12 @@ fn run_remote(
     // copied server-side rather than uploaded back (formats/table.md §"Attach from object
     // storage").
     let mut sources = Vec::new();
+    // Messages name the bulk-load directory by its URL, not by its local copy.
+    let mut bulk_copy: Option<(PathBuf, &Path)> = None;
     if let Command::Attach { dir, .. } = cmd {
         if Location::is_remote_path(dir) {
             let local = scratch.path().join("bulk");
+            bulk_copy = Some((local.clone(), dir));
             sources = download_tree(dir, &local)?;
             if !same_bucket(dir, &loc) {
                 sources.clear();
@@ -175,9 +178,12 @@ fn run_remote(
     let code = dispatch(cli.command, &mut buffered);
     // Messages name the table by its URL, not by the mirror's path.
     let shown = |b: &[u8]| {
-        String::from_utf8_lossy(b)
-            .replace(&mirror.display().to_string(), &url.display().to_string())
-            .into_bytes()
+        let mut t = String::from_utf8_lossy(b)
+            .replace(&mirror.display().to_string(), &url.display().to_string());
+        if let Some((local, dir)) = &bulk_copy {
+            t = t.replace(&local.display().to_string(), &dir.display().to_string());
+        }
+        t.into_bytes()
     };
     let code = code.map_err(|e| CliError {
         message: String::from_utf8_lossy(&shown(e.message.as_bytes())).into_owned(),

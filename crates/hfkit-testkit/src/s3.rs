@@ -39,6 +39,18 @@ impl S3Server {
     /// passes) when moto is missing, recorded as a skip; a panic when S3 tests are required
     /// or the server does not come up.
     pub fn start(test: &str) -> Option<S3Server> {
+        S3Server::start_with(test, &[])
+    }
+
+    /// [`S3Server::start`] of a server that checks credentials: every request after the bucket
+    /// is made must be signed with an access key moto's IAM knows, so the dummy credentials
+    /// (or any made-up ones) get `403` (moto's `INITIAL_NO_AUTH_ACTION_COUNT`: the readiness
+    /// probe and the bucket's creation are the two requests let through).
+    pub fn start_checking_credentials(test: &str) -> Option<S3Server> {
+        S3Server::start_with(test, &[("INITIAL_NO_AUTH_ACTION_COUNT", "2")])
+    }
+
+    fn start_with(test: &str, env: &[(&str, &str)]) -> Option<S3Server> {
         let exe = match moto_executable() {
             Some(e) => e,
             None => {
@@ -64,6 +76,7 @@ impl S3Server {
                 .unwrap_or_else(|e| panic!("{test}: no free loopback port: {e}"));
             let mut child = Command::new(&exe)
                 .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
