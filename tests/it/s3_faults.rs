@@ -99,30 +99,15 @@ fn wrong_credentials_are_refused_naming_url_and_operation() {
 
 /// An s3:// table with one load, the local bulk-load directory of a second load, and a store.
 fn table_and_bulk(server: &S3Server, dir: &Path, table: &str) -> (String, String, Store) {
-    let schema = format!("{SEEDS}/orders.toml");
-    let input = format!("{SEEDS}/orders.csv");
+    let (schema, input, bulk) = crate::s3_table::orders_bulk(server, dir);
     let url = server.url(table);
-    let bulk = dir.join("bulk").to_str().unwrap().to_string();
-    let e = server.endpoint();
-    for args in [
-        vec![
+    let o = at(
+        &server.endpoint(),
+        &[
             "import", "--schema", &schema, &input, "--table", &url, "--quiet",
         ],
-        vec![
-            "import",
-            "--schema",
-            &schema,
-            &input,
-            "--out",
-            &bulk,
-            "--quiet",
-            "--timestamp",
-            "9",
-        ],
-    ] {
-        let o = at(&e, &args);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-    }
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
     (url, bulk, crate::s3_io::store(server))
 }
 

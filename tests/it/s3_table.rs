@@ -247,7 +247,7 @@ fn orders_setup(test: &str) -> Option<(S3Server, tempfile::TempDir, String, Stri
 
 /// The orders seed's schema and input, and its bulk-load directory (imported into `dir/bulk`
 /// with `--timestamp 5`).
-fn orders_bulk(server: &S3Server, dir: &std::path::Path) -> (String, String, String) {
+pub fn orders_bulk(server: &S3Server, dir: &std::path::Path) -> (String, String, String) {
     let schema = format!("{SEEDS}/orders.toml");
     let input = format!("{SEEDS}/orders.csv");
     let bulk = dir.join("bulk").to_str().unwrap().to_string();
@@ -287,73 +287,6 @@ impl OutputAsync for std::process::Command {
             .spawn()
             .unwrap()
     }
-}
-
-/// A bulk-load directory on object storage attaches to a table on object storage, and a local
-/// one too; the table then reads as a local table given the same loads.
-#[test]
-fn attach_s3_and_local_bulk_dirs_to_s3_table() {
-    let Some(server) = S3Server::start("attach_s3_and_local_bulk_dirs_to_s3_table") else {
-        return;
-    };
-    let t = tempfile::tempdir().unwrap();
-    let schema = format!("{SEEDS}/events.toml");
-    let input = format!("{SEEDS}/events.csv");
-    let bulk_s3 = server.url("bulk/events");
-    let bulk_local = t.path().join("bulk");
-    let bulk_local = bulk_local.to_str().unwrap();
-    run(
-        &server,
-        &[
-            "import",
-            "--schema",
-            &schema,
-            &input,
-            "--out",
-            &bulk_s3,
-            "--quiet",
-            "--timestamp",
-            "1000",
-        ],
-    );
-    run(
-        &server,
-        &[
-            "import",
-            "--schema",
-            &schema,
-            &input,
-            "--out",
-            bulk_local,
-            "--quiet",
-            "--timestamp",
-            "2000",
-        ],
-    );
-    let remote = server.url("tables/events");
-    let local = t.path().join("events");
-    let local = local.to_str().unwrap();
-    for table in [remote.as_str(), local] {
-        run(&server, &["table", "create", table, "--schema", &schema]);
-    }
-    run(&server, &["attach", &remote, &bulk_s3]);
-    run(&server, &["attach", &remote, bulk_local]);
-    let bulk_copy = t.path().join("bulk-copy");
-    crate::s3_io::download(&server, &bulk_s3, &bulk_copy);
-    run(&server, &["attach", local, bulk_copy.to_str().unwrap()]);
-    run(&server, &["attach", local, bulk_local]);
-    let scan = |table: &str| {
-        run(
-            &server,
-            &["scan", table, "--format", "tsv", "--versions", "5"],
-        )
-    };
-    let (a, b) = (scan(local), scan(&remote));
-    assert!(a.lines().count() > 1000);
-    assert!(
-        a == b,
-        "the s3:// table reads differently from the local one"
-    );
 }
 
 /// An attach of a bulk-load directory on the table's bucket copies its files server-side
