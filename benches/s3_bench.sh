@@ -67,7 +67,7 @@ echo "output: local $local_files files, $local_bytes bytes; s3:// $s3_files obje
 "$B" table create s3://bench/t --schema benches/lineitem.toml "${S3[@]}" > /dev/null
 timed attach-s3-to-s3 "$B" attach s3://bench/t s3://bench/out "${S3[@]}"
 
-row=$("$B" scan s3://bench/t --limit 1 --format tsv "${S3[@]}" | cut -f1)
+row=$("$B" scan s3://bench/t --limit 1 --format tsv "${S3[@]}" | awk 'NR == 1 { print $1 }')
 stats() {
   local name=$1; shift
   timed "$name" "$B" "$@" --stats "${S3[@]}"

@@ -365,6 +365,7 @@ fn download_tree(url: &Path, to: &Path) -> Result<Vec<CopySource>, CliError> {
         store.download(&o.location, &p).map_err(fail)?;
         sources.push(CopySource {
             fingerprint: Fingerprint::of(&p).map_err(fail)?,
+            local: p,
             location: o.location,
             e_tag: o.e_tag,
         });

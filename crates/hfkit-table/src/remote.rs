@@ -101,6 +101,8 @@ pub struct CopySource {
     pub location: Location,
     /// Its ETag as listed before it was read.
     pub e_tag: Option<String>,
+    /// The local file its bytes were read into.
+    pub local: PathBuf,
     /// What the bytes read were.
     pub fingerprint: Fingerprint,
 }
@@ -595,16 +597,28 @@ struct SnapshotFiles {
     manifest: Manifest,
 }
 
-/// The source among `sources` holding the bytes of the local file `path`, if any.
+/// The source among `sources` holding the bytes of the local file `path`, if any: one whose
+/// local copy is `path` itself (the attach placed it by a hard link), else one whose bytes
+/// have `path`'s fingerprint.
 fn same_bytes<'a>(
     sources: &'a [CopySource],
     path: &Path,
 ) -> Result<Option<&'a CopySource>, RemoteError> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| TableError::io(path, e))?
-        .len();
+    let meta = std::fs::metadata(path).map_err(|e| TableError::io(path, e))?;
+    let size = meta.len();
     if !sources.iter().any(|s| s.fingerprint.size == size) {
         return Ok(None);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let linked = sources.iter().find(|s| {
+            std::fs::metadata(&s.local)
+                .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+        });
+        if linked.is_some() {
+            return Ok(linked);
+        }
     }
     let fp = Fingerprint::of(path)?;
     Ok(sources.iter().find(|s| s.fingerprint == fp))
