@@ -104,6 +104,7 @@ pub fn download_objects(py: Python<'_>, url: PathBuf, to: PathBuf) -> PyResult<u
     py.detach(|| {
         store(&base)?
             .download_tree(&base, &to)
+            .map(|objects| objects.len())
             .map_err(storage_error)
     })
 }

@@ -27,7 +27,7 @@ use hfkit_storage::Location;
 use hfkit_table::directory::{AttachOptions, Table as TableDir, INDEX_DIR};
 use hfkit_table::manifest::{Attributes, FamilyEntry};
 use hfkit_table::read::TableReader;
-use hfkit_table::remote::{self, RemoteTable};
+use hfkit_table::remote::{self, CopySource, RemoteTable};
 use hfkit_table::staging::OwnedDir;
 use hfkit_table::TableSchema;
 
@@ -181,12 +181,17 @@ pub fn attach<'py>(
     let scratch = (remote_table.is_some() || any_remote)
         .then(storage::scratch)
         .transpose()?;
-    let dirs = match &scratch {
+    let (dirs, sources) = match &scratch {
         Some(s) => downloaded(py, &dirs, s.path())?,
-        None => dirs,
+        None => (dirs, Vec::new()),
     };
     if let (Some(loc), Some(s)) = (&remote_table, &scratch) {
-        return attach_remote(py, loc, &dirs, &opts, s.path());
+        // Objects in the table's bucket are copied server-side rather than uploaded again.
+        let sources: Vec<CopySource> = sources
+            .into_iter()
+            .filter(|c| c.location.bucket().is_some() && c.location.bucket() == loc.bucket())
+            .collect();
+        return attach_remote(py, loc, &dirs, &opts, s.path(), &sources);
     }
     let main =
         TableDir::open(&table).map_err(|e| table_error(format!("{}: {e}", table.display())))?;
@@ -217,24 +222,32 @@ pub fn attach<'py>(
     Ok(done)
 }
 
-/// `dirs` with each `s3://` one replaced by its download into `scratch`.
-fn downloaded(py: Python<'_>, dirs: &[PathBuf], scratch: &Path) -> PyResult<Vec<PathBuf>> {
+/// `dirs` with each `s3://` one replaced by its download into `scratch`, and what each
+/// downloaded object was (for a server-side copy of it).
+fn downloaded(
+    py: Python<'_>,
+    dirs: &[PathBuf],
+    scratch: &Path,
+) -> PyResult<(Vec<PathBuf>, Vec<CopySource>)> {
     let mut local = Vec::new();
+    let mut sources = Vec::new();
     for (i, d) in dirs.iter().enumerate() {
         match storage::remote(d)? {
             Some(src) => {
                 let to = scratch.join(format!("bulk-{i}"));
-                py.detach(|| {
-                    storage::store(&src)?
-                        .download_tree(&src, &to)
-                        .map_err(storage::storage_error)
-                })?;
+                sources.extend(
+                    py.detach(|| {
+                        let store = hfkit_storage::store_for(&src)?;
+                        remote::download_sources(&store, &src, &to)
+                    })
+                    .map_err(|e| table_error(format!("{src}: {e}")))?,
+                );
                 local.push(to);
             }
             None => local.push(d.clone()),
         }
     }
-    Ok(local)
+    Ok((local, sources))
 }
 
 /// `attach` to a table on object storage, of local directories (`s3://` ones downloaded
@@ -249,6 +262,7 @@ fn attach_remote<'py>(
     local: &[PathBuf],
     opts: &AttachOptions,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut qualifiers: Vec<String> = local
         .iter()
@@ -287,7 +301,7 @@ fn attach_remote<'py>(
         let report = py
             .detach(|| {
                 let rt = RemoteTable::at(&at)?;
-                remote::attach_all(&rt, &refs, opts, &work)
+                remote::attach_all(&rt, &refs, opts, &work, sources)
             })
             .map_err(|e| table_error(format!("{at}: attach failed: {e}")))?;
         done.set_item(at.to_string(), report.version)?;

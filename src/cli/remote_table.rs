@@ -15,7 +15,7 @@ use super::table::TableCommand;
 use super::{CliError, Command};
 use crate::storage::{store_for, Location};
 use crate::table::directory::AttachReport;
-use crate::table::remote::{rebase_attach, Latest, RemoteError, RemoteTable};
+use crate::table::remote::{rebase_attach, CopySource, Latest, RemoteError, RemoteTable};
 use crate::table::staging::OwnedDir;
 
 /// The mirrors' staging directories, under the system's temporary directory (`$TMPDIR`).
@@ -124,11 +124,21 @@ fn run_remote(
     let mirror = scratch.path().join("table");
     let mut args: Vec<OsString> = args.to_vec();
     substitute(&mut args, url, &mirror);
-    // An attach of a bulk-load directory on object storage: downloaded first.
+    // An attach of a bulk-load directory on object storage: read (into the scratch
+    // directory) for the local attach to verify; on the table's bucket, its files are then
+    // copied server-side rather than uploaded back (formats/table.md §"Attach from object
+    // storage").
+    let mut sources = Vec::new();
+    // Messages name the bulk-load directory by its URL, not by its local copy.
+    let mut bulk_copy: Option<(PathBuf, &Path)> = None;
     if let Command::Attach { dir, .. } = cmd {
         if Location::is_remote_path(dir) {
             let local = scratch.path().join("bulk");
-            download_tree(dir, &local)?;
+            bulk_copy = Some((local.clone(), dir));
+            sources = download_tree(dir, &local)?;
+            if !same_bucket(dir, &loc) {
+                sources.clear();
+            }
             substitute(&mut args, dir, &local);
         }
     }
@@ -166,9 +176,12 @@ fn run_remote(
     let code = dispatch(cli.command, &mut buffered);
     // Messages name the table by its URL, not by the mirror's path.
     let shown = |b: &[u8]| {
-        String::from_utf8_lossy(b)
-            .replace(&mirror.display().to_string(), &url.display().to_string())
-            .into_bytes()
+        let mut t = String::from_utf8_lossy(b)
+            .replace(&mirror.display().to_string(), &url.display().to_string());
+        if let Some((local, dir)) = &bulk_copy {
+            t = t.replace(&local.display().to_string(), &dir.display().to_string());
+        }
+        t.into_bytes()
     };
     let code = code.map_err(|e| CliError {
         message: String::from_utf8_lossy(&shown(e.message.as_bytes())).into_owned(),
@@ -193,7 +206,7 @@ fn run_remote(
         let dir = mirror.join(crate::table::directory::INDEX_DIR).join(q);
         let it = RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
             .map_err(fail)?;
-        commit(&it, &dir, ix_base.as_ref(), mode, scratch.path())?;
+        commit(&it, &dir, ix_base.as_ref(), mode, scratch.path(), &[])?;
     }
     let new_indexes = list_dirs(&mirror.join(crate::table::directory::INDEX_DIR));
     for q in new_indexes
@@ -203,11 +216,18 @@ fn run_remote(
         let dir = mirror.join(crate::table::directory::INDEX_DIR).join(q);
         let it = RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
             .map_err(fail)?;
-        commit(&it, &dir, None, mode, scratch.path())?;
+        commit(&it, &dir, None, mode, scratch.path(), &[])?;
     }
     let mut rebased = None;
     if mirror.join(crate::table::manifest::CURRENT).exists() {
-        rebased = commit(&table, &mirror, base.as_ref(), mode, scratch.path())?;
+        rebased = commit(
+            &table,
+            &mirror,
+            base.as_ref(),
+            mode,
+            scratch.path(),
+            &sources,
+        )?;
     }
     // The next writer removes what dead ones left (formats/table.md).
     if let Err(e) = table.collect_garbage(gc_grace()) {
@@ -232,20 +252,21 @@ fn gc_grace() -> i64 {
         .unwrap_or(3600)
 }
 
-/// Commits the mirror `dir` of `table`; an attach that lost is attached again, and its report
-/// returned.
+/// Commits the mirror `dir` of `table` (files with the bytes of one of `sources` copied
+/// server-side); an attach that lost is attached again, and its report returned.
 fn commit(
     table: &RemoteTable,
     dir: &Path,
     base: Option<&Latest>,
     mode: Mode,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> Result<Option<AttachReport>, CliError> {
-    match table.commit(dir, base) {
+    match table.commit_copying(dir, base, sources) {
         Ok(_) => Ok(None),
         Err(RemoteError::Conflict { version, .. }) if mode == Mode::Attach => {
             // Created by another writer meanwhile, or a version taken: attach again.
-            let r = rebase_attach(table, dir, base, scratch).map_err(fail)?;
+            let r = rebase_attach(table, dir, base, scratch, sources).map_err(fail)?;
             note!(
                 "hfkit: note: {}: another writer committed version {version} first; attached again as version {} (sequence id {})",
                 table.root(),
@@ -316,10 +337,18 @@ fn substitute(args: &mut [OsString], from: &Path, to: &Path) {
     }
 }
 
-/// Downloads every object below `url` into the local directory `to`.
-fn download_tree(url: &Path, to: &Path) -> Result<(), CliError> {
+/// True when the object-storage path `url` is in the bucket of `table`.
+fn same_bucket(url: &Path, table: &Location) -> bool {
+    match Location::from_path(url) {
+        Ok(u) => u.bucket().is_some() && u.bucket() == table.bucket(),
+        Err(_) => false,
+    }
+}
+
+/// Downloads every object below `url` into the local directory `to`: what each was (its
+/// ETag as listed, the bytes read), for a server-side copy of it.
+fn download_tree(url: &Path, to: &Path) -> Result<Vec<CopySource>, CliError> {
     let base = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
     let store = store_for(&base).map_err(fail)?;
-    store.download_tree(&base, to).map_err(fail)?;
-    Ok(())
+    crate::table::remote::download_sources(&store, &base, to).map_err(fail)
 }

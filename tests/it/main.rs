@@ -34,6 +34,7 @@ mod proptest_hfile;
 mod read_model;
 mod read_semantics;
 mod reader_garbage;
+mod s3_faults;
 mod s3_io;
 mod s3_table;
 mod table_attach;

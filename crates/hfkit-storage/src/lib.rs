@@ -10,6 +10,7 @@
 //! | [`store`] | [`Store`]: read (whole, range, streaming), head, list, put (overwrite, create-only, if-match), delete, copy |
 //! | [`shared`] | the process's settings ([`configure`]) and one store per bucket ([`store_for`]) |
 //! | [`upload`] | [`Upload`]: a streaming multipart upload with bounded memory, completed or aborted |
+//! | [`pending`] | [`PendingUpload`]: multipart uploads in progress (a dead writer's), listed and aborted |
 //!
 //! Only S3 is compiled in (`object_store`'s `aws` feature). GCS and Azure are not: each brings
 //! its own credential chain and HTTP client configuration that nothing here tests, and every
@@ -22,12 +23,14 @@
 
 pub mod config;
 pub mod location;
+pub mod pending;
 pub mod shared;
 pub mod store;
 pub mod upload;
 
 pub use config::StorageConfig;
 pub use location::Location;
+pub use pending::PendingUpload;
 pub use shared::{configure, store_for, total_stats};
 pub use store::{ObjectInfo, PutCondition, Store, StoreStats};
 pub use upload::Upload;

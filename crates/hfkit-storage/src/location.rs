@@ -86,6 +86,14 @@ impl Location {
         }
     }
 
+    /// The bucket, if on object storage.
+    pub fn bucket(&self) -> Option<&str> {
+        match self {
+            Location::Local(_) => None,
+            Location::S3 { bucket, .. } => Some(bucket),
+        }
+    }
+
     /// `name` (one or more `/`-separated parts) below this location.
     pub fn join(&self, name: &str) -> Location {
         match self {

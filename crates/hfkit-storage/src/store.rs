@@ -443,13 +443,14 @@ impl Store {
     }
 
     /// Downloads every object below `base` into the local directory `to`, at the same
-    /// relative paths (directories created). Returns how many were downloaded.
+    /// relative paths (directories created). Returns each object as it was listed (its ETag
+    /// before it was read) with the local path its bytes went to.
     pub fn download_tree(
         &self,
         base: &Location,
         to: &std::path::Path,
-    ) -> Result<usize, StorageError> {
-        let mut n = 0;
+    ) -> Result<Vec<(ObjectInfo, std::path::PathBuf)>, StorageError> {
+        let mut out = Vec::new();
         for o in self.list(base)? {
             let Some(rel) = o.location.relative_to(base) else {
                 continue;
@@ -460,9 +461,9 @@ impl Store {
                     .map_err(|e| io_error("download", &Location::Local(parent.to_path_buf()), e))?;
             }
             self.download(&o.location, &p)?;
-            n += 1;
+            out.push((o, p));
         }
-        Ok(n)
+        Ok(out)
     }
 }
 

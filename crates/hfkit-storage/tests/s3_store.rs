@@ -200,3 +200,33 @@ fn s3_missing_bucket_and_bad_credentials_name_url_and_operation() {
     assert!(e.contains(&server.url("y")) && e.contains("head"), "{e}");
     assert!(!e.contains("testing"), "an error shows a credential: {e}");
 }
+
+/// Uploads in progress are listed by prefix (a signed ListMultipartUploads) and aborted; an
+/// upload already gone aborts without error; locally there are none.
+#[test]
+fn s3_pending_uploads_listed_and_aborted() {
+    let Some(server) = S3Server::start("s3_pending_uploads_listed_and_aborted") else {
+        return;
+    };
+    let (store, base) = store(&server, &server.url("p"));
+    for name in ["a/x", "a/y", "b/z"] {
+        let mut up = store.upload(&base.join(name), 5 << 20).unwrap();
+        up.write_all(b"some bytes").unwrap();
+        std::mem::forget(up); // as a killed writer: neither completed nor aborted
+    }
+    let pending = store.pending_uploads(&base.join("a")).unwrap();
+    let keys: Vec<String> = pending
+        .iter()
+        .map(|u| u.location.relative_to(&base).unwrap())
+        .collect();
+    assert_eq!(keys, ["a/x", "a/y"]);
+    for u in &pending {
+        store.abort_pending(u).unwrap();
+    }
+    store.abort_pending(&pending[0]).unwrap();
+    assert_eq!(server.multipart_uploads(), ["p/b/z"]);
+    assert!(store.pending_uploads(&base.join("a")).unwrap().is_empty());
+    let local = tempfile::tempdir().unwrap();
+    let l = Location::Local(local.path().to_path_buf());
+    assert!(Store::local().pending_uploads(&l).unwrap().is_empty());
+}

@@ -15,6 +15,11 @@
 //! versions create-only. A writer that loses a version to another learns it from the 412,
 //! deletes what it uploaded, and (for an attach) rebases: attaches its files again onto the new
 //! latest version, with a fresh sequence id.
+//!
+//! A data file whose bytes are those of a bulk-load object on the same store ([`CopySource`]:
+//! read and verified by the attach) is not uploaded but copied server-side, and the copy
+//! checked (size, ETag) before any version names it (`formats/table.md` §"Attach from object
+//! storage").
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -29,6 +34,15 @@ use super::TableError;
 const SNAPSHOT_DIR: &str = "snapshots";
 /// Most rebases of one attach before giving up (each means another writer committed first).
 const MAX_REBASES: usize = 200;
+/// The upload journals: `<journal_name(data file)>` for each data file being uploaded, written
+/// before its multipart upload starts and deleted when it ends (`formats/table.md` §"Tables
+/// on object storage").
+const UPLOAD_JOURNALS: &str = ".tmp/uploads";
+
+/// The journal's name of the data file `region/family/name` (relative to `data/`).
+fn journal_name(rel: &str) -> String {
+    rel.replace('/', ".")
+}
 
 /// Errors of a table on object storage.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +89,77 @@ pub struct Committed {
     pub version: u64,
     pub files_uploaded: usize,
     pub bytes_uploaded: u64,
+    /// Data files copied server-side from a [`CopySource`] instead of uploaded.
+    pub files_copied: usize,
+}
+
+/// A bulk-load object on the table's store that an attach read (into a local file, which it
+/// verified in full): a data file with the same bytes is copied from it server-side instead of
+/// uploaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopySource {
+    pub location: Location,
+    /// Its ETag as listed before it was read.
+    pub e_tag: Option<String>,
+    /// The local file its bytes were read into.
+    pub local: PathBuf,
+    /// What the bytes read were.
+    pub fingerprint: Fingerprint,
+}
+
+/// Downloads every object below `base` into the local directory `to` (for a local attach to
+/// verify): what each object was, for a server-side copy of it by [`attach_all`].
+pub fn download_sources(
+    store: &Store,
+    base: &Location,
+    to: &Path,
+) -> Result<Vec<CopySource>, RemoteError> {
+    let mut sources = Vec::new();
+    for (o, local) in store.download_tree(base, to)? {
+        sources.push(CopySource {
+            fingerprint: Fingerprint::of(&local)?,
+            local,
+            location: o.location,
+            e_tag: o.e_tag,
+        });
+    }
+    Ok(sources)
+}
+
+/// Size, CRC32C and MD5 of a local file's bytes: which [`CopySource`] a data file is, and
+/// what the copy's ETag may be (S3 gives an object copied whole the MD5 of its bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub size: u64,
+    pub crc32c: u32,
+    /// Lower-case hex.
+    pub md5: String,
+}
+
+impl Fingerprint {
+    /// Of the file at `path`, read once with a small buffer.
+    pub fn of(path: &Path) -> Result<Fingerprint, TableError> {
+        use md5::Digest;
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| TableError::io(path, e))?;
+        let mut buf = vec![0u8; 256 * 1024];
+        let (mut size, mut crc, mut md5) = (0u64, 0u32, md5::Md5::new());
+        loop {
+            let n = f.read(&mut buf).map_err(|e| TableError::io(path, e))?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            crc = crc32c::crc32c_append(crc, &buf[..n]);
+            md5.update(&buf[..n]);
+        }
+        let md5 = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Fingerprint {
+            size,
+            crc32c: crc,
+            md5,
+        })
+    }
 }
 
 impl RemoteTable {
@@ -255,6 +340,17 @@ impl RemoteTable {
     /// [`RemoteError::Conflict`] (versions of this commit created before stay: each is a
     /// whole, valid version).
     pub fn commit(&self, dir: &Path, base: Option<&Latest>) -> Result<Committed, RemoteError> {
+        self.commit_copying(dir, base, &[])
+    }
+
+    /// [`RemoteTable::commit`] where a new data file with the bytes of one of `sources` is
+    /// copied from it server-side ([`RemoteTable::copy_checked`]) instead of uploaded.
+    pub fn commit_copying(
+        &self,
+        dir: &Path,
+        base: Option<&Latest>,
+        sources: &[CopySource],
+    ) -> Result<Committed, RemoteError> {
         let local = Table::open(dir)?;
         let m = local.manifest()?;
         let mut out = Committed {
@@ -273,6 +369,7 @@ impl RemoteTable {
             })
             .unwrap_or_default();
         let mut uploaded: Vec<Location> = Vec::new();
+        let mut journals: Vec<Location> = Vec::new();
         let result = (|| -> Result<(), RemoteError> {
             for f in &m.files {
                 if old.contains(&(f.region.as_str(), f.family.as_str(), f.name.as_str())) {
@@ -281,6 +378,21 @@ impl RemoteTable {
                 let rel = format!("{DATA_DIR}/{}/{}/{}", f.region, f.family, f.name);
                 let loc = self.root.join(&rel);
                 let path = local.file_path(f);
+                if let Some(src) = same_bytes(sources, &path)? {
+                    if self.copy_checked(src, &loc, &mut uploaded)? {
+                        out.files_copied += 1;
+                        continue;
+                    }
+                }
+                // The journal first: a writer killed during the upload leaves it, and the next
+                // writer aborts the upload it names (`collect_garbage`).
+                let journal = self.root.join(UPLOAD_JOURNALS).join(&journal_name(&format!(
+                    "{}/{}/{}",
+                    f.region, f.family, f.name
+                )));
+                self.store
+                    .put(&journal, rel.clone().into_bytes(), PutCondition::Overwrite)?;
+                journals.push(journal);
                 let mut up = self.store.upload(&loc, 8 << 20)?;
                 let mut file = std::fs::File::open(&path).map_err(|e| TableError::io(&path, e))?;
                 out.bytes_uploaded +=
@@ -288,6 +400,9 @@ impl RemoteTable {
                 up.complete()?;
                 uploaded.push(loc);
                 out.files_uploaded += 1;
+                if let Some(j) = journals.pop() {
+                    self.store.delete(&j)?; // the upload ended
+                }
             }
             for (name, path) in local_snapshots(dir)? {
                 if base.is_some_and(|b| b.snapshots.contains(&name)) {
@@ -311,6 +426,10 @@ impl RemoteTable {
             }
             Ok(())
         })();
+        // An upload that failed has ended too (aborted when dropped): its journal goes.
+        for j in &journals {
+            let _ = self.store.delete(j);
+        }
         let undo = |uploaded: &[Location]| {
             for l in uploaded {
                 let _ = self.store.delete(l);
@@ -358,10 +477,45 @@ impl RemoteTable {
         Ok(out)
     }
 
+    /// Copies `src` to `to` server-side, then checks the copy before any version may name it:
+    /// its size is the size of the bytes verified, and its ETag the MD5 of those bytes (S3's
+    /// ETag of an object copied whole) or the source's ETag as listed before it was read, the
+    /// source still having that ETag (an unchanged source copied as it was). `to` is pushed to
+    /// `made` once created. False (and the copy deleted) when the check fails: the caller
+    /// uploads the verified bytes instead.
+    pub fn copy_checked(
+        &self,
+        src: &CopySource,
+        to: &Location,
+        made: &mut Vec<Location>,
+    ) -> Result<bool, RemoteError> {
+        self.store.copy(&src.location, to)?;
+        made.push(to.clone());
+        let tag = |t: &Option<String>| t.as_deref().map(|t| t.trim_matches('"').to_string());
+        let copy = self.store.head(to)?;
+        let ok = match &copy {
+            Some(c) if c.size == src.fingerprint.size => {
+                let e_tag = tag(&c.e_tag);
+                e_tag.as_deref() == Some(src.fingerprint.md5.as_str())
+                    || (e_tag.is_some()
+                        && e_tag == tag(&src.e_tag)
+                        && self.store.head(&src.location)?.map(|i| tag(&i.e_tag)) == Some(e_tag))
+            }
+            _ => false,
+        };
+        if !ok {
+            self.store.delete(to)?;
+            made.pop();
+        }
+        Ok(ok)
+    }
+
     /// Deletes the data files no live version or snapshot names and that are older than
     /// `grace_seconds` by the store's clock (the latest manifest's modification time stands
-    /// for "now": a file a writer uploaded for a commit still in progress is younger). Returns
-    /// how many it deleted.
+    /// for "now": a file a writer uploaded for a commit still in progress is younger), and
+    /// aborts the multipart uploads in progress under `data/` started before that (a writer
+    /// killed while uploading leaves one). Returns how many files it deleted and uploads it
+    /// aborted.
     pub fn collect_garbage(&self, grace_seconds: i64) -> Result<usize, RemoteError> {
         let latest = self.latest()?;
         let now = self
@@ -396,6 +550,33 @@ impl RemoteTable {
             if !live.contains(&rel) && o.last_modified <= now - grace_seconds {
                 self.store.delete(&o.location)?;
                 removed += 1;
+            }
+        }
+        // Uploads a dead writer left in progress: those whose journal is past the grace
+        // period (the journal was written before the upload started).
+        let journals = self.root.join(UPLOAD_JOURNALS);
+        let old: Vec<_> = self
+            .store
+            .list(&journals)?
+            .into_iter()
+            .filter(|j| j.last_modified <= now - grace_seconds)
+            .collect();
+        if !old.is_empty() {
+            let dead: BTreeSet<String> = old
+                .iter()
+                .filter_map(|j| j.location.relative_to(&journals))
+                .collect();
+            for u in self.store.pending_uploads(&data)? {
+                if u.location
+                    .relative_to(&data)
+                    .is_some_and(|r| dead.contains(&journal_name(&r)))
+                {
+                    self.store.abort_pending(&u)?;
+                    removed += 1;
+                }
+            }
+            for j in &old {
+                self.store.delete(&j.location)?;
             }
         }
         Ok(removed)
@@ -435,6 +616,33 @@ struct SnapshotFiles {
     manifest: Manifest,
 }
 
+/// The source among `sources` holding the bytes of the local file `path`, if any: one whose
+/// local copy is `path` itself (the attach placed it by a hard link), else one whose bytes
+/// have `path`'s fingerprint.
+fn same_bytes<'a>(
+    sources: &'a [CopySource],
+    path: &Path,
+) -> Result<Option<&'a CopySource>, RemoteError> {
+    let meta = std::fs::metadata(path).map_err(|e| TableError::io(path, e))?;
+    let size = meta.len();
+    if !sources.iter().any(|s| s.fingerprint.size == size) {
+        return Ok(None);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let linked = sources.iter().find(|s| {
+            std::fs::metadata(&s.local)
+                .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+        });
+        if linked.is_some() {
+            return Ok(linked);
+        }
+    }
+    let fp = Fingerprint::of(path)?;
+    Ok(sources.iter().find(|s| s.fingerprint == fp))
+}
+
 /// `snapshots/<name>.json` files of a local mirror.
 fn local_snapshots(dir: &Path) -> Result<Vec<(String, PathBuf)>, RemoteError> {
     let sd = dir.join(SNAPSHOT_DIR);
@@ -456,23 +664,26 @@ fn local_snapshots(dir: &Path) -> Result<Vec<(String, PathBuf)>, RemoteError> {
 }
 
 /// Attaches the bulk-load directory `bulk` (local) to the remote table: on a mirror of the
-/// latest version with the local attach, committed; when another writer commits first, again
-/// onto the new latest version. Returns the local attach's report of the winning try.
+/// latest version with the local attach, committed (files with the bytes of one of `sources`
+/// copied server-side); when another writer commits first, again onto the new latest version.
+/// Returns the local attach's report of the winning try.
 pub fn attach(
     table: &RemoteTable,
     bulk: &Path,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> Result<super::directory::AttachReport, RemoteError> {
-    attach_all(table, &[bulk], &AttachOptions::default(), scratch)
+    attach_all(table, &[bulk], &AttachOptions::default(), scratch, sources)
 }
 
 /// [`attach`] of several local bulk-load directories (many tasks' outputs) in one commit, with
-/// `opts`.
+/// `opts`; files with the bytes of one of `sources` are copied server-side.
 pub fn attach_all(
     table: &RemoteTable,
     bulks: &[&Path],
     opts: &AttachOptions,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> Result<super::directory::AttachReport, RemoteError> {
     for attempt in 0..MAX_REBASES {
         let dir = scratch.join(format!("attach-{attempt}"));
@@ -482,7 +693,7 @@ pub fn attach_all(
                 table: table.root.to_string(),
             })?;
         let report = Table::open(&dir)?.attach_import_all(bulks, opts, None)?;
-        let committed = table.commit(&dir, Some(&base));
+        let committed = table.commit_copying(&dir, Some(&base), sources);
         let _ = std::fs::remove_dir_all(&dir);
         match committed {
             Ok(_) => return Ok(report),
@@ -503,6 +714,7 @@ pub fn rebase_attach(
     dir: &Path,
     base: Option<&Latest>,
     scratch: &Path,
+    sources: &[CopySource],
 ) -> Result<super::directory::AttachReport, RemoteError> {
     let local = Table::open(dir)?;
     let m = local.manifest()?;
@@ -519,7 +731,7 @@ pub fn rebase_attach(
             .or_else(|_| std::fs::copy(&from, &to).map(|_| ()))
             .map_err(|e| TableError::io(&to, e))?;
     }
-    let r = attach(table, &bulk, scratch);
+    let r = attach(table, &bulk, scratch, sources);
     let _ = std::fs::remove_dir_all(&bulk);
     r
 }

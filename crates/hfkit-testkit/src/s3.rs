@@ -39,6 +39,18 @@ impl S3Server {
     /// passes) when moto is missing, recorded as a skip; a panic when S3 tests are required
     /// or the server does not come up.
     pub fn start(test: &str) -> Option<S3Server> {
+        S3Server::start_with(test, &[])
+    }
+
+    /// [`S3Server::start`] of a server that checks credentials: every request after the bucket
+    /// is made must be signed with an access key moto's IAM knows, so the dummy credentials
+    /// (or any made-up ones) get `403` (moto's `INITIAL_NO_AUTH_ACTION_COUNT`: the readiness
+    /// probe and the bucket's creation are the two requests let through).
+    pub fn start_checking_credentials(test: &str) -> Option<S3Server> {
+        S3Server::start_with(test, &[("INITIAL_NO_AUTH_ACTION_COUNT", "2")])
+    }
+
+    fn start_with(test: &str, env: &[(&str, &str)]) -> Option<S3Server> {
         let exe = match moto_executable() {
             Some(e) => e,
             None => {
@@ -64,6 +76,7 @@ impl S3Server {
                 .unwrap_or_else(|e| panic!("{test}: no free loopback port: {e}"));
             let mut child = Command::new(&exe)
                 .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -172,41 +185,123 @@ fn request_body(port: u16, method: &str, path: &str) -> std::io::Result<(u16, St
     Ok((status, text))
 }
 
-/// A proxy in front of an [`S3Server`] that answers some requests itself with `503 SlowDown`
-/// (S3's throttling answer) instead of forwarding them: request `n` (from 1) fails when
-/// `n % every == 0`, so `every = 1` fails them all. Stopped when dropped.
+/// A proxy in front of an [`S3Server`] that forwards every request, logs it
+/// ([`ProxiedRequest`]), and answers some itself as its [`Fault`] says instead: request `n`
+/// (from 1, counting only the requests the fault applies to) gets the fault when
+/// `n % every == 0`, so `every = 1` gives it to them all. Stopped when dropped.
 pub struct FaultProxy {
     port: u16,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// Requests answered with 503 so far.
+    /// Requests given the fault so far.
     pub failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Every request seen, in order.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<ProxiedRequest>>>,
+}
+
+/// What a [`FaultProxy`] does to the requests it picks.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// Every `every`-th request picked gets the fault (`u64::MAX`: none).
+    pub every: u64,
+    /// Only requests of this method (`None`: every method).
+    pub method: Option<&'static str>,
+    /// Only requests whose path (with query) contains this.
+    pub path_contains: Option<String>,
+    pub answer: FaultAnswer,
+}
+
+/// The answer a [`Fault`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultAnswer {
+    /// An error status and S3 error code, answered without forwarding (`503 SlowDown`,
+    /// `500 InternalError`, `403 AccessDenied`).
+    Status(u16, &'static str),
+    /// Forwarded, but the answer's body cut to half of its `Content-Length`, then the
+    /// connection closed: an object shorter than announced.
+    Truncate,
+}
+
+impl Fault {
+    /// No fault: the proxy only forwards and logs.
+    pub fn none() -> Fault {
+        Fault {
+            every: u64::MAX,
+            ..Fault::slow_down(1)
+        }
+    }
+
+    /// `503 SlowDown` (throttling) on every `every`-th request.
+    pub fn slow_down(every: u64) -> Fault {
+        Fault {
+            every,
+            method: None,
+            path_contains: None,
+            answer: FaultAnswer::Status(503, "SlowDown"),
+        }
+    }
+}
+
+/// A request a [`FaultProxy`] saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProxiedRequest {
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// A server-side copy (`x-amz-copy-source`).
+    pub copy: bool,
+    /// Bytes of the request's body.
+    pub sent: u64,
+    /// Bytes of the answer's body.
+    pub received: u64,
+    /// The answer's status.
+    pub status: u16,
 }
 
 impl S3Server {
-    /// A [`FaultProxy`] failing every `every`-th request.
+    /// A [`FaultProxy`] throttling (503 SlowDown) every `every`-th request.
     pub fn fault_proxy(&self, every: u64) -> FaultProxy {
+        self.proxy(Fault::slow_down(every))
+    }
+
+    /// A [`FaultProxy`] giving `fault`.
+    pub fn proxy(&self, fault: Fault) -> FaultProxy {
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-        use std::sync::Arc;
+        use std::sync::{Arc, Mutex};
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port for the proxy");
         let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
         let stop = Arc::new(AtomicBool::new(false));
         let failed = Arc::new(AtomicU64::new(0));
+        let log = Arc::new(Mutex::new(Vec::new()));
         let count = Arc::new(AtomicU64::new(0));
         let upstream = self.port;
-        let (stop2, failed2) = (stop.clone(), failed.clone());
+        let (stop2, failed2, log2) = (stop.clone(), failed.clone(), log.clone());
+        let fault = Arc::new(fault);
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if stop2.load(Ordering::Relaxed) {
                     return;
                 }
                 let Ok(conn) = conn else { continue };
-                let (count, failed) = (count.clone(), failed2.clone());
+                let (count, failed, log, fault) =
+                    (count.clone(), failed2.clone(), log2.clone(), fault.clone());
                 std::thread::spawn(move || {
-                    let _ = proxy_connection(conn, upstream, every, &count, &failed);
+                    let p = Proxied {
+                        upstream,
+                        fault: &fault,
+                        count: &count,
+                        failed: &failed,
+                        log: &log,
+                    };
+                    let _ = p.serve(conn);
                 });
             }
         });
-        FaultProxy { port, stop, failed }
+        FaultProxy {
+            port,
+            stop,
+            failed,
+            log,
+        }
     }
 }
 
@@ -214,6 +309,11 @@ impl FaultProxy {
     /// `http://127.0.0.1:<port>`: use as the `--s3-endpoint`.
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The requests seen so far.
+    pub fn requests(&self) -> Vec<ProxiedRequest> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -224,73 +324,125 @@ impl Drop for FaultProxy {
     }
 }
 
-/// Serves one client connection: each request read whole (head and `Content-Length` body),
-/// then answered with 503 or forwarded on a connection of its own.
-fn proxy_connection(
-    conn: TcpStream,
+/// One connection's view of its [`FaultProxy`].
+struct Proxied<'a> {
     upstream: u16,
-    every: u64,
-    count: &std::sync::atomic::AtomicU64,
-    failed: &std::sync::atomic::AtomicU64,
-) -> std::io::Result<()> {
-    use std::io::BufRead;
-    use std::sync::atomic::Ordering;
-    let mut reader = std::io::BufReader::new(conn.try_clone()?);
-    let mut client = conn;
-    loop {
-        let mut head = String::new();
+    fault: &'a Fault,
+    count: &'a std::sync::atomic::AtomicU64,
+    failed: &'a std::sync::atomic::AtomicU64,
+    log: &'a std::sync::Mutex<Vec<ProxiedRequest>>,
+}
+
+impl Proxied<'_> {
+    /// Serves one client connection: each request read whole (head and `Content-Length`
+    /// body), then answered with the fault or forwarded on a connection of its own.
+    fn serve(&self, conn: TcpStream) -> std::io::Result<()> {
+        use std::io::BufRead;
+        use std::sync::atomic::Ordering;
+        let mut reader = std::io::BufReader::new(conn.try_clone()?);
+        let mut client = conn;
         loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line)? == 0 {
-                return Ok(());
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line)? == 0 {
+                    return Ok(());
+                }
+                let end = line == "\r\n";
+                if !line.to_ascii_lowercase().starts_with("connection:") {
+                    head.push_str(&line);
+                }
+                if end {
+                    break;
+                }
             }
-            let end = line == "\r\n";
-            if !line.to_ascii_lowercase().starts_with("connection:") {
-                head.push_str(&line);
+            let header = |name: &str| {
+                head.lines().find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                })
+            };
+            let len: usize = header("content-length")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let mut words = head.split_whitespace();
+            let method = words.next().unwrap_or("").to_string();
+            let path = words.next().unwrap_or("").to_string();
+            let mut entry = ProxiedRequest {
+                copy: header("x-amz-copy-source").is_some(),
+                method,
+                path,
+                sent: len as u64,
+                received: 0,
+                status: 0,
+            };
+            let mut body = vec![0u8; len];
+            reader.read_exact(&mut body)?;
+            let f = self.fault;
+            let picked = f.method.is_none_or(|m| m == entry.method)
+                && f.path_contains
+                    .as_deref()
+                    .is_none_or(|p| entry.path.contains(p));
+            let hit =
+                picked && (self.count.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(f.every);
+            if hit {
+                self.failed.fetch_add(1, Ordering::Relaxed);
             }
-            if end {
-                break;
+            if let (true, FaultAnswer::Status(status, code)) = (hit, f.answer) {
+                let msg = format!(
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code><Message>injected by the test proxy</Message></Error>"
+                );
+                write!(
+                    client,
+                    "HTTP/1.1 {status} {code}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{msg}",
+                    msg.len()
+                )?;
+                entry.status = status;
+                entry.received = msg.len() as u64;
+                self.log
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(entry);
+                continue;
+            }
+            let mut up = TcpStream::connect(("127.0.0.1", self.upstream))?;
+            let head = head.trim_end_matches("\r\n");
+            write!(up, "{head}\r\nConnection: close\r\n\r\n")?;
+            up.write_all(&body)?;
+            let mut answer = Vec::new();
+            up.read_to_end(&mut answer)?;
+            // The client may keep its connection: drop moto's "Connection: close".
+            let text_end = answer
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .map_or(answer.len(), |p| p + 4);
+            let head_text = String::from_utf8_lossy(&answer[..text_end]).to_string();
+            entry.status = head_text
+                .get(9..12)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            let kept: String = head_text
+                .split("\r\n")
+                .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                .collect::<Vec<_>>()
+                .join("\r\n");
+            let body = &answer[text_end..];
+            let truncate = hit && f.answer == FaultAnswer::Truncate && body.len() > 1;
+            let body = if truncate {
+                &body[..body.len() / 2]
+            } else {
+                body
+            };
+            entry.received = body.len() as u64;
+            self.log
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(entry);
+            client.write_all(kept.as_bytes())?;
+            client.write_all(body)?;
+            if truncate {
+                return Ok(()); // closed short of its Content-Length
             }
         }
-        let len: usize = head
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("content-length")
-                    .then(|| v.trim().parse().ok())?
-            })
-            .unwrap_or(0);
-        let mut body = vec![0u8; len];
-        reader.read_exact(&mut body)?;
-        let n = count.fetch_add(1, Ordering::Relaxed) + 1;
-        if n.is_multiple_of(every) {
-            failed.fetch_add(1, Ordering::Relaxed);
-            let msg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
-            write!(
-                client,
-                "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{msg}",
-                msg.len()
-            )?;
-            continue;
-        }
-        let mut up = TcpStream::connect(("127.0.0.1", upstream))?;
-        let head = head.trim_end_matches("\r\n");
-        write!(up, "{head}\r\nConnection: close\r\n\r\n")?;
-        up.write_all(&body)?;
-        let mut answer = Vec::new();
-        up.read_to_end(&mut answer)?;
-        // The client may keep its connection: drop moto's "Connection: close".
-        let text_end = answer
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map_or(answer.len(), |p| p + 4);
-        let head_text = String::from_utf8_lossy(&answer[..text_end]).to_string();
-        let kept: String = head_text
-            .split("\r\n")
-            .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
-            .collect::<Vec<_>>()
-            .join("\r\n");
-        client.write_all(kept.as_bytes())?;
-        client.write_all(&answer[text_end..])?;
     }
 }
