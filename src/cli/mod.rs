@@ -122,6 +122,10 @@ pub enum Command {
         /// DIR/<region>/<family>/<hfile>.
         #[arg(long)]
         region_dirs: bool,
+        /// Refuse (attach nothing) when the load gives a region more than N files of one
+        /// family (HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily, default 32).
+        #[arg(long, value_name = "N")]
+        max_files_per_region_family: Option<usize>,
         /// Attach even if the table records the import that wrote DIR (DIR/_hfkit-import-id)
         /// already.
         #[arg(long)]
@@ -245,13 +249,14 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<i32, CliError> {
             no_split,
             ignore_unknown_families,
             region_dirs,
+            max_files_per_region_family,
             force,
         } => {
             let opts = crate::table::directory::AttachOptions {
                 no_split,
                 ignore_unknown_families,
                 region_dirs,
-                max_files_per_region_family: None,
+                max_files_per_region_family,
             };
             table::attach(&table, &dir, &opts, force, json, out)
         }

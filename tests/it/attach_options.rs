@@ -199,6 +199,15 @@ fn more_files_per_region_and_family_than_the_limit_attach_nothing_unless_raised(
         "{err}"
     );
     assert_eq!(manifest_version(&t), before);
+    let o = hfkit(&[
+        "attach",
+        p(&t),
+        p(&one),
+        "--max-files-per-region-family",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(manifest_version(&t), before);
     let table = Table::open(&t).unwrap();
     let mut opts = AttachOptions {
         max_files_per_region_family: Some(2),
@@ -213,4 +222,13 @@ fn more_files_per_region_and_family_than_the_limit_attach_nothing_unless_raised(
         .unwrap();
     assert_eq!(r.files.len(), 33);
     assert_eq!(scan_rows(&t), ["a"]);
+    // Raised on the command line as an HBase user raises the setting.
+    let o = hfkit(&[
+        "attach",
+        p(&t),
+        p(&many),
+        "--max-files-per-region-family",
+        "33",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
