@@ -107,25 +107,18 @@ pub fn decode_value_into(ty: ValueType, v: &[u8], out: &mut Vec<u8>) -> Option<(
     };
     match ty {
         ValueType::String => out.extend_from_slice(v),
-        ValueType::Int64 => out.extend_from_slice(
-            itoa::Buffer::new()
-                .format(i64::from_be_bytes(v.try_into().ok()?))
-                .as_bytes(),
-        ),
+        ValueType::Int64 | ValueType::Int16 | ValueType::Int32 => {
+            let n: i64 = match ty {
+                ValueType::Int16 => i16::from_be_bytes(v.try_into().ok()?).into(),
+                ValueType::Int32 => i32::from_be_bytes(v.try_into().ok()?).into(),
+                _ => i64::from_be_bytes(v.try_into().ok()?),
+            };
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes())
+        }
         // As `rowkey::format_f64`.
         ValueType::Double => put(
             out,
             format_args!("{}", f64::from_be_bytes(v.try_into().ok()?)),
-        ),
-        ValueType::Int16 => out.extend_from_slice(
-            itoa::Buffer::new()
-                .format(i16::from_be_bytes(v.try_into().ok()?))
-                .as_bytes(),
-        ),
-        ValueType::Int32 => out.extend_from_slice(
-            itoa::Buffer::new()
-                .format(i32::from_be_bytes(v.try_into().ok()?))
-                .as_bytes(),
         ),
         ValueType::Float32 => put(
             out,
