@@ -92,16 +92,41 @@ pub fn encode_value(
 /// [`encode_value`] (decimal numbers, `true`/`false`, lowercase hex, padded base64); `None`
 /// when `v` is not a value of the type (a wrong length).
 pub fn decode_value(ty: ValueType, v: &[u8]) -> Option<Vec<u8>> {
-    let text = match ty {
-        ValueType::String => return Some(v.to_vec()),
-        ValueType::Int64 => i64::from_be_bytes(v.try_into().ok()?).to_string(),
-        ValueType::Double => super::rowkey::format_f64(f64::from_be_bytes(v.try_into().ok()?)),
-        ValueType::Int16 => i16::from_be_bytes(v.try_into().ok()?).to_string(),
-        ValueType::Int32 => i32::from_be_bytes(v.try_into().ok()?).to_string(),
-        ValueType::Float32 => format!("{}", f32::from_be_bytes(v.try_into().ok()?)),
+    let mut out = Vec::new();
+    decode_value_into(ty, v, &mut out)?;
+    Some(out)
+}
+
+/// [`decode_value`] appended to `out` (which a row export reuses from cell to cell); on `None`
+/// `out` is as it was.
+pub fn decode_value_into(ty: ValueType, v: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    use std::io::Write as _;
+    // Writes into a Vec cannot fail.
+    let put = |out: &mut Vec<u8>, args: std::fmt::Arguments<'_>| {
+        let _ = out.write_fmt(args);
+    };
+    match ty {
+        ValueType::String => out.extend_from_slice(v),
+        ValueType::Int64 | ValueType::Int16 | ValueType::Int32 => {
+            let n: i64 = match ty {
+                ValueType::Int16 => i16::from_be_bytes(v.try_into().ok()?).into(),
+                ValueType::Int32 => i32::from_be_bytes(v.try_into().ok()?).into(),
+                _ => i64::from_be_bytes(v.try_into().ok()?),
+            };
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes())
+        }
+        // As `rowkey::format_f64`.
+        ValueType::Double => put(
+            out,
+            format_args!("{}", f64::from_be_bytes(v.try_into().ok()?)),
+        ),
+        ValueType::Float32 => put(
+            out,
+            format_args!("{}", f32::from_be_bytes(v.try_into().ok()?)),
+        ),
         ValueType::Boolean => match v {
-            [0] => "false".to_string(),
-            [_] => "true".to_string(),
+            [0] => out.extend_from_slice(b"false"),
+            [_] => out.extend_from_slice(b"true"),
             _ => return None,
         },
         ValueType::BigDecimal => {
@@ -109,12 +134,20 @@ pub fn decode_value(ty: ValueType, v: &[u8]) -> Option<Vec<u8>> {
             let digits = v.get(4..).filter(|d| !d.is_empty() && d.len() <= 16)?;
             let mut b = [if digits[0] & 0x80 != 0 { 0xFF } else { 0 }; 16];
             b[16 - digits.len()..].copy_from_slice(digits);
-            format_decimal(i128::from_be_bytes(b), scale)
+            out.extend_from_slice(format_decimal(i128::from_be_bytes(b), scale).as_bytes())
         }
-        ValueType::Hex => v.iter().map(|b| format!("{b:02x}")).collect(),
-        ValueType::Base64 => base64::engine::general_purpose::STANDARD.encode(v),
-    };
-    Some(text.into_bytes())
+        ValueType::Hex => {
+            for b in v {
+                put(out, format_args!("{b:02x}"))
+            }
+        }
+        ValueType::Base64 => out.extend_from_slice(
+            base64::engine::general_purpose::STANDARD
+                .encode(v)
+                .as_bytes(),
+        ),
+    }
+    Some(())
 }
 
 fn not_a(field: &str, text: &[u8], expected: &'static str) -> RowkeyError {

@@ -3,9 +3,9 @@
 //! `hfkit import` with the same mapping reads back into the same cells, checking that every
 //! source re-encodes to its very cell and that sources of one field agree.
 
-use crate::rowkey::{KeyUse, Recovered, RowkeyInverse, RowkeySpec};
+use crate::rowkey::{KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
 use crate::timestamp::TimestampFormat;
-use crate::value::{decode_value, encode_value};
+use crate::value::{decode_value_into, encode_value};
 use crate::RowkeyError;
 use hfkit_format::cell::Cell;
 use hfkit_read::Row;
@@ -229,11 +229,17 @@ impl RecordDecoder {
         &self.fields
     }
 
-    fn lookup(&self, family: &[u8], qualifier: &[u8]) -> Option<&[usize]> {
+    /// The index into `by_cell` of the column `(family, qualifier)`; `hint` first (a row's
+    /// cells come in the order of `by_cell`, so the next one is usually the one after the last).
+    fn lookup(&self, family: &[u8], qualifier: &[u8], hint: usize) -> Option<usize> {
+        if let Some((f, q, _)) = self.by_cell.get(hint) {
+            if f == family && q == qualifier {
+                return Some(hint);
+            }
+        }
         self.by_cell
             .binary_search_by(|(f, q, _)| (f.as_slice(), q.as_slice()).cmp(&(family, qualifier)))
             .ok()
-            .map(|i| self.by_cell[i].2.as_slice())
     }
 
     fn describe(&self, s: Source) -> String {
@@ -244,13 +250,17 @@ impl RecordDecoder {
         }
     }
 
-    /// Whether `text` imports as what source `s` holds in `cell`.
-    fn accepts(&self, s: Source, text: &[u8], cell: &Cell) -> bool {
+    /// Whether `text` imports as what source `s` holds in `cell` (`buf`: scratch).
+    fn accepts(&self, s: Source, text: &[u8], cell: &Cell, buf: &mut Vec<u8>) -> bool {
         match s {
+            // A string column imports its field's bytes as they are (`encode_value`).
+            Source::Value(c) if self.columns[c].value_type == ValueType::String => {
+                text == cell.value.as_slice()
+            }
             Source::Value(c) => {
-                let mut out = Vec::new();
-                encode_value(self.columns[c].value_type, "", text, &mut out).is_ok()
-                    && out == cell.value
+                buf.clear();
+                encode_value(self.columns[c].value_type, "", text, buf).is_ok()
+                    && *buf == cell.value
             }
             Source::Timestamp(c) => {
                 self.columns[c].ts_format.to_millis(text).ok() == Some(cell.timestamp)
@@ -259,12 +269,13 @@ impl RecordDecoder {
         }
     }
 
-    /// Decodes `row` into `record` (one entry per field, `None` = empty). False, and no
-    /// record, when none of the row's cells is in a mapped column.
+    /// Decodes `row` into `record` (one entry per field, `None` = empty; see
+    /// [`Record::values`]). False, and no record, when none of the row's cells is in a mapped
+    /// column.
     pub fn decode(
         &self,
         row: &Row,
-        record: &mut Vec<Option<Vec<u8>>>,
+        record: &mut Record,
         counts: &mut RowCounts,
     ) -> Result<bool, ExportError> {
         let field_err = |field: usize, reason: String| ExportError::Field {
@@ -276,17 +287,29 @@ impl RecordDecoder {
             row: to_string_binary(&row.row),
             reason: format!("row key: {e}"),
         };
+        let Record {
+            vals,
+            src,
+            cell_of,
+            kf,
+            key_values,
+            spare,
+            buf,
+        } = record;
 
         // The newest cell of each mapped column (a read returns the newest first).
-        let mut cell_of: Vec<Option<&Cell>> = vec![None; self.columns.len()];
+        cell_of.clear();
+        cell_of.resize(self.columns.len(), None);
         let mut mapped = 0u64;
-        for c in &row.cells {
-            match self.lookup(&c.family, &c.qualifier) {
+        let mut hint = 0;
+        for (i, c) in row.cells.iter().enumerate() {
+            match self.lookup(&c.family, &c.qualifier, hint) {
                 None => counts.unmapped_cells += 1,
-                Some(cols) => {
+                Some(k) => {
                     mapped += 1;
-                    for &ci in cols {
-                        cell_of[ci].get_or_insert(c);
+                    hint = k + 1;
+                    for &ci in &self.by_cell[k].2 {
+                        cell_of[ci].get_or_insert(i);
                     }
                 }
             }
@@ -295,14 +318,19 @@ impl RecordDecoder {
             counts.rows_skipped += 1;
             return Ok(false);
         }
+        let cell = |ci: usize| cell_of[ci].map(|i| &row.cells[i]);
 
         let n = self.fields.len();
-        let mut vals: Vec<Option<Vec<u8>>> = vec![None; n];
-        let mut src: Vec<Option<Source>> = vec![None; n];
+        for v in vals.iter_mut() {
+            recycle(spare, v.take());
+        }
+        vals.resize(n, None);
+        src.clear();
+        src.resize(n, None);
 
         // 1. String columns: exact.
         for (ci, col) in self.columns.iter().enumerate() {
-            let Some(c) = cell_of[ci] else { continue };
+            let Some(c) = cell(ci) else { continue };
             if c.value.is_empty() {
                 return Err(field_err(
                     col.field,
@@ -317,7 +345,9 @@ impl RecordDecoder {
             }
             match (&vals[col.field], src[col.field]) {
                 (None, _) => {
-                    vals[col.field] = Some(c.value.clone());
+                    let mut v = spare.pop().unwrap_or_default();
+                    v.extend_from_slice(&c.value);
+                    vals[col.field] = Some(v);
                     src[col.field] = Some(Source::Value(ci));
                 }
                 (Some(v), _) if *v == c.value => {}
@@ -337,14 +367,19 @@ impl RecordDecoder {
         }
 
         // 2. The row key: its invertible terms, checked against what is known.
-        let mut kf = self.inverse.fields();
+        kf.values.resize(self.key_fields.len(), None);
+        kf.recovered.clear();
+        kf.recovered.resize(self.key_fields.len(), None);
         for (slot, &f) in self.key_fields.iter().enumerate() {
             kf.values[slot].clone_from(&vals[f]);
         }
-        let deferred = self.inverse.decode(&row.row, &mut kf).map_err(key_err)?;
+        let deferred = self.inverse.decode(&row.row, kf).map_err(key_err)?;
         for (slot, &f) in self.key_fields.iter().enumerate() {
             if let Some(r) = kf.recovered[slot] {
-                vals[f] = kf.values[slot].take();
+                recycle(
+                    spare,
+                    std::mem::replace(&mut vals[f], kf.values[slot].take()),
+                );
                 src[f] = Some(Source::Key(r));
             }
         }
@@ -352,10 +387,15 @@ impl RecordDecoder {
         // 3. Numbers and timestamps: fill what is unknown, and replace a canonical text from
         //    the key that does not import as this source's cell (the key is checked again).
         for (ci, col) in self.columns.iter().enumerate() {
-            let Some(c) = cell_of[ci] else { continue };
+            let Some(c) = cell(ci) else { continue };
             if col.value_type != ValueType::String {
-                let text = value_text(col, c).map_err(|e| field_err(col.field, e.to_string()))?;
-                self.offer(&mut vals, &mut src, col.field, text, Source::Value(ci), c);
+                let mut text = spare.pop().unwrap_or_default();
+                text.clear();
+                if let Err(e) = value_text(col, c, &mut text) {
+                    recycle(spare, Some(text));
+                    return Err(field_err(col.field, e.to_string()));
+                }
+                self.offer(vals, src, col.field, text, Source::Value(ci), c, buf, spare);
             }
             match col.timestamp {
                 ColumnTimestamp::Field(f) => {
@@ -366,7 +406,7 @@ impl RecordDecoder {
                         .render(c.timestamp)
                         .unwrap_or_else(|| c.timestamp.to_string())
                         .into_bytes();
-                    self.offer(&mut vals, &mut src, f, text, Source::Timestamp(ci), c);
+                    self.offer(vals, src, f, text, Source::Timestamp(ci), c, buf, spare);
                 }
                 ColumnTimestamp::Fixed(t) if t == c.timestamp => {}
                 ColumnTimestamp::Fixed(_) | ColumnTimestamp::ImportTime => {
@@ -376,20 +416,32 @@ impl RecordDecoder {
         }
 
         // 4. The key again, whole: deferred terms (salt, hash_prefix, bucket) and re-encoding.
-        let key_values: Vec<Option<Vec<u8>>> =
-            self.key_fields.iter().map(|&f| vals[f].clone()).collect();
+        key_values.resize(self.key_fields.len(), None);
+        for (slot, &f) in self.key_fields.iter().enumerate() {
+            key_values[slot].clone_from(&vals[f]);
+        }
         self.inverse
-            .verify(&row.row, &deferred, &key_values)
+            .verify(&row.row, &deferred, key_values)
             .map_err(key_err)?;
 
         // 5. Every column imports back as its cell.
         for (ci, col) in self.columns.iter().enumerate() {
-            let Some(c) = cell_of[ci] else { continue };
-            let check = |f: usize, s: Source, holds: String| -> Result<(), ExportError> {
+            let Some(c) = cell(ci) else { continue };
+            let mut check = |f: usize, s: Source| -> Result<(), ExportError> {
                 let text = vals[f].as_deref().unwrap_or_default();
-                if self.accepts(s, text, c) {
+                if self.accepts(s, text, c, buf) {
                     return Ok(());
                 }
+                let holds = match s {
+                    Source::Timestamp(_) => format!("is {}", c.timestamp),
+                    _ => {
+                        let mut shown = Vec::new();
+                        if value_text(col, c, &mut shown).is_err() {
+                            shown.clone_from(&c.value);
+                        }
+                        format!("holds '{}'", to_string_binary(&shown))
+                    }
+                };
                 Err(field_err(
                     f,
                     format!(
@@ -400,25 +452,19 @@ impl RecordDecoder {
                     ),
                 ))
             };
-            let shown = value_text(col, c).unwrap_or_else(|_| c.value.clone());
-            check(
-                col.field,
-                Source::Value(ci),
-                format!("holds '{}'", to_string_binary(&shown)),
-            )?;
+            check(col.field, Source::Value(ci))?;
             if let ColumnTimestamp::Field(f) = col.timestamp {
-                check(f, Source::Timestamp(ci), format!("is {}", c.timestamp))?;
+                check(f, Source::Timestamp(ci))?;
             }
         }
 
         counts.rows += 1;
         counts.cells += mapped;
-        record.clear();
-        record.extend(vals);
         Ok(true)
     }
 
     /// Offers `text` from source `s` for field `f`.
+    #[allow(clippy::too_many_arguments)]
     fn offer(
         &self,
         vals: &mut [Option<Vec<u8>>],
@@ -427,17 +473,54 @@ impl RecordDecoder {
         text: Vec<u8>,
         s: Source,
         cell: &Cell,
+        buf: &mut Vec<u8>,
+        spare: &mut Vec<Vec<u8>>,
     ) {
         let replace = match &vals[f] {
             None => true,
             Some(cur) => {
-                src[f] == Some(Source::Key(Recovered::Canonical)) && !self.accepts(s, cur, cell)
+                src[f] == Some(Source::Key(Recovered::Canonical))
+                    && !self.accepts(s, cur, cell, buf)
             }
         };
         if replace {
-            vals[f] = Some(text);
+            recycle(spare, vals[f].replace(text));
             src[f] = Some(s);
+        } else {
+            recycle(spare, Some(text));
         }
+    }
+}
+
+/// A decoded record ([`RecordDecoder::decode`]) and the buffers a decode reuses from row to
+/// row, so that a row costs no allocation once the first rows have sized them.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// One entry per field, `None` = empty.
+    vals: Vec<Option<Vec<u8>>>,
+    src: Vec<Option<Source>>,
+    /// Index into the row's cells of each mapped column's newest cell.
+    cell_of: Vec<Option<usize>>,
+    kf: KeyFields,
+    key_values: Vec<Option<Vec<u8>>>,
+    /// Emptied value buffers, for the next values.
+    spare: Vec<Vec<u8>>,
+    /// Scratch for encoding a value to compare it with its cell.
+    buf: Vec<u8>,
+}
+
+impl Record {
+    /// The fields of the last record decoded (one entry per field, `None` = empty).
+    pub fn values(&self) -> &[Option<Vec<u8>>] {
+        &self.vals
+    }
+}
+
+/// Keeps `v`'s buffer, emptied, for a later value.
+fn recycle(spare: &mut Vec<Vec<u8>>, v: Option<Vec<u8>>) {
+    if let Some(mut v) = v {
+        v.clear();
+        spare.push(v);
     }
 }
 
@@ -452,9 +535,9 @@ struct ValueWidthError {
 }
 
 /// A cell value as the text its column's type imports from (string: the bytes; numbers:
-/// decimal; see `value::decode_value`).
-fn value_text(col: &MappedColumn, c: &Cell) -> Result<Vec<u8>, ValueWidthError> {
-    decode_value(col.value_type, &c.value).ok_or_else(|| ValueWidthError {
+/// decimal; see `value::decode_value`), appended to `out`.
+fn value_text(col: &MappedColumn, c: &Cell, out: &mut Vec<u8>) -> Result<(), ValueWidthError> {
+    decode_value_into(col.value_type, &c.value, out).ok_or_else(|| ValueWidthError {
         column: col.name.clone(),
         len: c.value.len(),
         expected: match col.value_type {
@@ -493,13 +576,14 @@ mod tests {
     }
 
     fn decode(d: &RecordDecoder, r: &Row) -> Result<Vec<String>, String> {
-        let mut rec = Vec::new();
+        let mut rec = Record::default();
         let mut counts = RowCounts::default();
         d.decode(r, &mut rec, &mut counts)
             .map_err(|e| e.to_string())?;
         Ok(rec
-            .into_iter()
-            .map(|v| v.map(|v| to_string_binary(&v)).unwrap_or_default())
+            .values()
+            .iter()
+            .map(|v| v.as_deref().map(to_string_binary).unwrap_or_default())
             .collect())
     }
 
@@ -537,6 +621,45 @@ mod tests {
                 .collect::<Vec<_>>(),
             [FieldType::Utf8, FieldType::Double]
         );
+    }
+
+    #[test]
+    fn a_record_reused_from_row_to_row_decodes_as_a_new_one() {
+        let spec = r#"pad(n, 6) + "_" + f64be(x)"#;
+        let d = decoder(spec, N_X);
+        let k1 = key(spec, &[("n", b"007"), ("x", b"1.5")]);
+        let k2 = key(spec, &[("n", b"8"), ("x", b"-2")]);
+        let rows = [
+            row(&k1, &[("n", 1, b"007"), ("x", 1, &double_bytes(1.5))]),
+            // No d:n: the key's canonical text, not the last row's value.
+            row(&k2, &[("x", 1, &double_bytes(-2.0))]),
+            row(b"j", &[("other", 1, b"b")]),
+            row(&k1, &[("n", 1, b"007")]),
+            // An error leaves nothing the next row sees.
+            row(&k2, &[("n", 1, b"9"), ("x", 1, &double_bytes(-2.0))]),
+            row(&k2, &[("x", 1, &double_bytes(-2.0))]),
+        ];
+        let mut rec = Record::default();
+        let mut counts = RowCounts::default();
+        for r in &rows {
+            let fresh = decode(&d, r);
+            let reused = d
+                .decode(r, &mut rec, &mut counts)
+                .map_err(|e| e.to_string())
+                .map(|written| {
+                    let values = if written { rec.values() } else { &[] };
+                    values
+                        .iter()
+                        .map(|v| v.as_deref().map(to_string_binary).unwrap_or_default())
+                        .collect::<Vec<_>>()
+                });
+            match (fresh, reused) {
+                (Ok(f), Ok(r)) if f == r => {}
+                (Err(f), Err(r)) => assert_eq!(f, r),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(decode(&d, &rows[1]).unwrap(), ["8", "-2"]);
     }
 
     #[test]
@@ -580,7 +703,7 @@ mod tests {
             decode(&d, &r).unwrap_err(),
             "row 'k': field 'x': cell d:x holds 3 bytes, not a double (8 bytes)"
         );
-        let mut rec = Vec::new();
+        let mut rec = Record::default();
         let mut counts = RowCounts::default();
         let r = row(b"k", &[("n", 2, b"a"), ("other", 1, b"b")]);
         assert!(d.decode(&r, &mut rec, &mut counts).unwrap());

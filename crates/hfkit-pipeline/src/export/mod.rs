@@ -33,7 +33,7 @@ use serde::Serialize;
 
 use super::RowkeyError;
 use crate::cell_export::ExportFormat;
-pub use decode::RecordDecoder;
+pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::{ImportMapping, TableError};

@@ -21,7 +21,7 @@ use hfkit_table::export::RowWriter;
 use hfkit_table::to_string_binary;
 
 use super::{
-    ExportError, ExportField, FieldType, RecordDecoder, RowCounts, PARQUET_ROW_GROUP_BYTES,
+    ExportError, ExportField, FieldType, Record, RecordDecoder, RowCounts, PARQUET_ROW_GROUP_BYTES,
     PARQUET_ROW_GROUP_ROWS,
 };
 
@@ -50,7 +50,7 @@ pub struct RecordWriter<'d> {
     decoder: &'d RecordDecoder,
     /// The destination, for messages.
     path: PathBuf,
-    record: Vec<Option<Vec<u8>>>,
+    record: Record,
     counts: RowCounts,
     out: Out,
 }
@@ -109,7 +109,7 @@ impl<'d> RecordWriter<'d> {
         Ok(RecordWriter {
             decoder,
             path: path.to_path_buf(),
-            record: Vec::new(),
+            record: Record::default(),
             counts: RowCounts::default(),
             out,
         })
@@ -175,7 +175,12 @@ impl RowWriter for RecordWriter<'_> {
         }
         let full = match &mut self.out {
             Out::Csv(w) => {
-                let r = w.write_record(self.record.iter().map(|v| v.as_deref().unwrap_or(b"")));
+                let r = w.write_record(
+                    self.record
+                        .values()
+                        .iter()
+                        .map(|v| v.as_deref().unwrap_or(b"")),
+                );
                 if let Err(e) = r {
                     return Err(self.werr(format!("CSV: {e}")));
                 }
@@ -185,7 +190,7 @@ impl RowWriter for RecordWriter<'_> {
                 for ((b, v), f) in p
                     .columns
                     .iter_mut()
-                    .zip(&self.record)
+                    .zip(self.record.values())
                     .zip(self.decoder.fields())
                 {
                     let ferr = |reason: &str| ExportError::Field {

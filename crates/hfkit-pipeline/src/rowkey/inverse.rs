@@ -68,6 +68,9 @@ pub struct KeyFields {
     pub values: Vec<Option<Vec<u8>>>,
     /// How the key gave a value (`None`: it did not, the value was known before).
     pub recovered: Vec<Option<Recovered>>,
+    /// Buffers a decode reuses, so that decoding key after key into one `KeyFields` does not
+    /// allocate them for every key.
+    scratch: decode::Scratch,
 }
 
 /// The terms of a decoded key that could not be inverted, to be checked by
@@ -135,6 +138,7 @@ impl RowkeyInverse {
         KeyFields {
             values: vec![None; n],
             recovered: vec![None; n],
+            scratch: decode::Scratch::default(),
         }
     }
 
@@ -152,7 +156,7 @@ impl RowkeyInverse {
             values: &mut fields.values,
             recovered: &mut fields.recovered,
             deferred: Vec::new(),
-            pool: Vec::new(),
+            scratch: &mut fields.scratch,
         };
         d.concat(&self.spec.nodes, key, true)?;
         Ok(Deferred { terms: d.deferred })

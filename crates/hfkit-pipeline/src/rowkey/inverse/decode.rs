@@ -35,7 +35,18 @@ pub(super) struct Decoder<'s, 'v> {
     pub(super) values: &'v mut Vec<Option<Vec<u8>>>,
     pub(super) recovered: &'v mut Vec<Option<Recovered>>,
     pub(super) deferred: Vec<(&'s Node, Vec<u8>)>,
-    pub(super) pool: Vec<Vec<u8>>,
+    pub(super) scratch: &'v mut Scratch,
+}
+
+/// Buffers of a decode, kept in [`super::KeyFields`] from key to key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Scratch {
+    /// A known call's encoding, compared with its segment.
+    out: Vec<u8>,
+    /// A known call's input.
+    input: Vec<u8>,
+    /// `eval`'s buffers by depth.
+    pool: Vec<Vec<u8>>,
 }
 
 impl<'s> Decoder<'s, '_> {
@@ -176,15 +187,18 @@ impl<'s> Decoder<'s, '_> {
             },
             Node::Call { func, input, what } => {
                 if self.all_known(input) {
-                    let mut out = Vec::new();
+                    let mut out = std::mem::take(&mut self.scratch.out);
+                    out.clear();
                     self.forward(*func, input, what, &mut out)?;
-                    if out != seg {
+                    let same = out == seg;
+                    self.scratch.out = out;
+                    if !same {
                         return Err(mismatch(
                             node,
                             format!(
                                 "the row key has '{}', the fields give '{}'",
                                 to_string_binary(seg),
-                                to_string_binary(&out)
+                                to_string_binary(&self.scratch.out)
                             ),
                         ));
                     }
@@ -312,16 +326,11 @@ impl<'s> Decoder<'s, '_> {
     ) -> Result<(), RowkeyError> {
         let values = &*self.values;
         let get = |slot: usize| values.get(slot).and_then(|v| v.as_deref());
-        let mut buf = Vec::new();
-        eval(
-            input,
-            self.names,
-            self.ts,
-            &get,
-            &mut buf,
-            &mut self.pool,
-            0,
-        )?;
-        apply(func, what, self.ts, &buf, out)
+        let Scratch {
+            input: buf, pool, ..
+        } = &mut *self.scratch;
+        buf.clear();
+        eval(input, self.names, self.ts, &get, buf, pool, 0)?;
+        apply(func, what, self.ts, buf, out)
     }
 }
