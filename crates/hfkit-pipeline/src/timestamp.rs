@@ -23,7 +23,7 @@
 use std::fmt::Write as _;
 
 use chrono::format::{Item, ParseError, ParseErrorKind, Parsed, StrftimeItems};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 use super::error::quote;
 
@@ -253,29 +253,29 @@ fn strftime_millis(p: &mut Parsed) -> Result<i64, Mismatch> {
 const DAYS_PER_400_YEARS: i64 = 146_097;
 
 /// Year, month (1-12) and day (1-31) of a count of days from 1970-01-01, in the proleptic
-/// Gregorian calendar (chrono's), for any count: the day's place in its 400-year cycle,
-/// counted from 1970, is dated by integer arithmetic (Howard Hinnant's `civil_from_days`, on
-/// days since 0000-03-01 so that leap days end the year; no chrono call per value: Parquet
-/// dates are rendered through here), and the cycles add 400 years each.
+/// Gregorian calendar (chrono's), for any count: chrono dates the day's place in its 400-year
+/// cycle, counted from 1970 (one `NaiveDate::from_num_days_from_ce_opt`, no date arithmetic
+/// per value: Parquet dates are rendered through here), and the cycles add 400 years each.
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    /// 1970-01-01's number counted from 0001-01-01 as day 1, as chrono counts.
+    const EPOCH_FROM_CE: i32 = 719_163;
     let cycles = days.div_euclid(DAYS_PER_400_YEARS);
-    // 719,468 days from 0000-03-01 to 1970-01-01; the sum stays below two cycles.
-    let z = days.rem_euclid(DAYS_PER_400_YEARS) + 719_468;
-    let era = z / DAYS_PER_400_YEARS;
-    let doe = z - era * DAYS_PER_400_YEARS; // day of era, 0..=146_096
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365; // 0..=399
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // from March 1st, 0..=365
-    let mp = (5 * doy + 2) / 153; // month from March, 0..=11
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year + 400 * cycles, month as u32, day as u32)
+    // 0..146_097: always a date chrono holds.
+    let in_cycle = days.rem_euclid(DAYS_PER_400_YEARS) as i32;
+    match NaiveDate::from_num_days_from_ce_opt(EPOCH_FROM_CE + in_cycle) {
+        Some(date) => (
+            i64::from(date.year()) + 400 * cycles,
+            date.month(),
+            date.day(),
+        ),
+        // Not reached: chrono holds every date of years -262,143..262,142.
+        None => (1970 + 400 * cycles, 1, 1),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Datelike;
 
     fn ms(format: &str, text: &str) -> Result<i64, String> {
         TimestampFormat::parse(format)
