@@ -144,13 +144,17 @@ fn main() {
         }
         (n, rows)
     });
-    assert_eq!(n, entries);
-    let table_scan = rate(n, t);
-    println!(
-        "table scan:  {:6.2} M cells/s  ({:.2}x file scan)  rows borrowed (next_row_ref)",
-        table_scan / 1e6,
-        table_scan / file_scan
-    );
+    let table_scan_line = |n: u64, t: Duration, how: &str| {
+        assert_eq!(n, entries);
+        let r = rate(n, t);
+        println!(
+            "table scan:  {:6.2} M cells/s  ({:.2}x file scan)  {how}",
+            r / 1e6,
+            r / file_scan
+        );
+        r
+    };
+    let table_scan = table_scan_line(n, t, "rows borrowed (next_row_ref)");
     let (t, n) = best(runs, || {
         let mut n = 0u64;
         for r in reader.scan(&ReadOptions::default()).expect("scan") {
@@ -158,13 +162,7 @@ fn main() {
         }
         n
     });
-    assert_eq!(n, entries);
-    let owned = rate(n, t);
-    println!(
-        "table scan:  {:6.2} M cells/s  ({:.2}x file scan)  owned rows (Iterator: Row of Cells)",
-        owned / 1e6,
-        owned / file_scan
-    );
+    table_scan_line(n, t, "owned rows (Iterator: Row of Cells)");
 
     match child(runs, &mut || {
         let mut c = Command::new(&bin);
