@@ -8,6 +8,7 @@
 # Usage: benches/read_bench.sh [CSV] [LINES] [WORKDIR]
 #   CSV default /work/bench/csv/lineitem.csv; LINES default 600001 (600,000 rows: 9.6M cells);
 #   WORKDIR default /tmp/hfkit-read-bench (the table is kept there and reused for the same LINES).
+#   HFKIT_BENCH_ONLY=scan: the scans only (no gets, no RocksDB peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CSV=${1:-/work/bench/csv/lineitem.csv}
@@ -32,6 +33,6 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "read_path" and m.get("executable"):
         print(m["executable"])')
 HFKIT_BENCH_TABLE=$T HFKIT_BIN=$B taskset -c "$CPU" "$BENCH" --bench
-if python3 -c 'import rocksdict' 2>/dev/null && [ -f benches/peer_rocksdb_read.py ]; then
+if [ "${HFKIT_BENCH_ONLY:-}" != scan ] && python3 -c 'import rocksdict' 2>/dev/null && [ -f benches/peer_rocksdb_read.py ]; then
   taskset -c "$CPU" python3 benches/peer_rocksdb_read.py "$B" "$T"
 fi

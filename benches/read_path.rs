@@ -2,13 +2,16 @@
 //! or per operation, one core, every figure beside the others in the same run.
 //!
 //! - `file scan`: every store file read by its own `HFileReader` scanner (the floor);
-//! - `table scan`: a full scan through `table::read::TableReader` (merge + matcher + rows);
+//! - `table scan`: a full scan through `table::read::TableReader` (merge + matcher + rows),
+//!   with rows borrowed from the scanner (`next_row_ref`) and as owned `Row`s (the iterator);
 //! - `cli scan`: `hfkit scan TABLE --format cells > /dev/null` (a child process; its CPU time);
 //! - `get present`: gets of random present rows (16 cells each) through one `TableReader`,
 //!   with the default block cache (64 MiB), after a warm-up pass over the same rows;
 //! - `get absent`: gets of rows inside the files' key ranges that do not exist (line number
 //!   9, which lineitem never has), so only the Bloom filter can skip the file;
 //! - `cli get`: `hfkit get TABLE --rows-from FILE > /dev/null` over the present rows, one process.
+//!
+//! `HFKIT_BENCH_ONLY=scan` stops after the scans.
 //!
 //! Figures are CPU time (user + sys, `getrusage`), not wall time. The table is the one at
 //! `HFKIT_BENCH_TABLE`; `benches/read_bench.sh` builds it (`hfkit import --table` of the first
@@ -134,20 +137,32 @@ fn main() {
     let (t, (n, rows)) = best(runs, || {
         let mut n = 0u64;
         let mut rows = Vec::new();
-        for r in reader.scan(&ReadOptions::default()).expect("scan") {
-            let r = r.expect("row");
-            n += r.cells.len() as u64;
-            rows.push(r.row);
+        let mut scan = reader.scan(&ReadOptions::default()).expect("scan");
+        while let Some(r) = scan.next_row_ref().expect("row") {
+            n += r.len() as u64;
+            rows.push(r.row().to_vec());
         }
         (n, rows)
     });
-    assert_eq!(n, entries);
-    let table_scan = rate(n, t);
-    println!(
-        "table scan:  {:6.2} M cells/s  ({:.2}x file scan)",
-        table_scan / 1e6,
-        table_scan / file_scan
-    );
+    let table_scan_line = |n: u64, t: Duration, how: &str| {
+        assert_eq!(n, entries);
+        let r = rate(n, t);
+        println!(
+            "table scan:  {:6.2} M cells/s  ({:.2}x file scan)  {how}",
+            r / 1e6,
+            r / file_scan
+        );
+        r
+    };
+    let table_scan = table_scan_line(n, t, "rows borrowed (next_row_ref)");
+    let (t, n) = best(runs, || {
+        let mut n = 0u64;
+        for r in reader.scan(&ReadOptions::default()).expect("scan") {
+            n += r.expect("row").cells.len() as u64;
+        }
+        n
+    });
+    table_scan_line(n, t, "owned rows (Iterator: Row of Cells)");
 
     match child(runs, &mut || {
         let mut c = Command::new(&bin);
@@ -165,6 +180,9 @@ fn main() {
         None => println!("cli scan:    failed ({})", bin.display()),
     }
 
+    if std::env::var("HFKIT_BENCH_ONLY").is_ok_and(|v| v == "scan") {
+        return;
+    }
     // As `hfkit get` does: the default block cache (64 MiB), for gets only.
     let cache = std::sync::Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
     reader.set_block_cache(&cache);

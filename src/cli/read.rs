@@ -9,12 +9,12 @@ use serde_json::{json, Value};
 
 use super::{CliError, EXIT_OK};
 use crate::format::block_cache::BlockCache;
-use crate::format::cell::{now_ms, Cell, CellType};
+use crate::format::cell::{now_ms, Cell, CellRef, CellType};
 use crate::format::text::push_cell_line;
-use crate::read::{ReadOptions, ReadStats, Row, TimeRange};
+use crate::read::{ReadOptions, ReadStats, TimeRange};
 use crate::table::directory::Table;
 use crate::table::read::TableReader;
-use crate::table::{to_bytes_binary, to_string_binary};
+use crate::table::{push_string_binary, to_bytes_binary, to_string_binary};
 
 const GET_AFTER_HELP: &str = concat!(
     "\
@@ -240,37 +240,43 @@ struct Printer<'w> {
     get_style: bool,
 }
 
-fn column_text(c: &Cell) -> String {
-    format!(
-        "{}:{}",
-        to_string_binary(&c.family),
-        to_string_binary(&c.qualifier)
-    )
+/// `family:qualifier`, as the shell shows a column.
+fn push_column(out: &mut String, c: &CellRef<'_>) {
+    push_string_binary(out, c.family);
+    out.push(':');
+    push_string_binary(out, c.qualifier);
 }
 
 /// `timestamp=T, value=V` (Puts) or `timestamp=T, type=Delete...` (markers), as the shell.
-fn cell_text(c: &Cell) -> String {
-    if c.cell_type() == CellType::Put {
-        format!(
-            "timestamp={}, value={}",
-            c.timestamp,
-            to_string_binary(&c.value)
-        )
+fn push_cell_text(out: &mut String, c: &CellRef<'_>) {
+    out.push_str("timestamp=");
+    out.push_str(itoa::Buffer::new().format(c.timestamp));
+    if c.cell_type == CellType::Put {
+        out.push_str(", value=");
+        push_string_binary(out, c.value);
     } else {
-        format!("timestamp={}, type={}", c.timestamp, c.cell_type().name())
+        out.push_str(", type=");
+        out.push_str(c.cell_type.name());
     }
 }
 
-fn cell_json(c: &Cell) -> Value {
+/// Pads what was pushed to `out` since `from` with spaces to `width` characters (`{:<width}`;
+/// the text pushed is ASCII).
+fn pad_from(out: &mut String, from: usize, width: usize) {
+    let len = out.len() - from;
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+}
+
+fn cell_json(c: &CellRef<'_>) -> Value {
     let mut v = json!({
-        "family": to_string_binary(&c.family),
-        "qualifier": to_string_binary(&c.qualifier),
+        "family": to_string_binary(c.family),
+        "qualifier": to_string_binary(c.qualifier),
         "timestamp": c.timestamp,
-        "type": c.cell_type().name(),
-        "value": to_string_binary(&c.value),
+        "type": c.cell_type.name(),
+        "value": to_string_binary(c.value),
     });
     if !c.tags.is_empty() {
-        v["tags"] = Value::String(to_string_binary(&c.tags));
+        v["tags"] = Value::String(to_string_binary(c.tags));
     }
     v
 }
@@ -287,51 +293,55 @@ impl Printer<'_> {
         Ok(())
     }
 
-    fn row(&mut self, row: &[u8], cells: &[Cell]) -> std::io::Result<()> {
-        match self.format {
-            ReadFormat::Text => {
-                let key = to_string_binary(row);
-                for c in cells {
-                    if self.get_style {
-                        writeln!(self.out, " {:<31} {}", column_text(c), cell_text(c))?;
-                    } else {
-                        writeln!(
-                            self.out,
-                            " {key:<31} column={}, {}",
-                            column_text(c),
-                            cell_text(c)
-                        )?;
-                    }
+    /// Prints one row; text, TSV and cell lines are built in one reused line buffer (no
+    /// allocation per cell).
+    fn row<'c>(
+        &mut self,
+        row: &[u8],
+        cells: impl Iterator<Item = CellRef<'c>>,
+    ) -> std::io::Result<()> {
+        if self.format == ReadFormat::Json {
+            let v = json!({
+                "row": to_string_binary(row),
+                "cells": cells.map(|c| cell_json(&c)).collect::<Vec<_>>(),
+            });
+            return writeln!(self.out, "{v}");
+        }
+        let line = &mut self.line;
+        for c in cells {
+            line.clear();
+            match self.format {
+                ReadFormat::Text if self.get_style => {
+                    line.push(' ');
+                    push_column(line, &c);
+                    pad_from(line, 1, 31);
+                    line.push(' ');
+                    push_cell_text(line, &c);
                 }
-            }
-            ReadFormat::Tsv => {
-                let key = to_string_binary(row);
-                for c in cells {
-                    writeln!(
-                        self.out,
-                        "{key}\t{}\t{}\t{}\t{}",
-                        column_text(c),
-                        c.timestamp,
-                        c.cell_type().name(),
-                        to_string_binary(&c.value)
-                    )?;
+                ReadFormat::Text => {
+                    line.push(' ');
+                    push_string_binary(line, row);
+                    pad_from(line, 1, 31);
+                    line.push_str(" column=");
+                    push_column(line, &c);
+                    line.push_str(", ");
+                    push_cell_text(line, &c);
                 }
-            }
-            ReadFormat::Json => {
-                let v = json!({
-                    "row": to_string_binary(row),
-                    "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
-                });
-                writeln!(self.out, "{v}")?;
-            }
-            ReadFormat::Cells => {
-                for c in cells {
-                    self.line.clear();
-                    push_cell_line(&mut self.line, &c.as_ref(), false);
-                    self.line.push('\n');
-                    self.out.write_all(self.line.as_bytes())?;
+                ReadFormat::Tsv => {
+                    push_string_binary(line, row);
+                    line.push('\t');
+                    push_column(line, &c);
+                    line.push('\t');
+                    line.push_str(itoa::Buffer::new().format(c.timestamp));
+                    line.push('\t');
+                    line.push_str(c.cell_type.name());
+                    line.push('\t');
+                    push_string_binary(line, c.value);
                 }
+                ReadFormat::Cells | ReadFormat::Json => push_cell_line(line, &c, false),
             }
+            line.push('\n');
+            self.out.write_all(line.as_bytes())?;
         }
         Ok(())
     }
@@ -400,7 +410,7 @@ fn get_many(
         if !cs.is_empty() {
             rows += 1;
             cells += cs.len();
-            p.row(&row, &cs)?;
+            p.row(&row, cs.iter().map(Cell::as_ref))?;
         }
         p.footer(usize::from(!cs.is_empty()))?;
     }
@@ -432,7 +442,7 @@ pub(super) fn get_from(
     p.header()?;
     let rows = usize::from(!cells.is_empty());
     if !cells.is_empty() {
-        p.row(&row, &cells)?;
+        p.row(&row, cells.iter().map(Cell::as_ref))?;
     }
     p.footer(rows)?;
     if common.stats {
@@ -477,13 +487,13 @@ pub(super) fn scan_from(
     };
     p.header()?;
     let (mut rows, mut cells) = (0usize, 0usize);
-    while let Some(Row { row, cells: cs }) = scanner
-        .next_row()
+    while let Some(r) = scanner
+        .next_row_ref()
         .map_err(|e| CliError::failure(e.to_string()))?
     {
         rows += 1;
-        cells += cs.len();
-        p.row(&row, &cs)?;
+        cells += r.len();
+        p.row(r.row(), r.cells())?;
     }
     p.footer(rows)?;
     if common.stats {

@@ -456,5 +456,13 @@ proptest! {
                 .collect::<Vec<_>>()
         };
         prop_assert_eq!(fmt(&got), fmt(&want));
+        // The same rows borrowed from the scanner's reused buffer.
+        let mut sc = scan(&stores, &case.opts).unwrap();
+        let mut borrowed = Vec::new();
+        while let Some(r) = sc.next_row_ref().unwrap() {
+            prop_assert_eq!(r.len(), r.cells().len());
+            borrowed.push((r.row().to_vec(), r.cells().map(|c| c.to_owned()).collect()));
+        }
+        prop_assert_eq!(fmt(&borrowed), fmt(&want));
     }
 }

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`merge`] | k-way merge of one store's files in cell order, newest sequence id first on ties |
 //! | [`matcher`] | every delete / version / TTL / time-range rule, as a per-cell state machine |
+//! | [`row`] | the rows a scan returns, borrowed from one reused buffer ([`RowRef`]) |
 //! | `scan` | file selection (key range, time range, TTL, Bloom), [`get`], [`scan`], [`RowScanner`] |
 //!
 //! A **store** is one region × one column family: a set of HFiles, each with the sequence id
@@ -46,6 +47,7 @@
 
 pub mod matcher;
 pub mod merge;
+pub mod row;
 pub mod scan;
 
 use std::sync::Arc;
@@ -55,6 +57,7 @@ use hfkit_format::reader::HFileReader;
 
 pub use matcher::{MatchCode, QueryMatcher};
 pub use merge::MergeScanner;
+pub use row::{RowBuf, RowRef};
 pub use scan::{get, get_with_stats, scan, RowScanner};
 
 /// Errors of the read path.

@@ -140,9 +140,8 @@ impl<'r> MergeScanner<'r> {
         };
         s.live = s
             .scanner
-            .next()
-            .map_err(|e| ReadError::format(&s.label, e))?
-            .is_some();
+            .advance()
+            .map_err(|e| ReadError::format(&s.label, e))?;
         if !s.live {
             let last = self.heap.len() - 1;
             self.heap.swap(0, last);

@@ -1,11 +1,12 @@
 //! File selection, the per-store row reader, [`get`] and [`scan`].
 
 use hfkit_format::bloom::BloomQuery;
-use hfkit_format::cell::{first_on_row, Cell, CellType, KeyView};
+use hfkit_format::cell::{first_on_row, Cell, CellRef, CellType, KeyView};
 use hfkit_format::reader::HFileReader;
 
 use super::matcher::{oldest_unexpired_ts, MatchCode, MatcherConfig, QueryMatcher};
 use super::merge::{file_label, MergeScanner};
+use super::row::{RowBuf, RowRef};
 use super::{ReadError, ReadOptions, ReadStats, Result, Row, Store};
 
 /// Which columns of a family a read wants: `None` = not this family, `Some(None)` = all,
@@ -212,9 +213,9 @@ impl<'r> Cursor<'r> {
         self.merge.peek().map(|c| c.row)
     }
 
-    /// Consumes every cell of `row` (the cursor must be on it or past it), appending the
-    /// ones the matcher includes.
-    fn read_row(&mut self, row: &[u8], out: &mut Vec<Cell>) -> Result<()> {
+    /// Consumes every cell of `row` (the cursor must be on it or past it), handing the ones
+    /// the matcher includes to `out` (while they are still in the decoded block).
+    fn read_row(&mut self, row: &[u8], out: &mut impl FnMut(&CellRef<'_>)) -> Result<()> {
         self.matcher.new_row();
         loop {
             let Some(c) = self.merge.peek() else {
@@ -232,7 +233,7 @@ impl<'r> Cursor<'r> {
             }
             let code = self.matcher.matches(&c);
             if code.includes() {
-                out.push(c.to_owned());
+                out(&c);
             }
             match code {
                 MatchCode::Include | MatchCode::Skip => self.merge.advance()?,
@@ -323,7 +324,7 @@ pub fn get_with_stats(
         let mut cursor = Cursor::new(store, files, opts, columns)?;
         cursor.merge.seek(&seek_key)?;
         if cursor.peek_row() == Some(row) {
-            cursor.read_row(row, &mut cells)?;
+            cursor.read_row(row, &mut |c| cells.push(c.to_owned()))?;
         }
     }
     Ok((cells, stats))
@@ -368,6 +369,8 @@ pub fn scan<'s>(stores: &'s [Store], opts: &ReadOptions) -> Result<RowScanner<'s
         stats,
         done: empty,
         row: Vec::new(),
+        buf: RowBuf::new(),
+        has_row: false,
         reverse_rows: None,
     };
     if opts.reverse && !empty {
@@ -385,6 +388,10 @@ pub struct RowScanner<'s> {
     stats: ReadStats,
     done: bool,
     row: Vec<u8>,
+    /// The cells of the row last returned.
+    buf: RowBuf,
+    /// `buf` holds a row that [`RowScanner::current_row`] returns.
+    has_row: bool,
     /// Reverse scans: the rows still to read, in ascending order (popped from the end).
     reverse_rows: Option<Vec<Vec<u8>>>,
 }
@@ -417,27 +424,47 @@ impl RowScanner<'_> {
         Ok(())
     }
 
-    /// The next row with at least one cell, or `None` at the end.
+    /// The next row with at least one cell as an owned [`Row`], or `None` at the end.
     pub fn next_row(&mut self) -> Result<Option<Row>> {
-        let r = self.next_row_inner();
-        if r.is_err() {
-            self.done = true;
+        Ok(self.next_row_ref()?.map(|r| r.to_row()))
+    }
+
+    /// The next row with at least one cell, its cells borrowed from the scanner's buffer (no
+    /// allocation per cell), or `None` at the end.
+    pub fn next_row_ref(&mut self) -> Result<Option<RowRef<'_>>> {
+        self.advance_row()?;
+        Ok(self.current_row())
+    }
+
+    /// The row the last [`RowScanner::advance_row`] that returned true moved to.
+    pub fn current_row(&self) -> Option<RowRef<'_>> {
+        self.has_row.then(|| self.buf.as_row_ref())
+    }
+
+    /// Moves to the next row with at least one cell ([`RowScanner::current_row`]); false at
+    /// the end. After an error the scan is over.
+    pub fn advance_row(&mut self) -> Result<bool> {
+        self.has_row = false;
+        let r = self.advance_row_inner();
+        match r {
+            Ok(found) => self.has_row = found,
+            Err(_) => self.done = true,
         }
         r
     }
 
-    fn next_row_inner(&mut self) -> Result<Option<Row>> {
+    fn advance_row_inner(&mut self) -> Result<bool> {
         loop {
             if self.done || self.limit.is_some_and(|l| self.returned >= l) {
                 self.done = true;
-                return Ok(None);
+                return Ok(false);
             }
             let mut row = std::mem::take(&mut self.row);
             row.clear();
             if let Some(pending) = self.reverse_rows.as_mut() {
                 let Some(r) = pending.pop() else {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 };
                 row = r;
                 let key = first_on_row(&row);
@@ -455,30 +482,26 @@ impl RowScanner<'_> {
                 }
                 let Some(best) = best else {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 };
                 row.extend_from_slice(best);
                 if self.beyond_stop(&row) {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 }
             }
-            let mut cells = Vec::new();
+            let buf = &mut self.buf;
+            buf.start_row(&row);
             for c in &mut self.cursors {
                 if c.peek_row() == Some(row.as_slice()) {
-                    c.read_row(&row, &mut cells)?;
+                    c.read_row(&row, &mut |cell| buf.push(cell))?;
                 }
             }
-            if !cells.is_empty() {
-                self.returned += 1;
-                let out = Row {
-                    row: row.clone(),
-                    cells,
-                };
-                self.row = row;
-                return Ok(Some(out));
-            }
             self.row = row;
+            if !buf.is_empty() {
+                self.returned += 1;
+                return Ok(true);
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ use hfkit_format::cell::Cell;
 use hfkit_read::scan::row_range;
 use hfkit_read::{
     self as read, FamilyReadSettings, KeepDeletedCells, ReadError, ReadOptions, ReadStats, Row,
-    RowScanner, Store,
+    RowRef, RowScanner, Store,
 };
 
 /// How many manifest versions [`TableReader::open`] tries before giving up when files vanish
@@ -388,17 +388,31 @@ impl<'r> TableScanner<'r> {
         )
     }
 
-    /// The next row, or `None` at the end.
+    /// The next row as an owned [`Row`], or `None` at the end.
     pub fn next_row(&mut self) -> Result<Option<Row>, TableError> {
+        Ok(self.next_row_ref()?.map(|r| r.to_row()))
+    }
+
+    /// The next row, its cells borrowed from the scanner (valid until the next call; no
+    /// allocation per cell), or `None` at the end.
+    pub fn next_row_ref(&mut self) -> Result<Option<RowRef<'_>>, TableError> {
+        if !self.advance_row()? {
+            return Ok(None);
+        }
+        Ok(self.current.as_ref().and_then(|(_, sc)| sc.current_row()))
+    }
+
+    /// Moves to the next row of the current region or of the next ones; false at the end.
+    fn advance_row(&mut self) -> Result<bool, TableError> {
         loop {
             if self.done || self.opts.limit.is_some_and(|l| self.returned >= l) {
                 self.done = true;
-                return Ok(None);
+                return Ok(false);
             }
             if self.current.is_none() {
                 let Some(i) = self.pending.pop() else {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 };
                 match self.open_region(i) {
                     Ok(sc) => self.current = Some((i, sc)),
@@ -411,12 +425,12 @@ impl<'r> TableScanner<'r> {
             let Some((i, sc)) = self.current.as_mut() else {
                 continue;
             };
-            match sc.next_row() {
-                Ok(Some(row)) => {
+            match sc.advance_row() {
+                Ok(true) => {
                     self.returned += 1;
-                    return Ok(Some(row));
+                    return Ok(true);
                 }
-                Ok(None) => {
+                Ok(false) => {
                     let s = sc.stats();
                     add_stats(&mut self.stats, s);
                     self.current = None;

@@ -200,6 +200,16 @@ impl<'r> Scanner<'r> {
         self.finish_move(found)
     }
 
+    /// [`Scanner::next`] without handing out the cell: true when there is one
+    /// ([`Scanner::current`]). For cursors, such as a merge, that read the cell later.
+    pub fn advance(&mut self) -> Result<bool> {
+        if self.reader.half.is_some() {
+            return Ok(self.next()?.is_some());
+        }
+        self.positioned = true;
+        self.step()
+    }
+
     /// Advances to the next cell of the file, whatever the half; false at the end.
     fn step(&mut self) -> Result<bool> {
         loop {

@@ -69,14 +69,22 @@ pub fn to_bytes_binary(s: &str) -> Result<Vec<u8>, BytesBinaryError> {
 /// `\xNN` (upper-case). Round-trips through [`to_bytes_binary`].
 pub fn to_string_binary(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len());
+    push_string_binary(&mut s, bytes);
+    s
+}
+
+/// [`to_string_binary`] appended to `out` (no allocation beyond `out`'s growth).
+pub fn push_string_binary(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &b in bytes {
         if (b' '..=b'~').contains(&b) && b != b'\\' {
-            s.push(b as char);
+            out.push(b as char);
         } else {
-            s.push_str(&format!("\\x{b:02X}"));
+            out.push_str("\\x");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
         }
     }
-    s
 }
 
 /// Parses a splits file as the HBase shell reads `SPLITS_FILE`: one key per line (the line

@@ -24,7 +24,8 @@ use crate::error::{At, SchemaError};
 
 pub use algorithm::{NumberStringSplit, SplitAlgorithm, Splitter, UniformSplit, MAX_REGIONS};
 pub use keys::{
-    parse_splits_file, read_splits_file, to_bytes_binary, to_string_binary, BytesBinaryError,
+    parse_splits_file, push_string_binary, read_splits_file, to_bytes_binary, to_string_binary,
+    BytesBinaryError,
 };
 
 /// The sorted, validated split keys of a table: region `i` covers `[key_{i-1}, key_i)`, region 0
