@@ -25,7 +25,7 @@ use parquet::file::properties::WriterProperties;
 use serde::Serialize;
 
 use hfkit_format::cell::CellRef;
-use hfkit_read::{ReadOptions, Row};
+use hfkit_read::{ReadOptions, RowRef};
 use hfkit_table::directory::Table;
 use hfkit_table::export::{ExportReport, RowWriter};
 use hfkit_table::{to_string_binary, TableError};
@@ -82,7 +82,7 @@ impl RowWriter for CellWriter {
     type Output = u64;
     type Error = TableError;
 
-    fn write_row(&mut self, row: &Row) -> Result<(), TableError> {
+    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
         match self {
             CellWriter::Csv(w) => w.write_row(row),
             CellWriter::Parquet(w) => w.write_row(row),
@@ -115,16 +115,16 @@ impl CsvCells {
         Ok(CsvCells { w, cells: 0 })
     }
 
-    fn write_row(&mut self, row: &Row) -> Result<(), TableError> {
-        for c in &row.cells {
+    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
+        for c in row.cells() {
             self.w
                 .write_record([
-                    to_string_binary(&c.row),
-                    to_string_binary(&c.family),
-                    to_string_binary(&c.qualifier),
+                    to_string_binary(c.row),
+                    to_string_binary(c.family),
+                    to_string_binary(c.qualifier),
                     c.timestamp.to_string(),
-                    c.cell_type().name().to_string(),
-                    to_string_binary(&c.value),
+                    c.cell_type.name().to_string(),
+                    to_string_binary(c.value),
                 ])
                 .map_err(csv_error)?;
             self.cells += 1;
@@ -166,9 +166,9 @@ impl ParquetCells {
         })
     }
 
-    fn write_row(&mut self, row: &Row) -> Result<(), TableError> {
-        for c in &row.cells {
-            self.batch.push(&c.as_ref());
+    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
+        for c in row.cells() {
+            self.batch.push(&c);
             self.cells += 1;
             if self.batch.len() >= PARQUET_ROW_GROUP_CELLS {
                 let b = self.batch.take(&self.schema)?;

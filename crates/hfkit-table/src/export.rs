@@ -98,8 +98,9 @@ pub trait RowWriter {
     /// What the writer reports when done.
     type Output;
     type Error: From<TableError>;
-    /// One row: its key and cells (newest version of each column), in order.
-    fn write_row(&mut self, row: &read::Row) -> Result<(), Self::Error>;
+    /// One row: its key and cells (newest version of each column), in order, borrowed from
+    /// the scan's row buffer (valid for this call).
+    fn write_row(&mut self, row: read::RowRef<'_>) -> Result<(), Self::Error>;
     /// Writes everything still buffered into the file.
     fn finish(self) -> Result<Self::Output, Self::Error>;
 }
@@ -265,7 +266,7 @@ impl Table {
         &self,
         m: &Manifest,
         opts: &ReadOptions,
-        f: &mut dyn FnMut(&read::Row) -> Result<(), E>,
+        f: &mut dyn FnMut(read::RowRef<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         for region in &m.regions {
             let rerr = |e: read::ReadError| TableError::Read {
@@ -274,8 +275,9 @@ impl Table {
                 source: Box::new(e),
             };
             let stores = open_region_stores(self, m, &region.id)?;
-            for row in read::scan(&stores, opts).map_err(rerr)? {
-                f(&row.map_err(rerr)?)?;
+            let mut rows = read::scan(&stores, opts).map_err(rerr)?;
+            while let Some(row) = rows.next_row_ref().map_err(rerr)? {
+                f(row)?;
             }
         }
         Ok(())

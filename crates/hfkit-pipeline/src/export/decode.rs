@@ -7,8 +7,8 @@ use crate::rowkey::{KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
 use crate::timestamp::TimestampFormat;
 use crate::value::{decode_value_into, encode_value};
 use crate::RowkeyError;
-use hfkit_format::cell::Cell;
-use hfkit_read::Row;
+use hfkit_format::cell::CellRef;
+use hfkit_read::RowRef;
 use hfkit_table::{to_string_binary, ImportMapping, TimestampSource, ValueType};
 
 use super::{ExportError, ExportField, FieldType, RowCounts};
@@ -251,16 +251,16 @@ impl RecordDecoder {
     }
 
     /// Whether `text` imports as what source `s` holds in `cell` (`buf`: scratch).
-    fn accepts(&self, s: Source, text: &[u8], cell: &Cell, buf: &mut Vec<u8>) -> bool {
+    fn accepts(&self, s: Source, text: &[u8], cell: &CellRef<'_>, buf: &mut Vec<u8>) -> bool {
         match s {
             // A string column imports its field's bytes as they are (`encode_value`).
             Source::Value(c) if self.columns[c].value_type == ValueType::String => {
-                text == cell.value.as_slice()
+                text == cell.value
             }
             Source::Value(c) => {
                 buf.clear();
                 encode_value(self.columns[c].value_type, "", text, buf).is_ok()
-                    && *buf == cell.value
+                    && buf.as_slice() == cell.value
             }
             Source::Timestamp(c) => {
                 self.columns[c].ts_format.to_millis(text).ok() == Some(cell.timestamp)
@@ -274,17 +274,17 @@ impl RecordDecoder {
     /// column.
     pub fn decode(
         &self,
-        row: &Row,
+        row: RowRef<'_>,
         record: &mut Record,
         counts: &mut RowCounts,
     ) -> Result<bool, ExportError> {
         let field_err = |field: usize, reason: String| ExportError::Field {
-            row: to_string_binary(&row.row),
+            row: to_string_binary(row.row()),
             field: self.fields[field].name.clone(),
             reason,
         };
         let key_err = |e: RowkeyError| ExportError::Row {
-            row: to_string_binary(&row.row),
+            row: to_string_binary(row.row()),
             reason: format!("row key: {e}"),
         };
         let Record {
@@ -302,8 +302,8 @@ impl RecordDecoder {
         cell_of.resize(self.columns.len(), None);
         let mut mapped = 0u64;
         let mut hint = 0;
-        for (i, c) in row.cells.iter().enumerate() {
-            match self.lookup(&c.family, &c.qualifier, hint) {
+        for (i, c) in row.cells().enumerate() {
+            match self.lookup(c.family, c.qualifier, hint) {
                 None => counts.unmapped_cells += 1,
                 Some(k) => {
                     mapped += 1;
@@ -318,7 +318,7 @@ impl RecordDecoder {
             counts.rows_skipped += 1;
             return Ok(false);
         }
-        let cell = |ci: usize| cell_of[ci].map(|i| &row.cells[i]);
+        let cell = |ci: usize| cell_of[ci].and_then(|i| row.cell(i));
 
         let n = self.fields.len();
         for v in vals.iter_mut() {
@@ -346,7 +346,7 @@ impl RecordDecoder {
             match (&vals[col.field], src[col.field]) {
                 (None, _) => {
                     let mut v = spare.pop().unwrap_or_default();
-                    v.extend_from_slice(&c.value);
+                    v.extend_from_slice(c.value);
                     vals[col.field] = Some(v);
                     src[col.field] = Some(Source::Value(ci));
                 }
@@ -359,7 +359,7 @@ impl RecordDecoder {
                             s.map(|s| self.describe(s)).unwrap_or_default(),
                             to_string_binary(v),
                             col.name,
-                            to_string_binary(&c.value)
+                            to_string_binary(c.value)
                         ),
                     ))
                 }
@@ -373,7 +373,7 @@ impl RecordDecoder {
         for (slot, &f) in self.key_fields.iter().enumerate() {
             kf.values[slot].clone_from(&vals[f]);
         }
-        let deferred = self.inverse.decode(&row.row, kf).map_err(key_err)?;
+        let deferred = self.inverse.decode(row.row(), kf).map_err(key_err)?;
         for (slot, &f) in self.key_fields.iter().enumerate() {
             if let Some(r) = kf.recovered[slot] {
                 recycle(
@@ -391,11 +391,20 @@ impl RecordDecoder {
             if col.value_type != ValueType::String {
                 let mut text = spare.pop().unwrap_or_default();
                 text.clear();
-                if let Err(e) = value_text(col, c, &mut text) {
+                if let Err(e) = value_text(col, &c, &mut text) {
                     recycle(spare, Some(text));
                     return Err(field_err(col.field, e.to_string()));
                 }
-                self.offer(vals, src, col.field, text, Source::Value(ci), c, buf, spare);
+                self.offer(
+                    vals,
+                    src,
+                    col.field,
+                    text,
+                    Source::Value(ci),
+                    &c,
+                    buf,
+                    spare,
+                );
             }
             match col.timestamp {
                 ColumnTimestamp::Field(f) => {
@@ -406,7 +415,7 @@ impl RecordDecoder {
                         .render(c.timestamp)
                         .unwrap_or_else(|| c.timestamp.to_string())
                         .into_bytes();
-                    self.offer(vals, src, f, text, Source::Timestamp(ci), c, buf, spare);
+                    self.offer(vals, src, f, text, Source::Timestamp(ci), &c, buf, spare);
                 }
                 ColumnTimestamp::Fixed(t) if t == c.timestamp => {}
                 ColumnTimestamp::Fixed(_) | ColumnTimestamp::ImportTime => {
@@ -421,7 +430,7 @@ impl RecordDecoder {
             key_values[slot].clone_from(&vals[f]);
         }
         self.inverse
-            .verify(&row.row, &deferred, key_values)
+            .verify(row.row(), &deferred, key_values)
             .map_err(key_err)?;
 
         // 5. Every column imports back as its cell.
@@ -429,15 +438,16 @@ impl RecordDecoder {
             let Some(c) = cell(ci) else { continue };
             let mut check = |f: usize, s: Source| -> Result<(), ExportError> {
                 let text = vals[f].as_deref().unwrap_or_default();
-                if self.accepts(s, text, c, buf) {
+                if self.accepts(s, text, &c, buf) {
                     return Ok(());
                 }
                 let holds = match s {
                     Source::Timestamp(_) => format!("is {}", c.timestamp),
                     _ => {
                         let mut shown = Vec::new();
-                        if value_text(col, c, &mut shown).is_err() {
-                            shown.clone_from(&c.value);
+                        if value_text(col, &c, &mut shown).is_err() {
+                            shown.clear();
+                            shown.extend_from_slice(c.value);
                         }
                         format!("holds '{}'", to_string_binary(&shown))
                     }
@@ -472,7 +482,7 @@ impl RecordDecoder {
         f: usize,
         text: Vec<u8>,
         s: Source,
-        cell: &Cell,
+        cell: &CellRef<'_>,
         buf: &mut Vec<u8>,
         spare: &mut Vec<Vec<u8>>,
     ) {
@@ -536,8 +546,12 @@ struct ValueWidthError {
 
 /// A cell value as the text its column's type imports from (string: the bytes; numbers:
 /// decimal; see `value::decode_value`), appended to `out`.
-fn value_text(col: &MappedColumn, c: &Cell, out: &mut Vec<u8>) -> Result<(), ValueWidthError> {
-    decode_value_into(col.value_type, &c.value, out).ok_or_else(|| ValueWidthError {
+fn value_text(
+    col: &MappedColumn,
+    c: &CellRef<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), ValueWidthError> {
+    decode_value_into(col.value_type, c.value, out).ok_or_else(|| ValueWidthError {
         column: col.name.clone(),
         len: c.value.len(),
         expected: match col.value_type {
@@ -556,6 +570,18 @@ fn value_text(col: &MappedColumn, c: &Cell, out: &mut Vec<u8>) -> Result<(), Val
 mod tests {
     use super::*;
     use crate::value::{double_bytes, long_bytes};
+    use hfkit_format::cell::Cell;
+    use hfkit_read::{Row, RowBuf};
+
+    /// `r` in a row buffer, as a scan hands rows out.
+    fn buffered(r: &Row) -> RowBuf {
+        let mut b = RowBuf::new();
+        b.start_row(&r.row);
+        for c in &r.cells {
+            b.push(&c.as_ref());
+        }
+        b
+    }
 
     fn decoder(spec: &str, columns: &str) -> RecordDecoder {
         let text = format!(
@@ -578,7 +604,7 @@ mod tests {
     fn decode(d: &RecordDecoder, r: &Row) -> Result<Vec<String>, String> {
         let mut rec = Record::default();
         let mut counts = RowCounts::default();
-        d.decode(r, &mut rec, &mut counts)
+        d.decode(buffered(r).as_row_ref(), &mut rec, &mut counts)
             .map_err(|e| e.to_string())?;
         Ok(rec
             .values()
@@ -644,7 +670,7 @@ mod tests {
         for r in &rows {
             let fresh = decode(&d, r);
             let reused = d
-                .decode(r, &mut rec, &mut counts)
+                .decode(buffered(r).as_row_ref(), &mut rec, &mut counts)
                 .map_err(|e| e.to_string())
                 .map(|written| {
                     let values = if written { rec.values() } else { &[] };
@@ -706,9 +732,13 @@ mod tests {
         let mut rec = Record::default();
         let mut counts = RowCounts::default();
         let r = row(b"k", &[("n", 2, b"a"), ("other", 1, b"b")]);
-        assert!(d.decode(&r, &mut rec, &mut counts).unwrap());
+        assert!(d
+            .decode(buffered(&r).as_row_ref(), &mut rec, &mut counts)
+            .unwrap());
         let r = row(b"j", &[("other", 1, b"b")]);
-        assert!(!d.decode(&r, &mut rec, &mut counts).unwrap());
+        assert!(!d
+            .decode(buffered(&r).as_row_ref(), &mut rec, &mut counts)
+            .unwrap());
         assert_eq!(
             counts,
             RowCounts {

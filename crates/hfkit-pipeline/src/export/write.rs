@@ -16,7 +16,7 @@ use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::WriterProperties;
 
 use crate::cell_export::ExportFormat;
-use hfkit_read::Row;
+use hfkit_read::RowRef;
 use hfkit_table::export::RowWriter;
 use hfkit_table::to_string_binary;
 
@@ -166,7 +166,7 @@ impl RowWriter for RecordWriter<'_> {
     type Output = RowCounts;
     type Error = ExportError;
 
-    fn write_row(&mut self, row: &Row) -> Result<(), ExportError> {
+    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), ExportError> {
         if !self
             .decoder
             .decode(row, &mut self.record, &mut self.counts)?
@@ -194,7 +194,7 @@ impl RowWriter for RecordWriter<'_> {
                     .zip(self.decoder.fields())
                 {
                     let ferr = |reason: &str| ExportError::Field {
-                        row: to_string_binary(&row.row),
+                        row: to_string_binary(row.row()),
                         field: f.name.clone(),
                         reason: reason.to_string(),
                     };
