@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use toml::de::DeTable;
+use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
@@ -20,17 +20,38 @@ use super::mapping::{
 use super::table::{explicit_keys, ParsedSchema, SplitSpec};
 use super::toml_doc::{
     key_offset, located, AttrSection, ColumnSection, FamilySection, IndexSection, OperationSection,
-    RowkeySection, SchemaDoc, SplitsSection, TableSection, Timestamp,
+    RowkeySection, SchemaDoc, SplitsSection, TableSection, TargetSection, TargetsDoc, Timestamp,
 };
 use crate::error::{At, Location, SchemaError};
 use crate::split::SplitAlgorithm;
 
-/// Parses TOML schema text (see [`super::TableSchema::from_toml_str`]).
+/// Parses TOML schema text of one table (see [`super::TableSchema::from_toml_str`]); a file
+/// of several `[[table]]` sections is refused here (only [`read_targets`] takes it).
 pub(super) fn read(
     text: &str,
     source: &str,
     base_dir: Option<&Path>,
 ) -> Result<ParsedSchema, SchemaError> {
+    let mut targets = read_targets(text, source, base_dir)?;
+    match targets.len() {
+        1 => Ok(targets.remove(0)),
+        n => Err(SchemaError::Syntax {
+            at: At::from(Location::of_offset(source, text, 0)),
+            message: format!(
+                "{n} [[table]] sections: only `hfkit import` writes several tables from one \
+                 schema (formats/schema.md §\"Several tables from one input\")"
+            ),
+        }),
+    }
+}
+
+/// Parses TOML schema text: one table (`[table]`), or one per `[[table]]` section in
+/// document order (`formats/schema.md` §"Several tables from one input").
+pub(super) fn read_targets(
+    text: &str,
+    source: &str,
+    base_dir: Option<&Path>,
+) -> Result<Vec<ParsedSchema>, SchemaError> {
     let root = DeTable::parse(text).map_err(|e| SchemaError::Syntax {
         at: At::from(Location::of_offset(
             source,
@@ -45,9 +66,17 @@ pub(super) fn read(
         base_dir,
         root: root.get_ref(),
     };
+    if matches!(
+        r.root.get("table").map(Spanned::get_ref),
+        Some(DeValue::Array(_))
+    ) {
+        let doc = TargetsDoc::deserialize(toml::de::Deserializer::from(root.clone()))
+            .map_err(|e| located(&e, r.root, |offset| r.at(offset)))?;
+        return r.targets(doc);
+    }
     let doc = SchemaDoc::deserialize(toml::de::Deserializer::from(root.clone()))
         .map_err(|e| located(&e, r.root, |offset| r.at(offset)))?;
-    r.schema(doc)
+    Ok(vec![r.schema(doc)?])
 }
 
 struct TomlReader<'a> {
@@ -77,6 +106,43 @@ impl TomlReader<'_> {
             at: self.at(offset),
             message: message.into(),
         }
+    }
+
+    /// Each `[[table]]` as a schema of its own; no two may name the same table, nor two the
+    /// same directory (a table's directory under `--table ROOT` is `ROOT/<qualifier>`), nor
+    /// may an index table of one be another.
+    fn targets(&self, doc: TargetsDoc) -> Result<Vec<ParsedSchema>, SchemaError> {
+        let mut out: Vec<ParsedSchema> = Vec::new();
+        for v in doc.table.0 {
+            let span = v.span();
+            let TargetSection(mut doc) = v.into_inner();
+            doc.table = doc
+                .table
+                .map(|t| Spanned::new(span.clone(), t.into_inner()));
+            let parsed = self.schema(doc)?;
+            let taken: Vec<&str> = out
+                .iter()
+                .flat_map(|o| {
+                    std::iter::once(&o.table).chain(o.mapping.indexes.iter().map(|x| &x.table))
+                })
+                .map(|t| t.qualifier.as_str())
+                .collect();
+            let mut mine = std::iter::once(&parsed.table)
+                .chain(parsed.mapping.indexes.iter().map(|x| &x.table));
+            if let Some(t) = mine.find(|t| taken.contains(&t.qualifier.as_str())) {
+                return Err(SchemaError::Mapping {
+                    at: self.at(span.start),
+                    what: format!("[[table]] '{}'", parsed.table.full_name()),
+                    reason: format!(
+                        "'{}' is already a table of this schema: every table (and index table) \
+                         needs a qualifier of its own, its directory under --table ROOT",
+                        t.qualifier
+                    ),
+                });
+            }
+            out.push(parsed);
+        }
+        Ok(out)
     }
 
     fn schema(&self, doc: SchemaDoc) -> Result<ParsedSchema, SchemaError> {
