@@ -298,6 +298,30 @@ fn import_tables(
         check_inputs(&t.table, &t.mapping, &inputs, &format)
             .map_err(|e| CliError::failure(format!("table {}: {e}", t.table.full_name())))?;
     }
+    // Without --bad-rows a bad record stops an import: every table's records are read and
+    // encoded first (a dry run of each), so that one bad for a later table stops the run
+    // before any table is changed.
+    if !a.dry_run && a.bad_rows.is_none() {
+        for t in &targets {
+            let mut check = a.clone();
+            check.dry_run = true;
+            check.quiet = false;
+            check.report = None;
+            check.table = a.table.as_ref().map(|r| r.join(&t.table.qualifier));
+            check.out = None;
+            let mut listing = Vec::new();
+            let name = t.table.full_name();
+            let code = import_table(check, t.clone(), &mut listing).map_err(|e| {
+                CliError::failure(format!("table {name}: {}; no table was changed", e.message))
+            })?;
+            if code != EXIT_OK {
+                return Err(CliError::failure(format!(
+                    "table {name}: bad records; no table was changed:\n{}",
+                    String::from_utf8_lossy(&listing).trim_end()
+                )));
+            }
+        }
+    }
     let suffixed = |p: &Option<PathBuf>, q: &str| {
         p.as_ref().map(|p| {
             let mut s = p.clone().into_os_string();
