@@ -52,6 +52,11 @@ content). The same import into the same table again is refused with exit code 3 
 done, so a scheduler can rerun a job after a failure without loading twice; --force imports it
 again (its cells shadow the first load's as duplicates).
 
+Several tables: a schema of [[table]] sections imports the input into each table in the
+schema's order, to --table ROOT/<table> or --out OUT/<table>/<family>/<hfile>. Every table's
+records are checked first (a bad one changes no table); each table is then attached on its own,
+and the same import run again skips the tables that already hold it.
+
 Exit codes: 0 success, 1 bad input or schema (nothing written), 2 wrong command line, 3 already
 imported into --table (nothing done).
 
@@ -61,6 +66,7 @@ imported into --table (nothing done).
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --out /tmp/hfkit-bulk --report /tmp/hfkit-report.json",
         "hfkit import --schema fixtures/seeds/orders.toml 'fixtures/seeds/ord*.csv' --table /tmp/hfkit-orders --memory 64MB",
         "hfkit import --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --dry-run",
+        "hfkit import --schema fixtures/seeds/sale_lines.toml fixtures/seeds/sale_lines.csv --table /tmp/hfkit-shop",
         "hfkit import --schema fixtures/seeds/accounts.toml fixtures/seeds/accounts-day1.csv --table /tmp/hfkit-accounts",
         "hfkit import --schema fixtures/seeds/accounts.toml fixtures/seeds/accounts-day2.csv --table /tmp/hfkit-accounts --job-id accounts-day-2 --exclude-from-minor-compaction",
     ),

@@ -70,8 +70,8 @@ fn cell(row: String, family: &str, qualifier: String, ts: i64, value: Vec<u8>) -
 /// The 1:N design: order lines as columns of the order's row, and as rows of their own.
 fn expected_orders() -> (BTreeSet<CellBytes>, BTreeSet<CellBytes>) {
     let (mut orders, mut lines) = (BTreeSet::new(), BTreeSet::new());
-    for r in records(&seed("order_lines.csv")) {
-        let order = format!("{:0>6}", r["order_id"]);
+    for r in records(&seed("sale_lines.csv")) {
+        let order = format!("{:0>10}", r["order_id"]);
         let ts: i64 = r["order_ts"].parse().unwrap();
         let customer = r["customer"].as_bytes().to_vec();
         orders.insert(cell(order.clone(), "o", "customer".into(), ts, customer));
@@ -91,8 +91,8 @@ fn one_to_many_orders_and_order_lines_row_by_row() {
     let tmp = tmpdir();
     let root = tmp.path().join("shop");
     let o = import_with(
-        &seed("order_lines.toml"),
-        &seed("order_lines.csv"),
+        &seed("sale_lines.toml"),
+        &seed("sale_lines.csv"),
         "--table",
         &root,
         &["--quiet"],
@@ -136,12 +136,12 @@ fn many_to_many_enrollments_both_directions_row_by_row() {
         assert!(o.status.success(), "{}", text(&o.stderr));
         text(&o.stdout)
     };
-    let s3 = get("student_courses", "s3");
-    for q in ["c:art", "c:math", "c:physics"] {
+    let s3 = get("student_courses", "student-003");
+    for q in ["c:course-art", "c:course-math", "c:course-physics"] {
         assert!(s3.contains(q), "{s3}");
     }
-    let math = get("course_students", "math");
-    for q in ["s:s1", "s:s2", "s:s3"] {
+    let math = get("course_students", "course-math");
+    for q in ["s:student-001", "s:student-002", "s:student-003"] {
         assert!(math.contains(q), "{math}");
     }
 }
@@ -151,8 +151,8 @@ fn out_writes_a_bulk_load_directory_per_table() {
     let tmp = tmpdir();
     let out = tmp.path().join("bulk");
     let o = import_with(
-        &seed("order_lines.toml"),
-        &seed("order_lines.csv"),
+        &seed("sale_lines.toml"),
+        &seed("sale_lines.csv"),
         "--out",
         &out,
         &["--quiet"],
@@ -200,11 +200,11 @@ fn a_bad_record_for_the_second_table_leaves_neither_table_changed() {
     let root = tmp.path().join("shop");
     let input = tmp.path().join("lines.csv");
     // Line 4's qty is no int32: only app:order_lines maps qty, and app:orders comes first.
-    let good = std::fs::read_to_string(seed("order_lines.csv")).unwrap();
+    let good = std::fs::read_to_string(seed("sale_lines.csv")).unwrap();
     std::fs::write(&input, good.replacen(",C3,5,", ",C3,five,", 1)).unwrap();
     let run = || {
         import_with(
-            &seed("order_lines.toml"),
+            &seed("sale_lines.toml"),
             &input,
             "--table",
             &root,
@@ -226,8 +226,8 @@ fn a_bad_record_for_the_second_table_leaves_neither_table_changed() {
 
     // Into existing tables: both byte for byte as they were.
     let o = import_with(
-        &seed("order_lines.toml"),
-        &seed("order_lines.csv"),
+        &seed("sale_lines.toml"),
+        &seed("sale_lines.csv"),
         "--table",
         &root,
         &["--quiet"],
@@ -249,8 +249,8 @@ fn a_run_stopped_between_two_commits_is_finished_by_the_same_import_again() {
     std::fs::write(root.join("order_lines"), b"in the way").unwrap();
     let run = || {
         import_with(
-            &seed("order_lines.toml"),
-            &seed("order_lines.csv"),
+            &seed("sale_lines.toml"),
+            &seed("sale_lines.csv"),
             "--table",
             &root,
             &["--quiet"],
@@ -309,4 +309,13 @@ fn a_dry_run_reports_each_table_and_writes_nothing() {
     let b = out.find("table app:course_students:").expect(&out);
     assert!(a < b, "{out}");
     assert!(!root.exists(), "a dry run created {}", root.display());
+}
+
+#[test]
+fn schema_md_shows_the_seed_schemas_as_they_are() {
+    let doc = include_str!("../../formats/schema.md");
+    for f in ["sale_lines.toml", "enrollments.toml"] {
+        let text = std::fs::read_to_string(seed(f)).unwrap();
+        assert!(doc.contains(&format!("```toml\n{text}```")), "{f}");
+    }
 }

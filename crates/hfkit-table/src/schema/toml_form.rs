@@ -39,7 +39,7 @@ pub(super) fn read(
             at: At::from(Location::of_offset(source, text, 0)),
             message: format!(
                 "{n} [[table]] sections: only `hfkit import` writes several tables from one \
-                 schema (formats/schema.md §\"Several tables from one input\")"
+                 schema"
             ),
         }),
     }
