@@ -20,6 +20,12 @@ fn seed(name: &str) -> PathBuf {
     Path::new(SEEDS).join(name)
 }
 
+/// `hfkit import` of the seed `name` (`name.toml` over `name.csv`).
+fn import_seed(name: &str, mode: &str, dest: &Path, extra: &[&str]) -> std::process::Output {
+    let (schema, input) = (seed(&format!("{name}.toml")), seed(&format!("{name}.csv")));
+    import_with(&schema, &input, mode, dest, extra)
+}
+
 /// Every cell of every live file of the table at `dir`.
 fn table_cells(dir: &Path) -> BTreeSet<CellBytes> {
     let t = Table::open(dir).unwrap();
@@ -90,13 +96,7 @@ fn expected_orders() -> (BTreeSet<CellBytes>, BTreeSet<CellBytes>) {
 fn one_to_many_orders_and_order_lines_row_by_row() {
     let tmp = tmpdir();
     let root = tmp.path().join("shop");
-    let o = import_with(
-        &seed("sale_lines.toml"),
-        &seed("sale_lines.csv"),
-        "--table",
-        &root,
-        &["--quiet"],
-    );
+    let o = import_seed("sale_lines", "--table", &root, &["--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let (orders, lines) = expected_orders();
     assert_eq!(orders.len(), 3 + 6, "3 orders' customers and 6 lines");
@@ -112,13 +112,7 @@ fn one_to_many_orders_and_order_lines_row_by_row() {
 fn many_to_many_enrollments_both_directions_row_by_row() {
     let tmp = tmpdir();
     let root = tmp.path().join("school");
-    let o = import_with(
-        &seed("enrollments.toml"),
-        &seed("enrollments.csv"),
-        "--table",
-        &root,
-        &["--quiet"],
-    );
+    let o = import_seed("enrollments", "--table", &root, &["--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let (mut by_student, mut by_course) = (BTreeSet::new(), BTreeSet::new());
     for r in records(&seed("enrollments.csv")) {
@@ -150,13 +144,7 @@ fn many_to_many_enrollments_both_directions_row_by_row() {
 fn out_writes_a_bulk_load_directory_per_table() {
     let tmp = tmpdir();
     let out = tmp.path().join("bulk");
-    let o = import_with(
-        &seed("sale_lines.toml"),
-        &seed("sale_lines.csv"),
-        "--out",
-        &out,
-        &["--quiet"],
-    );
+    let o = import_seed("sale_lines", "--out", &out, &["--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let families: BTreeSet<String> = files_under(&out)
         .iter()
@@ -225,13 +213,7 @@ fn a_bad_record_for_the_second_table_leaves_neither_table_changed() {
     assert!(!root.exists(), "{:?}", files_under(&root));
 
     // Into existing tables: both byte for byte as they were.
-    let o = import_with(
-        &seed("sale_lines.toml"),
-        &seed("sale_lines.csv"),
-        "--table",
-        &root,
-        &["--quiet"],
-    );
+    let o = import_seed("sale_lines", "--table", &root, &["--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let before = tree(&root);
     let o = run();
@@ -247,15 +229,7 @@ fn a_run_stopped_between_two_commits_is_finished_by_the_same_import_again() {
     // The second table cannot be written (its directory is taken by a file): the run stops
     // after the first commit, as a crash between the two would.
     std::fs::write(root.join("order_lines"), b"in the way").unwrap();
-    let run = || {
-        import_with(
-            &seed("sale_lines.toml"),
-            &seed("sale_lines.csv"),
-            "--table",
-            &root,
-            &["--quiet"],
-        )
-    };
+    let run = || import_seed("sale_lines", "--table", &root, &["--quiet"]);
     let o = run();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let err = text(&o.stderr);
@@ -296,13 +270,7 @@ fn a_run_stopped_between_two_commits_is_finished_by_the_same_import_again() {
 fn a_dry_run_reports_each_table_and_writes_nothing() {
     let tmp = tmpdir();
     let root = tmp.path().join("school");
-    let o = import_with(
-        &seed("enrollments.toml"),
-        &seed("enrollments.csv"),
-        "--table",
-        &root,
-        &["--dry-run"],
-    );
+    let o = import_seed("enrollments", "--table", &root, &["--dry-run"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     let a = out.find("table app:student_courses:").expect(&out);
