@@ -26,6 +26,7 @@ mod import_mapping;
 mod import_reruns;
 mod import_seeds;
 mod import_spill_parquet;
+mod import_tables;
 mod import_timestamps;
 mod kill;
 mod leftovers;

@@ -116,7 +116,12 @@ fn section_keys(section: &[Seg<'_>]) -> Option<&'static str> {
             Seg::Index(_) => None,
         })
         .collect();
-    Some(match keys.as_slice() {
+    // The sections under a `[[table]]` take the keys they take at the top level.
+    let keys = match keys.as_slice() {
+        ["table", rest @ ..] if !rest.is_empty() => rest,
+        all => all,
+    };
+    Some(match keys {
         [] => {
             "[table], [[family]], [splits], [rowkey], [[column]], [[index]], [operation], [explode]"
         }
@@ -185,28 +190,96 @@ impl<'de> de::Visitor<'de> for AttrSectionVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AttrSection, A::Error> {
         let mut s = AttrSection::default();
         while let Some(key) = map.next_key::<Spanned<String>>()? {
-            let k = key.get_ref().as_str();
-            if is_datetime_key(k) {
-                return Err(de::Error::invalid_type(
-                    Unexpected::Other("datetime"),
-                    &self,
-                ));
-            }
-            match k.to_ascii_uppercase().as_str() {
-                _ if k == "name" => s.name = Some(map.next_value()?),
-                "NAME" if self.family && k == "NAME" => s.upper_name = Some(map.next_value()?),
-                "NAME" if self.family => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-                "METADATA" => s.metadata = Some(map.next_value::<StringMap>()?.0),
-                "CONFIGURATION" => s.configuration = Some(map.next_value::<StringMap>()?.0),
-                _ => {
-                    let value = map.next_value()?;
-                    s.attributes.push((key, value));
-                }
-            }
+            self.entry(&mut s, key, &mut map)?;
         }
         Ok(s)
+    }
+}
+
+impl AttrSectionVisitor {
+    /// Reads the value of `key`, one entry of an attribute section, into `s`.
+    fn entry<'de, A: MapAccess<'de>>(
+        &self,
+        s: &mut AttrSection,
+        key: Spanned<String>,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let k = key.get_ref().as_str();
+        if is_datetime_key(k) {
+            return Err(de::Error::invalid_type(
+                Unexpected::Other("datetime"),
+                &"a table",
+            ));
+        }
+        match k.to_ascii_uppercase().as_str() {
+            _ if k == "name" => s.name = Some(map.next_value()?),
+            "NAME" if self.family && k == "NAME" => s.upper_name = Some(map.next_value()?),
+            "NAME" if self.family => {
+                map.next_value::<IgnoredAny>()?;
+            }
+            "METADATA" => s.metadata = Some(map.next_value::<StringMap>()?.0),
+            "CONFIGURATION" => s.configuration = Some(map.next_value::<StringMap>()?.0),
+            _ => {
+                let value = map.next_value()?;
+                s.attributes.push((key, value));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A schema file of several target tables (`formats/schema.md` §"Several tables from one
+/// input"): nothing but `[[table]]` sections.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct TargetsDoc {
+    pub table: Tables<TargetSection>,
+}
+
+/// One `[[table]]`: its `name` and table attributes, as `[table]`, and under it every section
+/// a one-table schema has at its top level (`[[table.family]]`, `[table.rowkey]`, ...),
+/// kept as a [`SchemaDoc`] of its own.
+pub(super) struct TargetSection(pub SchemaDoc);
+
+impl<'de> Deserialize<'de> for TargetSection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = TargetSection;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TargetSection, A::Error> {
+                let attrs = AttrSectionVisitor { family: false };
+                let mut t = AttrSection::default();
+                let mut doc = SchemaDoc {
+                    table: None,
+                    family: None,
+                    splits: None,
+                    rowkey: None,
+                    column: None,
+                    index: None,
+                    operation: None,
+                    explode: None,
+                };
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    match key.get_ref().as_str() {
+                        "family" => doc.family = Some(map.next_value()?),
+                        "splits" => doc.splits = Some(map.next_value()?),
+                        "rowkey" => doc.rowkey = Some(map.next_value()?),
+                        "column" => doc.column = Some(map.next_value()?),
+                        "index" => doc.index = Some(map.next_value()?),
+                        "operation" => doc.operation = Some(map.next_value()?),
+                        "explode" => doc.explode = Some(map.next_value()?),
+                        _ => attrs.entry(&mut t, key, &mut map)?,
+                    }
+                }
+                // The span is set by the reader, which knows where the section starts.
+                doc.table = Some(Spanned::new(0..0, TableSection(t)));
+                Ok(TargetSection(doc))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use toml::de::DeTable;
+use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
@@ -20,17 +20,38 @@ use super::mapping::{
 use super::table::{explicit_keys, ParsedSchema, SplitSpec};
 use super::toml_doc::{
     key_offset, located, AttrSection, ColumnSection, FamilySection, IndexSection, OperationSection,
-    RowkeySection, SchemaDoc, SplitsSection, TableSection, Timestamp,
+    RowkeySection, SchemaDoc, SplitsSection, TableSection, TargetSection, TargetsDoc, Timestamp,
 };
 use crate::error::{At, Location, SchemaError};
 use crate::split::SplitAlgorithm;
 
-/// Parses TOML schema text (see [`super::TableSchema::from_toml_str`]).
+/// Parses TOML schema text of one table (see [`super::TableSchema::from_toml_str`]); a file
+/// of several `[[table]]` sections is refused here (only [`read_targets`] takes it).
 pub(super) fn read(
     text: &str,
     source: &str,
     base_dir: Option<&Path>,
 ) -> Result<ParsedSchema, SchemaError> {
+    let mut targets = read_targets(text, source, base_dir)?;
+    match targets.len() {
+        1 => Ok(targets.remove(0)),
+        n => Err(SchemaError::Syntax {
+            at: At::from(Location::of_offset(source, text, 0)),
+            message: format!(
+                "{n} [[table]] sections: only `hfkit import` writes several tables from one \
+                 schema"
+            ),
+        }),
+    }
+}
+
+/// Parses TOML schema text: one table (`[table]`), or one per `[[table]]` section in
+/// document order (`formats/schema.md` §"Several tables from one input").
+pub(super) fn read_targets(
+    text: &str,
+    source: &str,
+    base_dir: Option<&Path>,
+) -> Result<Vec<ParsedSchema>, SchemaError> {
     let root = DeTable::parse(text).map_err(|e| SchemaError::Syntax {
         at: At::from(Location::of_offset(
             source,
@@ -45,9 +66,17 @@ pub(super) fn read(
         base_dir,
         root: root.get_ref(),
     };
+    if matches!(
+        r.root.get("table").map(Spanned::get_ref),
+        Some(DeValue::Array(_))
+    ) {
+        let doc = TargetsDoc::deserialize(toml::de::Deserializer::from(root.clone()))
+            .map_err(|e| located(&e, r.root, |offset| r.at(offset)))?;
+        return r.targets(doc);
+    }
     let doc = SchemaDoc::deserialize(toml::de::Deserializer::from(root.clone()))
         .map_err(|e| located(&e, r.root, |offset| r.at(offset)))?;
-    r.schema(doc)
+    Ok(vec![r.schema(doc)?])
 }
 
 struct TomlReader<'a> {
@@ -77,6 +106,43 @@ impl TomlReader<'_> {
             at: self.at(offset),
             message: message.into(),
         }
+    }
+
+    /// Each `[[table]]` as a schema of its own; no two may name the same table, nor two the
+    /// same directory (a table's directory under `--table ROOT` is `ROOT/<qualifier>`), nor
+    /// may an index table of one be another.
+    fn targets(&self, doc: TargetsDoc) -> Result<Vec<ParsedSchema>, SchemaError> {
+        let mut out: Vec<ParsedSchema> = Vec::new();
+        for v in doc.table.0 {
+            let span = v.span();
+            let TargetSection(mut doc) = v.into_inner();
+            doc.table = doc
+                .table
+                .map(|t| Spanned::new(span.clone(), t.into_inner()));
+            let parsed = self.schema(doc)?;
+            let taken: Vec<&str> = out
+                .iter()
+                .flat_map(|o| {
+                    std::iter::once(&o.table).chain(o.mapping.indexes.iter().map(|x| &x.table))
+                })
+                .map(|t| t.qualifier.as_str())
+                .collect();
+            let mut mine = std::iter::once(&parsed.table)
+                .chain(parsed.mapping.indexes.iter().map(|x| &x.table));
+            if let Some(t) = mine.find(|t| taken.contains(&t.qualifier.as_str())) {
+                return Err(SchemaError::Mapping {
+                    at: self.at(span.start),
+                    what: format!("[[table]] '{}'", parsed.table.full_name()),
+                    reason: format!(
+                        "'{}' is already a table of this schema: every table (and index table) \
+                         needs a qualifier of its own, its directory under --table ROOT",
+                        t.qualifier
+                    ),
+                });
+            }
+            out.push(parsed);
+        }
+        Ok(out)
     }
 
     fn schema(&self, doc: SchemaDoc) -> Result<ParsedSchema, SchemaError> {
@@ -637,6 +703,7 @@ fn timestamp_source(t: Option<Timestamp>) -> TimestampSource {
 #[cfg(test)]
 mod tests {
     use super::super::*;
+    use super::read_targets;
     use crate::SchemaError;
     use hfkit_format::compression::Compression;
     use std::path::{Path, PathBuf};
@@ -711,6 +778,70 @@ mod tests {
             e.starts_with("s.toml:6:1: unknown key 'region' in [splits]"),
             "{e}"
         );
+    }
+
+    const TWO_TABLES: &str = "[[table]]\nname = \"a\"\n[[table.family]]\nname = \"d\"\n\
+[table.rowkey]\nspec = 'id'\n[[table.column]]\nsource = \"v\"\ncell = \"d:v\"\n\n\
+[[table]]\nname = \"ns:b\"\nMAX_FILESIZE = 1073741824\n[[table.family]]\nname = \"e\"\n\
+[table.splits]\nkeys = [\"m\"]\n[table.rowkey]\nspec = 'v'\n[[table.column]]\nsource = \"id\"\n\
+cell = \"e:{v}\"\n";
+
+    #[test]
+    fn several_tables_each_a_schema_of_its_own() {
+        let t = read_targets(TWO_TABLES, "s.toml", None).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].table.full_name(), "a");
+        assert_eq!(t[0].mapping.rowkey.as_deref(), Some("id"));
+        assert_eq!(t[0].mapping.columns[0].family, "d");
+        assert_eq!(t[1].table.full_name(), "ns:b");
+        assert_eq!(t[1].table.families[0].name, "e");
+        assert_eq!(t[1].mapping.rowkey.as_deref(), Some("v"));
+        assert_eq!(t[1].table.splits.regions(None).unwrap().len(), 2);
+        assert!(t[1].mapping.columns[0].qualifier_template.is_some());
+        // A one-table reader refuses the file rather than reading one of its tables.
+        let e = toml(TWO_TABLES).unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.toml:1:1: 2 [[table]] sections: only `hfkit import`"),
+            "{e}"
+        );
+        // A one-table file reads as one target.
+        let one = read_targets(
+            "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n",
+            "s",
+            None,
+        );
+        assert_eq!(one.unwrap().len(), 1);
+    }
+
+    #[test]
+    fn several_tables_errors_name_line_and_column() {
+        let targets = |text: &str| read_targets(text, "s.toml", None).unwrap_err().to_string();
+        // An unknown key in a section under the second [[table]]: the key's place, and the
+        // keys the section takes.
+        let e = targets(&TWO_TABLES.replace("source = \"id\"", "sorce = \"id\""));
+        assert!(e.starts_with("s.toml:21:1: "), "{e}");
+        assert!(e.contains("source, cell, type"), "{e}");
+        // A column in a family its own table lacks (d is the first table's): the place of its
+        // [[table.column]].
+        let e = targets(&TWO_TABLES.replace("cell = \"e:{v}\"", "cell = \"d:{v}\""));
+        assert_eq!(
+            e,
+            "s.toml:20:1: column 'id': family 'd' is not a family of the table"
+        );
+        // A table without a name: the place of its [[table]].
+        let e = targets(&TWO_TABLES.replace("name = \"ns:b\"\n", ""));
+        assert!(e.starts_with("s.toml:11:1: [table] needs name"), "{e}");
+        // Two tables with one qualifier (one directory under --table ROOT).
+        let e = targets(&TWO_TABLES.replace("ns:b", "ns:a"));
+        assert_eq!(
+            e,
+            "s.toml:11:1: [[table]] 'ns:a': 'a' is already a table of this schema: every \
+             table (and index table) needs a qualifier of its own, its directory under \
+             --table ROOT"
+        );
+        // [table] and [[table]] in one file: TOML's own error, placed.
+        let e = targets("[table]\nname = \"a\"\n[[table]]\nname = \"b\"\n");
+        assert!(e.starts_with("s.toml:3:"), "{e}");
     }
 
     #[test]
