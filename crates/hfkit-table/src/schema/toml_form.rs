@@ -116,6 +116,13 @@ impl TomlReader<'_> {
         for v in doc.table.0 {
             let span = v.span();
             let TargetSection(mut doc) = v.into_inner();
+            if doc
+                .table
+                .as_ref()
+                .is_none_or(|t| t.get_ref().0.name.is_none())
+            {
+                return Err(self.syntax(span.start, "[[table]] needs name = \"namespace:table\""));
+            }
             doc.table = doc
                 .table
                 .map(|t| Spanned::new(span.clone(), t.into_inner()));

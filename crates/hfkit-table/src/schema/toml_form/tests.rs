@@ -127,7 +127,7 @@ fn several_tables_errors_name_line_and_column() {
     );
     // A table without a name: the place of its [[table]].
     let e = targets(&TWO_TABLES.replace("name = \"ns:b\"\n", ""));
-    assert!(e.starts_with("s.toml:11:1: [table] needs name"), "{e}");
+    assert!(e.starts_with("s.toml:11:1: [[table]] needs name"), "{e}");
     // Two tables with one qualifier (one directory under --table ROOT).
     let e = targets(&TWO_TABLES.replace("ns:b", "ns:a"));
     assert_eq!(
