@@ -500,11 +500,11 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
     let r = open(file)?;
     let t = r.trailer();
     let mut counts: std::collections::BTreeMap<&'static str, u64> = Default::default();
-    let end = Trailer::offset_in(r.bytes().len() as u64);
+    let bytes = r.bytes().map_err(|e| fail(file, e))?;
+    let end = Trailer::offset_in(bytes.len() as u64);
     let mut at = 0u64;
     while at < end {
-        let h =
-            BlockDecoder::header_at(&r.bytes()[..end as usize], at).map_err(|e| fail(file, e))?;
+        let h = BlockDecoder::header_at(&bytes[..end as usize], at).map_err(|e| fail(file, e))?;
         *counts.entry(h.block_type.name()).or_default() += 1;
         at += h.on_disk_size_with_header();
     }
@@ -525,7 +525,7 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
     };
     let doc = json!({
         "file": file.display().to_string(),
-        "file_size": r.bytes().len(),
+        "file_size": r.file_len(),
         "trailer": {
             "major_version": t.major_version,
             "minor_version": t.minor_version,

@@ -32,6 +32,7 @@ mod kill;
 mod leftovers;
 mod maintenance;
 mod proptest_hfile;
+mod ranged_read;
 mod read_model;
 mod read_semantics;
 mod reader_garbage;

@@ -18,6 +18,7 @@ use hfkit::format::trailer::{Trailer, TRAILER_SIZE};
 use hfkit::format::Result;
 
 use crate::common;
+use crate::common::mem_source::{open_tiny, MemSource};
 use crate::common::seed_files::{base_files, cells};
 
 /// Mutants per base file (× the base files below ≥ 20k in total).
@@ -38,9 +39,27 @@ impl Rng {
     }
 }
 
-/// Everything a reader user does with a file: open, scan, seek. Errors are fine.
+/// Everything a reader user does with a file: open, scan, seek. Errors are fine. Done twice,
+/// on the bytes in memory and read by tiny ranges ([`MemSource`], [`open_tiny`]): both must
+/// give the same outcome, the same error included.
 fn exercise(bytes: Vec<u8>, probes: &[Vec<u8>]) -> Result<usize> {
-    let r = HFileReader::from_bytes(bytes)?;
+    let ranged = exercise_reader(open_tiny(&MemSource::new(bytes.clone())), probes);
+    let mapped = exercise_reader(HFileReader::from_bytes(bytes), probes);
+    let outcome = |r: &Result<usize>| match r {
+        Ok(n) => format!("{n} cells"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        outcome(&ranged),
+        outcome(&mapped),
+        "read by ranges vs in memory"
+    );
+    mapped
+}
+
+/// [`exercise`] on one reader.
+fn exercise_reader(r: Result<HFileReader>, probes: &[Vec<u8>]) -> Result<usize> {
+    let r = r?;
     let mut n = 0usize;
     let mut s = r.scanner()?;
     while s.next()?.is_some() {

@@ -320,9 +320,17 @@ impl BlockDecoder {
 
     /// Reads the header of the block at `offset` in `file`.
     pub fn header_at(file: &[u8], offset: u64) -> Result<BlockHeader> {
-        let start = usize::try_from(offset)
-            .map_err(|_| FormatError::corrupt("block", offset, "offset beyond memory"))?;
-        let bytes = file.get(start..).ok_or(FormatError::Truncated {
+        Self::header_in(file, 0, offset)
+    }
+
+    /// [`BlockDecoder::header_at`] in `bytes`, the file's bytes from offset `base` on (a range
+    /// read from object storage, or the whole file when `base` is 0); errors name file offsets.
+    pub fn header_in(bytes: &[u8], base: u64, offset: u64) -> Result<BlockHeader> {
+        let start = offset
+            .checked_sub(base)
+            .and_then(|at| usize::try_from(at).ok())
+            .ok_or_else(|| FormatError::corrupt("block", offset, "offset beyond memory"))?;
+        let bytes = bytes.get(start..).ok_or(FormatError::Truncated {
             what: "block header",
             offset,
             needed: HEADER_LEN as u64,
@@ -343,21 +351,33 @@ impl BlockDecoder {
     /// Reads the block at `offset`: parses its header, verifies its checksums, decompresses
     /// its payload into `payload` (cleared first). Returns the header.
     pub fn read(&mut self, file: &[u8], offset: u64, payload: &mut Vec<u8>) -> Result<BlockHeader> {
-        let h = Self::header_at(file, offset)?;
-        let start = offset as usize;
+        self.read_in(file, 0, offset, payload)
+    }
+
+    /// [`BlockDecoder::read`] in `bytes`, the file's bytes from offset `base` on.
+    pub fn read_in(
+        &mut self,
+        bytes: &[u8],
+        base: u64,
+        offset: u64,
+        payload: &mut Vec<u8>,
+    ) -> Result<BlockHeader> {
+        let h = Self::header_in(bytes, base, offset)?;
+        // `header_in` checked that the block lies inside `bytes`.
+        let start = (offset - base) as usize;
         let data_end = start + h.on_disk_data_size_with_header as usize;
         let block_end = start + h.on_disk_size_with_header() as usize;
         checksum::verify_checksums(
             h.checksum_type,
             h.bytes_per_checksum,
-            &file[start..data_end],
-            &file[data_end..block_end],
+            &bytes[start..data_end],
+            &bytes[data_end..block_end],
             offset,
         )?;
         payload.clear();
         self.decompressor
             .decompress(
-                &file[start + HEADER_LEN..data_end],
+                &bytes[start + HEADER_LEN..data_end],
                 h.uncompressed_size_without_header as usize,
                 payload,
             )

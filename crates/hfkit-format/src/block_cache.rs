@@ -26,7 +26,8 @@ pub const ENTRY_OVERHEAD: usize = 128;
 /// HBase's default is a share of the heap; hfkit's a fixed, modest size.
 pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 64 << 20;
 
-/// A cached data block: its header and decompressed payload.
+/// A cached block (a data block, or an index block on a get's path): its header and
+/// decompressed payload.
 #[derive(Clone, Debug)]
 pub struct CachedBlock {
     pub header: BlockHeader,

@@ -125,22 +125,36 @@ impl Trailer {
     /// Decodes the trailer at the end of `file` (magic, version, fields 1-12 present) without
     /// checking the fields against each other ([`Trailer::check`]).
     pub fn decode(file: &[u8]) -> Result<Trailer> {
-        let len = file.len();
-        if len < TRAILER_SIZE {
+        Trailer::decode_end(file, file.len() as u64)
+    }
+
+    /// [`Trailer::read`] from `end`, the last `end.len()` bytes of a file of `file_len` bytes
+    /// (a range read of a file's end).
+    pub fn read_end(end: &[u8], file_len: u64) -> Result<Trailer> {
+        let trailer = Trailer::decode_end(end, file_len)?;
+        trailer.check(file_len)?;
+        Ok(trailer)
+    }
+
+    /// [`Trailer::decode`] from `end`, the last `end.len()` bytes of a file of `file_len` bytes.
+    fn decode_end(end: &[u8], file_len: u64) -> Result<Trailer> {
+        let len = usize::try_from(file_len).unwrap_or(usize::MAX);
+        if len < TRAILER_SIZE || end.len() < TRAILER_SIZE {
             return Err(FormatError::NotAnHFile(format!(
                 "{len} bytes, shorter than the {TRAILER_SIZE}-byte trailer every HFile ends with \
                  (not an HFile, or truncated)"
             )));
         }
         let at = len - TRAILER_SIZE;
-        let t = &file[at..len - VERSION_SIZE];
+        let file = &end[end.len() - TRAILER_SIZE..];
+        let t = &file[..TRAILER_SIZE - VERSION_SIZE];
         if &t[..8] != TRAILER_MAGIC {
             return Err(FormatError::NotAnHFile(format!(
                 "no trailer magic TRABLK\"$ at offset {at} ({TRAILER_SIZE} bytes before the end of \
                  {len}): not an HFile, or truncated"
             )));
         }
-        let v = &file[len - VERSION_SIZE..];
+        let v = &file[TRAILER_SIZE - VERSION_SIZE..];
         let version = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
         let major = version & 0x00ff_ffff;
         let minor = version >> 24;

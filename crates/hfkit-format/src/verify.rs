@@ -77,7 +77,13 @@ struct DataBlockInfo {
 /// Verifies an opened file. (A file that does not open fails with the open error instead.)
 pub fn verify(reader: &HFileReader) -> VerifyReport {
     let mut report = VerifyReport::default();
-    let bytes = reader.bytes();
+    let bytes = match reader.bytes() {
+        Ok(b) => b,
+        Err(e) => {
+            report.problem(None, e.to_string());
+            return report;
+        }
+    };
     let trailer = reader.trailer();
     let end = Trailer::offset_in(bytes.len() as u64);
     let mut dec = match reader.block_decoder() {

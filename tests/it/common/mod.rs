@@ -19,6 +19,7 @@ use hfkit::format::writer::{BulkLoadInfo, WriterOptions};
 
 pub use hfkit_testkit as test_fixtures;
 
+pub mod mem_source;
 pub mod seed_files;
 
 /// The fixtures root (holding `hbase/`, `hbase-corrupt/`, `hashes/`, `splits/`) for test

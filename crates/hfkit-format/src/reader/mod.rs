@@ -33,8 +33,10 @@
 //! |---|---|
 //! | `open` | opening: the trailer, the load-on-open section and their cross-checks |
 //! | `scanner` | [`Scanner`]: the block walk, seeks, the end-of-scan checks, half readers' bounds |
+//! | `ranged` | files read by byte ranges ([`RangeSource`]): the kept end, sized reads, read-ahead |
 
 mod open;
+mod ranged;
 mod scanner;
 
 use std::fs::File;
@@ -43,7 +45,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
 use super::block::{BlockDecoder, BlockHeader, BlockType};
-use super::block_cache::BlockCache;
+use super::block_cache::{BlockCache, CachedBlock};
 use super::bloom::{BloomQuery, BloomReader};
 use super::cell::KeyView;
 use super::compression::Compression;
@@ -52,19 +54,35 @@ use super::error::{FormatError, Result};
 use super::fileinfo::{keys, FileInfo};
 use super::index::{find_block, parse_non_root, IndexEntry, MidKeyMetadata};
 use super::trailer::Trailer;
+pub use ranged::{RangeReads, RangeSource, MAX_READAHEAD, MIN_READAHEAD, OPEN_READ};
 pub use scanner::Scanner;
+
+use ranged::RangedFile;
 
 /// The bytes of an open file.
 enum Backing {
     Mapped(memmap2::Mmap),
     Owned(Vec<u8>),
+    /// Read by ranges: only the file's end is held.
+    Ranged(Box<RangedFile>),
 }
 
 impl Backing {
-    fn bytes(&self) -> &[u8] {
+    fn len(&self) -> u64 {
         match self {
-            Backing::Mapped(m) => m,
-            Backing::Owned(v) => v,
+            Backing::Mapped(m) => m.len() as u64,
+            Backing::Owned(v) => v.len() as u64,
+            Backing::Ranged(r) => r.len(),
+        }
+    }
+
+    /// The file's bytes from an offset to its end, at least from the load-on-open section
+    /// on: (that offset, the bytes).
+    fn end(&self) -> (u64, &[u8]) {
+        match self {
+            Backing::Mapped(m) => (0, m),
+            Backing::Owned(v) => (0, v),
+            Backing::Ranged(r) => r.end(),
         }
     }
 }
@@ -166,6 +184,22 @@ impl HFileReader {
         HFileReader::from_backing(Backing::Owned(bytes))
     }
 
+    /// Opens a file read by byte ranges (a store file on object storage): reads and keeps its
+    /// end (trailer and load-on-open section); every other block is read when a scan, seek or
+    /// Bloom query needs it (`formats/hfile.md` §"Reading by ranges").
+    pub fn from_source(source: std::sync::Arc<dyn RangeSource>) -> Result<HFileReader> {
+        HFileReader::from_source_with(source, RangeReads::default())
+    }
+
+    /// [`HFileReader::from_source`] with other read sizes.
+    pub fn from_source_with(
+        source: std::sync::Arc<dyn RangeSource>,
+        reads: RangeReads,
+    ) -> Result<HFileReader> {
+        let file = RangedFile::open(source, reads)?;
+        HFileReader::from_backing(Backing::Ranged(Box::new(file)))
+    }
+
     /// This reader restricted to one half of the file, as HBase reads a reference file: its
     /// scanners return only the cells whose key is ≥ `split_key` ([`HalfRange::Top`]) or
     /// < `split_key` ([`HalfRange::Bottom`]); seeks are clamped to the half. `split_key` is a
@@ -187,9 +221,19 @@ impl HFileReader {
             .map(|h| (h.split_key.as_slice(), h.range))
     }
 
-    /// The whole file.
-    pub fn bytes(&self) -> &[u8] {
-        self.backing.bytes()
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.backing.len()
+    }
+
+    /// The whole file (for a file read by ranges: read with one request the first time, then
+    /// kept).
+    pub fn bytes(&self) -> Result<&[u8]> {
+        match &self.backing {
+            Backing::Mapped(m) => Ok(m),
+            Backing::Owned(v) => Ok(v),
+            Backing::Ranged(r) => r.whole(),
+        }
     }
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
@@ -293,7 +337,20 @@ impl HFileReader {
         offset: u64,
         payload: &mut Vec<u8>,
     ) -> Result<BlockHeader> {
-        let trailer_at = Trailer::offset_in(self.bytes().len() as u64);
+        self.read_block_sized(dec, offset, None, payload)
+    }
+
+    /// [`HFileReader::read_block`] of a block whose on-disk size (with header) an index or
+    /// Bloom meta gave: a file read by ranges reads exactly that many bytes, where a scan's
+    /// read (`None`) reads ahead. The size is a hint; the block's own header decides.
+    pub fn read_block_sized(
+        &self,
+        dec: &mut BlockDecoder,
+        offset: u64,
+        size: Option<u64>,
+        payload: &mut Vec<u8>,
+    ) -> Result<BlockHeader> {
+        let trailer_at = Trailer::offset_in(self.file_len());
         if offset >= trailer_at {
             return Err(FormatError::corrupt(
                 "block",
@@ -301,7 +358,13 @@ impl HFileReader {
                 "offset is inside the trailer",
             ));
         }
-        dec.read(&self.bytes()[..trailer_at as usize], offset, payload)
+        match &self.backing {
+            Backing::Ranged(r) => r.read_block(dec, offset, size, trailer_at, payload),
+            Backing::Mapped(_) | Backing::Owned(_) => {
+                let (_, bytes) = self.backing.end();
+                dec.read(&bytes[..trailer_at as usize], offset, payload)
+            }
+        }
     }
 
     /// The offset of the data block that may hold `key` (a flat key), following the index
@@ -311,9 +374,8 @@ impl HFileReader {
             return Ok(None);
         };
         let mut entry = self.root_index[i].clone();
-        let mut payload = Vec::new();
         for level in 1..self.trailer.num_data_index_levels {
-            let h = self.read_block(dec, entry.offset, &mut payload)?;
+            let CachedBlock { header: h, payload } = self.index_block(dec, &entry)?;
             let want = if level + 1 == self.trailer.num_data_index_levels {
                 BlockType::LeafIndex
             } else {
@@ -338,6 +400,28 @@ impl HFileReader {
             })?;
         }
         Ok(Some(entry))
+    }
+}
+
+impl HFileReader {
+    /// The index block `entry` names, through the block cache when there is one (a get on a
+    /// file read by ranges then reads each index block once).
+    fn index_block(&self, dec: &mut BlockDecoder, entry: &IndexEntry) -> Result<CachedBlock> {
+        let cache = self.block_cache.get();
+        if let Some(b) = cache.and_then(|c| c.get(self.id, entry.offset)) {
+            return Ok(b);
+        }
+        let mut payload = Vec::new();
+        let size = Some(u64::from(entry.on_disk_size));
+        let header = self.read_block_sized(dec, entry.offset, size, &mut payload)?;
+        let block = CachedBlock {
+            header,
+            payload: Arc::new(payload),
+        };
+        if let Some(c) = cache {
+            c.insert(self.id, entry.offset, block.clone());
+        }
+        Ok(block)
     }
 }
 
@@ -366,7 +450,7 @@ impl BloomProbe<'_> {
                 None => dec.insert(r.block_decoder()?),
             };
             let mut payload = Vec::new();
-            let h = r.read_block(dec, offset, &mut payload)?;
+            let h = r.read_block_sized(dec, offset, Some(size as u64), &mut payload)?;
             if h.block_type != BlockType::BloomChunk || h.on_disk_size_with_header() != size as u64
             {
                 return Err(FormatError::corrupt(

@@ -19,22 +19,29 @@ use super::{Backing, HFileReader, LoadOnOpenBlock, NEXT_READER_ID};
 
 impl HFileReader {
     pub(super) fn from_backing(backing: Backing) -> Result<HFileReader> {
-        let bytes = backing.bytes();
-        let trailer = Trailer::read(bytes)?;
+        let file_len = backing.len();
+        let (base, bytes) = backing.end();
+        let trailer = Trailer::read_end(bytes, file_len)?;
         let compression = trailer.compression().ok_or_else(|| {
             FormatError::Unsupported(format!(
                 "compression codec id {}",
                 trailer.compression_codec
             ))
         })?;
-        let trailer_at = Trailer::offset_in(bytes.len() as u64);
+        let trailer_at = Trailer::offset_in(file_len);
         let mut dec = BlockDecoder::new(compression)?;
         let mut payload = Vec::new();
         let mut load_on_open = Vec::new();
         let mut at = trailer.load_on_open_data_offset;
 
         // Data index root.
-        let h = read_expect(&mut dec, bytes, at, &[BlockType::RootIndex], &mut payload)?;
+        let h = read_expect(
+            &mut dec,
+            (base, bytes),
+            at,
+            &[BlockType::RootIndex],
+            &mut payload,
+        )?;
         load_on_open.push(LoadOnOpenBlock {
             offset: at,
             header: h,
@@ -49,7 +56,13 @@ impl HFileReader {
         at += h.on_disk_size_with_header();
 
         // Meta index.
-        let h = read_expect(&mut dec, bytes, at, &[BlockType::RootIndex], &mut payload)?;
+        let h = read_expect(
+            &mut dec,
+            (base, bytes),
+            at,
+            &[BlockType::RootIndex],
+            &mut payload,
+        )?;
         load_on_open.push(LoadOnOpenBlock {
             offset: at,
             header: h,
@@ -80,7 +93,13 @@ impl HFileReader {
                 format!("the block after the two root index blocks is at {at}"),
             ));
         }
-        let h = read_expect(&mut dec, bytes, at, &[BlockType::FileInfo], &mut payload)?;
+        let h = read_expect(
+            &mut dec,
+            (base, bytes),
+            at,
+            &[BlockType::FileInfo],
+            &mut payload,
+        )?;
         load_on_open.push(LoadOnOpenBlock {
             offset: at,
             header: h,
@@ -94,7 +113,7 @@ impl HFileReader {
         while at < trailer_at {
             let h = read_expect(
                 &mut dec,
-                bytes,
+                (base, bytes),
                 at,
                 &[
                     BlockType::GeneralBloomMeta,
@@ -234,15 +253,18 @@ fn check_root_index(
     Ok(None)
 }
 
+/// Reads the load-on-open block at `offset` from `end` (the file's bytes from an offset to
+/// its end, trailer included), checking its type.
 fn read_expect(
     dec: &mut BlockDecoder,
-    bytes: &[u8],
+    end: (u64, &[u8]),
     offset: u64,
     allowed: &[BlockType],
     payload: &mut Vec<u8>,
 ) -> Result<BlockHeader> {
-    let limit = Trailer::offset_in(bytes.len() as u64) as usize;
-    let h = dec.read(&bytes[..limit.min(bytes.len())], offset, payload)?;
+    let (base, bytes) = end;
+    let limit = bytes.len().saturating_sub(crate::trailer::TRAILER_SIZE);
+    let h = dec.read_in(&bytes[..limit], base, offset, payload)?;
     if !allowed.contains(&h.block_type) {
         return Err(FormatError::corrupt(
             "load-on-open section",

@@ -77,7 +77,7 @@ impl<'r> Scanner<'r> {
     /// Loads the data block at or after `offset` (skipping inline and index blocks). False at
     /// the end of the scanned blocks, after checking the trailer against what the walk found.
     fn load_from(&mut self, offset: u64) -> Result<bool> {
-        self.load(offset, false)
+        self.load(offset, false, None)
     }
 
     /// Installs a decoder over `payload`, the data block at `offset` (`next`: where the
@@ -103,14 +103,18 @@ impl<'r> Scanner<'r> {
     }
 
     /// [`Scanner::load_from`]; with `cached`, a data block found at `offset` itself comes
-    /// from, or goes into, the reader's block cache (if it has one).
-    fn load(&mut self, mut offset: u64, cached: bool) -> Result<bool> {
+    /// from, or goes into, the reader's block cache (if it has one). `size`: the on-disk size
+    /// the index gives the block at `offset` (a file read by ranges reads just that).
+    fn load(&mut self, mut offset: u64, cached: bool, mut size: Option<u64>) -> Result<bool> {
         let end = self.reader.scanned_end();
         let cache = match cached {
             true => self.reader.block_cache.get().cloned(),
             false => None,
         };
-        if let Some(b) = cache.as_ref().and_then(|c| c.get(self.reader.id, offset)) {
+        let cached_block = cache.as_ref().and_then(|c| c.get(self.reader.id, offset));
+        // (The cache holds index blocks too: a broken index naming one is read and refused
+        // below, as without a cache.)
+        if let Some(b) = cached_block.filter(|b| b.header.block_type.is_data()) {
             // Checked when it was read: a data block ending inside the scanned blocks.
             let next = offset + b.header.on_disk_size_with_header();
             self.install(
@@ -128,9 +132,12 @@ impl<'r> Scanner<'r> {
                 return Ok(false);
             }
             let mut payload = std::mem::take(&mut self.spare);
-            let h = self
-                .reader
-                .read_block(&mut self.blocks, offset, &mut payload)?;
+            let h = self.reader.read_block_sized(
+                &mut self.blocks,
+                offset,
+                size.take(),
+                &mut payload,
+            )?;
             let next = offset + h.on_disk_size_with_header();
             if next > end {
                 return Err(FormatError::corrupt(
@@ -285,7 +292,8 @@ impl<'r> Scanner<'r> {
         };
         self.cells_from_first = None;
         let start = entry.offset;
-        if !self.load(start, true)? || self.block_offset != start {
+        let size = Some(u64::from(entry.on_disk_size));
+        if !self.load(start, true, size)? || self.block_offset != start {
             // The index names only data blocks: anything else there is a broken index (or a
             // wrong num_data_index_levels), never a reason to read on from a later block.
             return Err(FormatError::corrupt(

@@ -230,7 +230,7 @@ impl Table {
                 })
             }
         };
-        let len = reader.bytes().len() as u64;
+        let len = reader.file_len();
         let detail = if len != e.size {
             format!("{len} bytes, the manifest says {}", e.size)
         } else if reader.entry_count() != e.entries {
