@@ -76,3 +76,5 @@ stats() {
 stats get "get" s3://bench/t "$row"
 stats scan-limit-1000 scan s3://bench/t --limit 1000 --format tsv
 stats scan-limit-100000 scan s3://bench/t --limit 100000 --format tsv
+stats get-absent get s3://bench/t "${row}x"
+stats scan-full scan s3://bench/t --format cells

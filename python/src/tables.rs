@@ -329,8 +329,9 @@ fn read_options(columns: Option<Vec<String>>, versions: u32, raw: bool) -> ReadO
 }
 
 /// A table directory, read with HBase's get and scan semantics.
-/// On `s3://`, a local mirror of the live version is read (its manifest and live files,
-/// downloaded when the `Table` is made and removed with it), as the CLI reads a remote table.
+/// On `s3://`, a read mirror of the live version (its manifest, made when the `Table` is made
+/// and removed with it) whose store files are read from object storage by byte ranges, as
+/// the CLI reads a remote table.
 #[pyclass(module = "hfkit._hfkit", frozen)]
 pub struct Table {
     reader: TableReader,
@@ -347,7 +348,7 @@ impl Table {
                 let scratch = storage::scratch()?;
                 let dir = scratch.path().join("table");
                 let found = py
-                    .detach(|| RemoteTable::at(&loc)?.mirror(&dir, true))
+                    .detach(|| RemoteTable::at(&loc)?.read_mirror(&dir))
                     .map_err(|e| table_error(format!("{loc}: {e}")))?;
                 if found.is_none() {
                     return Err(table_error(format!(

@@ -24,8 +24,11 @@ const MIRROR_PREFIX: &str = "hfkit-mirror-";
 /// What a command does to its table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    /// Reads cells or files: a mirror with the live files; nothing committed.
-    Read,
+    /// Reads: nothing committed. `ranged`: a read mirror, whose store files are read from
+    /// object storage by byte ranges (gets, scans, exports of cells or rows); else a mirror
+    /// with the live files downloaded (a check verifies every byte; an export as a table or
+    /// bulk-load directory copies the files).
+    Read { ranged: bool },
     /// Adds files (attach, import --table): committed, rebased when another writer wins.
     Attach,
     /// Creates the table.
@@ -38,22 +41,29 @@ enum Mode {
 /// The remote table a command works on, and how; `None` for a local table (or none).
 fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
     let (table, mode): (&Path, Mode) = match cmd {
-        Command::Get(a) => (a.table(), Mode::Read),
-        Command::Scan(a) => (a.table(), Mode::Read),
+        Command::Get(a) => (a.table(), Mode::Read { ranged: true }),
+        Command::Scan(a) => (a.table(), Mode::Read { ranged: true }),
         Command::Attach { table, .. } => (table, Mode::Attach),
         Command::Import(a) => (a.table()?, Mode::Attach),
         Command::Table(TableCommand::Create(a)) => (&a.table, Mode::Create),
-        Command::Table(TableCommand::Describe { table, .. }) => (table, Mode::Read),
-        Command::Table(TableCommand::Check { table }) => (table, Mode::Read),
+        Command::Table(TableCommand::Describe { table, .. }) => {
+            (table, Mode::Read { ranged: true })
+        }
+        Command::Table(TableCommand::Check { table }) => (table, Mode::Read { ranged: false }),
         Command::Maint(MaintCommand::Compact { table, .. }) => {
             (table, Mode::Change { files: true })
         }
-        Command::Maint(MaintCommand::Export { table, .. }) => (table, Mode::Read),
+        Command::Maint(MaintCommand::Export { table, format, .. }) => (
+            table,
+            Mode::Read {
+                ranged: format.is_some(),
+            },
+        ),
         Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Create { table, .. })) => {
             (table, Mode::Change { files: false })
         }
         Command::Maint(MaintCommand::Snapshot(SnapshotCommand::List { table, .. })) => {
-            (table, Mode::Read)
+            (table, Mode::Read { ranged: true })
         }
         Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Delete { table, .. })) => {
             (table, Mode::Change { files: false })
@@ -151,16 +161,22 @@ fn run_remote(
             }
             (None, Vec::new())
         }
-        Mode::Read | Mode::Change { .. } => {
-            let files = matches!(mode, Mode::Read | Mode::Change { files: true });
-            let base = table.mirror(&mirror, files).map_err(fail)?;
+        Mode::Read { .. } | Mode::Change { .. } => {
+            let base = match mode {
+                Mode::Read { ranged: true } => table.read_mirror(&mirror),
+                Mode::Read { ranged: false } | Mode::Change { files: true } => {
+                    table.mirror(&mirror, true)
+                }
+                _ => table.mirror(&mirror, false),
+            }
+            .map_err(fail)?;
             if base.is_none() {
                 return Err(CliError::failure(format!(
                     "{loc}: no table there (no manifests/manifest-*.json)"
                 )));
             }
             // Index tables too (manifests only): `table describe` lists them.
-            if mode == Mode::Read {
+            if matches!(mode, Mode::Read { .. }) {
                 mirror_indexes(&loc, &mirror)?;
             }
             (base, Vec::new())
@@ -189,14 +205,23 @@ fn run_remote(
         io_kind: e.io_kind,
     })?;
     let buffered = shown(&buffered);
-    if mode == Mode::Read {
+    if let Mode::Read { ranged } = mode {
         out.write_all(&buffered)?;
         if args.iter().any(|a| a == "--stats") {
             let st = crate::storage::total_stats();
-            note!(
-                "object storage: {} request(s), {} byte(s) read (the live manifest and every live file of {loc}, mirrored)",
-                st.requests, st.bytes_read
-            );
+            match ranged {
+                true => {
+                    let (requests, bytes) = crate::table::remote_read::file_reads();
+                    note!(
+                        "object storage: {} request(s), {} byte(s) read; of them {requests} request(s), {bytes} byte(s) by ranges of store files, the rest the live manifest, listings and snapshots of {loc}",
+                        st.requests, st.bytes_read
+                    );
+                }
+                false => note!(
+                    "object storage: {} request(s), {} byte(s) read (the live manifest and every live file of {loc}, downloaded)",
+                    st.requests, st.bytes_read
+                ),
+            }
         }
         return Ok(code);
     }

@@ -38,6 +38,7 @@ mod read_semantics;
 mod reader_garbage;
 mod s3_faults;
 mod s3_io;
+mod s3_read;
 mod s3_table;
 mod table_attach;
 mod table_create;

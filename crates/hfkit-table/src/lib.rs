@@ -15,6 +15,7 @@
 //! | [`directory`] | create, open, attach, check and garbage-collect a table directory | `table.md` |
 //! | [`staging`] | temporary directories held by a live process ([`staging::OwnedDir`]), and sweeping those of dead ones | `table.md` §"Writers and garbage" |
 //! | [`remote`] | tables on object storage: mirrors, and the commit by create-only manifest versions | `table.md` §"Tables on object storage" |
+//! | [`remote_read`] | read mirrors: store files on object storage read by byte ranges | `table.md` §"Reads of tables on object storage" |
 //! | [`read`] | [`read::TableReader`]: Get and Scan over every region and family of one manifest version | `read.md` §"Table-level reads" |
 //! | [`compact`] | compaction (HBase's selection and compaction rules) | `table.md` §"Compaction" |
 //! | [`alter`] | `alter`: a family's settings changed in a new manifest version | `table.md` §"Alter" |
@@ -35,6 +36,7 @@ pub mod fsops;
 pub mod manifest;
 pub mod read;
 pub mod remote;
+pub mod remote_read;
 pub mod schema;
 pub mod shell;
 pub mod snapshot;

@@ -274,6 +274,18 @@ impl RemoteTable {
         }
     }
 
+    /// A read mirror of the latest version in `dir` (which must not exist): its manifest and
+    /// snapshots as [`RemoteTable::mirror`] makes them, no data file, and the mark that makes
+    /// [`Table::open`] read each store file from this table by byte ranges
+    /// ([`crate::remote_read`]). `None` (and nothing made) when there is no table here.
+    pub fn read_mirror(&self, dir: &Path) -> Result<Option<Latest>, RemoteError> {
+        let latest = self.mirror(dir, false)?;
+        if latest.is_some() {
+            crate::remote_read::RemoteData::mark(dir, &self.root)?;
+        }
+        Ok(latest)
+    }
+
     fn mirror_once(&self, dir: &Path, files: bool) -> Result<Option<Latest>, RemoteError> {
         let latest = match self.latest() {
             Ok(l) => l,

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use crate::fsops::{Fs, RealFs};
 use crate::manifest::{self, Attributes, FamilyEntry, Manifest, StoreFileEntry, MANIFEST_DIR};
+use crate::remote_read::RemoteData;
 use crate::TableError;
 use hfkit_format::error::FormatError;
 use hfkit_format::reader::HFileReader;
@@ -55,6 +56,9 @@ pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
 pub struct Table {
     dir: PathBuf,
     fs: Arc<dyn Fs>,
+    /// For a read mirror of a table on object storage: where its store files are read from
+    /// (`remote_read`).
+    remote: Option<RemoteData>,
 }
 
 /// Held while a writer changes the table; released on drop.
@@ -169,6 +173,7 @@ impl Table {
         Ok(Table {
             dir: dir.to_path_buf(),
             fs: Arc::new(RealFs),
+            remote: None,
         })
     }
 
@@ -177,6 +182,7 @@ impl Table {
         let t = Table {
             dir: dir.to_path_buf(),
             fs: Arc::new(RealFs),
+            remote: RemoteData::of(dir)?,
         };
         t.manifest()?;
         Ok(t)
@@ -218,9 +224,17 @@ impl Table {
     /// before data is replaced, deleted or handed out".)
     /// A file that cannot be opened is [`TableError::Io`] (for a vanished file) or
     /// [`TableError::Corrupt`], both naming its path.
+    /// In a read mirror of a table on object storage, the file is the object, read by ranges.
     pub fn open_store_file(&self, e: &StoreFileEntry) -> Result<HFileReader, TableError> {
         let path = self.file_path(e);
-        let reader = match HFileReader::open(&path) {
+        let opened = match &self.remote {
+            Some(r) => {
+                let rel = format!("{}/{}/{}", e.region, e.family, e.name);
+                HFileReader::from_source(Arc::new(r.object(&rel, e.size)))
+            }
+            None => HFileReader::open(&path),
+        };
+        let reader = match opened {
             Ok(r) => r,
             Err(FormatError::Io { source, .. }) => return Err(TableError::Io { path, source }),
             Err(err) => {

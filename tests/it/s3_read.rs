@@ -1,0 +1,135 @@
+//! Reads of tables on object storage by byte ranges (`s3://`, against moto on loopback;
+//! `formats/table.md` §"Reads of tables on object storage"): gets and scans read only the
+//! blocks they need, give what the same read of a local copy gives, and `--stats` counts the
+//! requests and bytes.
+
+use std::path::Path;
+
+use hfkit_testkit::s3::S3Server;
+
+use crate::common::{hfkit, text};
+
+/// Runs hfkit with the server as endpoint; stdout, or a panic with stderr.
+fn run(server: &S3Server, args: &[&str]) -> String {
+    let endpoint = server.endpoint();
+    let mut all = args.to_vec();
+    all.extend(["--s3-endpoint", &endpoint]);
+    let o = hfkit(&all);
+    assert!(o.status.success(), "{all:?}: {}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// The numbers of an `--stats` note of a read of an `s3://` table: (requests, bytes) in all,
+/// and of them by ranges of store files.
+fn object_stats(stderr: &str) -> ((u64, u64), (u64, u64)) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("object storage: "))
+        .unwrap_or_else(|| panic!("no object storage note in {stderr}"));
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert!(line.contains("by ranges of store files"), "{line}");
+    ((n[0], n[1]), (n[2], n[3]))
+}
+
+/// Reads of an `s3://` table fetch only what they need (`formats/table.md` §"Reads of tables
+/// on object storage"): a get reads each file's end and the few blocks on its path, a short
+/// scan little more, a full scan each byte of the files about once; each gives what the same
+/// read of a local copy gives; `--stats` says how many requests and bytes it took.
+#[test]
+fn reads_of_s3_table_fetch_only_what_they_need() {
+    let Some(server) = S3Server::start("reads_of_s3_table_fetch_only_what_they_need") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let schema = t.path().join("s.toml");
+    std::fs::write(
+        &schema,
+        "[table]\nname = \"r\"\n[[family]]\nname = \"d\"\nCOMPRESSION = \"SNAPPY\"\n\
+         BLOOMFILTER = \"ROW\"\n[splits]\nkeys = [\"row-5\"]\n[rowkey]\nspec = \"id\"\n\
+         [[column]]\nsource = \"v\"\ncell = \"d:v\"\ntimestamp = 1700000000000\n",
+    )
+    .unwrap();
+    // 60,000 rows of random hex values: two files of ~1.6 MB.
+    let mut csv = String::from("id,v\n");
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..60_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        csv.push_str(&format!(
+            "row-{i:06},{x:016x}{:016x}{:016x}\n",
+            !x,
+            x.rotate_left(9)
+        ));
+    }
+    let input = t.path().join("in.csv");
+    std::fs::write(&input, csv).unwrap();
+    let local = t.path().join("local");
+    let local = local.to_str().unwrap();
+    let remote = server.url("tables/r");
+    for table in [local, remote.as_str()] {
+        let (s, i) = (schema.to_str().unwrap(), input.to_str().unwrap());
+        run(
+            &server,
+            &["import", "--schema", s, i, "--table", table, "--quiet"],
+        );
+    }
+    let table_bytes: u64 = crate::common::files_under(&Path::new(local).join("data"))
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert!(table_bytes > 3_000_000, "{table_bytes}");
+
+    // Runs `args` on the remote table (TABLE) with --stats: stdout equal to the local
+    // table's, and the numbers of the note.
+    let read = |args: &[&str]| {
+        let with = |table: &str| {
+            let mut a: Vec<&str> = args
+                .iter()
+                .map(|x| if *x == "TABLE" { table } else { x })
+                .collect();
+            a.push("--stats");
+            let endpoint = server.endpoint();
+            a.extend(["--s3-endpoint", &endpoint]);
+            let o = hfkit(&a);
+            assert!(o.status.success(), "{a:?}: {}", text(&o.stderr));
+            (text(&o.stdout), text(&o.stderr))
+        };
+        let (want, _) = with(local);
+        let (got, stderr) = with(&remote);
+        assert_eq!(got, want, "{args:?}");
+        object_stats(&stderr)
+    };
+
+    // A get: per file its end (one request: trailer and load-on-open section), then at most
+    // the Bloom chunk, index blocks and the data block of the file holding the row.
+    let ((requests, bytes), (file_requests, file_bytes)) =
+        read(&["get", "TABLE", "row-012345", "--format", "tsv"]);
+    eprintln!("get: {requests} requests, {bytes} bytes; store files {file_requests}, {file_bytes}");
+    assert!(file_requests <= 2 + 4, "{file_requests} requests");
+    assert!(
+        file_bytes < 2 * 64 * 1024 + 4 * 70 * 1024,
+        "{file_bytes} bytes"
+    );
+    assert!(requests < file_requests + 12 && bytes < file_bytes + 64 * 1024);
+    // An absent row the Bloom filter rules out reads no data block.
+    let (_, (_, absent_bytes)) = read(&["get", "TABLE", "row-0123456", "--format", "tsv"]);
+    assert!(absent_bytes < file_bytes, "{absent_bytes} vs {file_bytes}");
+
+    // A short scan: the ends and the first read-ahead.
+    let (_, (_, short)) = read(&["scan", "TABLE", "--limit", "10", "--format", "tsv"]);
+    assert!(short < 2 * 64 * 1024 + 2 * 256 * 1024, "{short} bytes");
+
+    // A full scan: every byte of the data sections about once, in few requests.
+    let (_, (full_requests, full)) = read(&["scan", "TABLE", "--format", "tsv"]);
+    eprintln!("full scan: {full_requests} requests, {full} bytes of {table_bytes}; short scan {short}; absent get {absent_bytes}");
+    assert!(
+        full <= table_bytes && full > table_bytes * 9 / 10,
+        "{full} of {table_bytes}"
+    );
+    assert!(full_requests <= 2 * 8, "{full_requests} requests");
+}
