@@ -77,4 +77,4 @@ stats get "get" s3://bench/t "$row"
 stats scan-limit-1000 scan s3://bench/t --limit 1000 --format tsv
 stats scan-limit-100000 scan s3://bench/t --limit 100000 --format tsv
 stats get-absent get s3://bench/t "${row}x"
-stats scan-full scan s3://bench/t --format cells
+stats scan-full-one-column scan s3://bench/t --column l:returnflag --format tsv
