@@ -1,6 +1,8 @@
 //! Commands on a table on object storage (`s3://bucket/prefix`). Each runs the local command
 //! unchanged on a *mirror* of the table in a staging directory of its own (`table::remote`):
-//! reads on a mirror holding the live files; writes on a mirror of the latest manifest, whose
+//! gets, scans and exports of cells or rows on a read mirror, whose store files are read from
+//! object storage by byte ranges (`table::remote_read`); a check and an export copying files on
+//! a mirror holding the live files, downloaded; writes on a mirror of the latest manifest, whose
 //! result is then committed by creating the next manifest version create-only. An attach (or
 //! `import --table`) that loses the version to another writer is attached again onto the new
 //! latest version; a compaction, alter or snapshot that loses fails, leaving the table as the
@@ -188,8 +190,15 @@ fn run_remote(
         }
     };
     let cli = <super::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
+    // A get's or scan's cells go straight out (their output never names the table; a scan's
+    // may be far larger than memory); other commands' reports are held to name the table
+    // by its URL.
+    let streamed = matches!(cli.command, Command::Get(_) | Command::Scan(_));
     let mut buffered = Vec::new();
-    let code = dispatch(cli.command, &mut buffered);
+    let code = match streamed {
+        true => dispatch(cli.command, out),
+        false => dispatch(cli.command, &mut buffered),
+    };
     // Messages name the table by its URL, not by the mirror's path.
     let shown = |b: &[u8]| {
         let mut t = String::from_utf8_lossy(b)

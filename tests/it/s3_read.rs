@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use hfkit_testkit::s3::S3Server;
+use hfkit_testkit::s3::{Fault, FaultAnswer, S3Server};
 
 use crate::common::{hfkit, text};
 
@@ -45,39 +45,8 @@ fn reads_of_s3_table_fetch_only_what_they_need() {
         return;
     };
     let t = tempfile::tempdir().unwrap();
-    let schema = t.path().join("s.toml");
-    std::fs::write(
-        &schema,
-        "[table]\nname = \"r\"\n[[family]]\nname = \"d\"\nCOMPRESSION = \"SNAPPY\"\n\
-         BLOOMFILTER = \"ROW\"\n[splits]\nkeys = [\"row-5\"]\n[rowkey]\nspec = \"id\"\n\
-         [[column]]\nsource = \"v\"\ncell = \"d:v\"\ntimestamp = 1700000000000\n",
-    )
-    .unwrap();
-    // 60,000 rows of random hex values: two files of ~1.6 MB.
-    let mut csv = String::from("id,v\n");
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    for i in 0..60_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        csv.push_str(&format!(
-            "row-{i:06},{x:016x}{:016x}{:016x}\n",
-            !x,
-            x.rotate_left(9)
-        ));
-    }
-    let input = t.path().join("in.csv");
-    std::fs::write(&input, csv).unwrap();
-    let local = t.path().join("local");
-    let local = local.to_str().unwrap();
-    let remote = server.url("tables/r");
-    for table in [local, remote.as_str()] {
-        let (s, i) = (schema.to_str().unwrap(), input.to_str().unwrap());
-        run(
-            &server,
-            &["import", "--schema", s, i, "--table", table, "--quiet"],
-        );
-    }
+    let (local, remote) = local_and_s3_table(&server, t.path(), "r", 60_000);
+    let local = local.as_str();
     let table_bytes: u64 = crate::common::files_under(&Path::new(local).join("data"))
         .iter()
         .map(|p| std::fs::metadata(p).unwrap().len())
@@ -127,9 +96,85 @@ fn reads_of_s3_table_fetch_only_what_they_need() {
     // A full scan: every byte of the data sections about once, in few requests.
     let (_, (full_requests, full)) = read(&["scan", "TABLE", "--format", "tsv"]);
     eprintln!("full scan: {full_requests} requests, {full} bytes of {table_bytes}; short scan {short}; absent get {absent_bytes}");
+    // (The files of the s3 import differ from the local one's by a few bytes of FileInfo.)
     assert!(
-        full <= table_bytes && full > table_bytes * 9 / 10,
+        full <= table_bytes + 1024 && full > table_bytes * 9 / 10,
         "{full} of {table_bytes}"
     );
     assert!(full_requests <= 2 * 8, "{full_requests} requests");
+}
+
+/// The same import of `rows` rows of random hex values (two regions, Snappy, ROW Bloom) into a
+/// local table under `dir` and into the `s3://` table `tables/<name>`: their paths.
+fn local_and_s3_table(server: &S3Server, dir: &Path, name: &str, rows: usize) -> (String, String) {
+    let schema = dir.join("s.toml");
+    std::fs::write(
+        &schema,
+        "[table]\nname = \"r\"\n[[family]]\nname = \"d\"\nCOMPRESSION = \"SNAPPY\"\n\
+         BLOOMFILTER = \"ROW\"\n[splits]\nkeys = [\"row-5\"]\n[rowkey]\nspec = \"id\"\n\
+         [[column]]\nsource = \"v\"\ncell = \"d:v\"\ntimestamp = 1700000000000\n",
+    )
+    .unwrap();
+    let mut csv = String::from("id,v\n");
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..rows {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        csv.push_str(&format!(
+            "row-{i:06},{x:016x}{:016x}{:016x}\n",
+            !x,
+            x.rotate_left(9)
+        ));
+    }
+    let input = dir.join(format!("{name}.csv"));
+    std::fs::write(&input, csv).unwrap();
+    let local = dir.join(name).to_str().unwrap().to_string();
+    let remote = server.url(&format!("tables/{name}"));
+    for table in [local.as_str(), remote.as_str()] {
+        let (s, i) = (schema.to_str().unwrap(), input.to_str().unwrap());
+        run(
+            server,
+            &["import", "--schema", s, i, "--table", table, "--quiet"],
+        );
+    }
+    (local, remote)
+}
+
+/// A ranged read of a store file whose answer is cut short in transfer is retried (every
+/// second GET of a data object cut: the scan equals the local one); one cut every time fails
+/// naming the object's URL.
+#[test]
+fn ranged_reads_cut_short_are_retried() {
+    let Some(server) = S3Server::start("ranged_reads_cut_short_are_retried") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let (local, remote) = local_and_s3_table(&server, t.path(), "cut", 20_000);
+    let scan = |endpoint: &str, table: &str| {
+        hfkit(&["scan", table, "--format", "tsv", "--s3-endpoint", endpoint])
+    };
+    let want = scan(&server.endpoint(), &local);
+    assert!(want.status.success());
+    let cut = |every| {
+        server.proxy(Fault {
+            every,
+            method: Some("GET"),
+            path_contains: Some("/tables/cut/data/".into()),
+            answer: FaultAnswer::Truncate,
+        })
+    };
+    let proxy = cut(2);
+    let got = scan(&proxy.endpoint(), &remote);
+    assert!(got.status.success(), "{}", text(&got.stderr));
+    assert_eq!(text(&got.stdout), text(&want.stdout));
+    let cuts = proxy.failed.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(cuts > 0, "no answer was cut");
+
+    let proxy = cut(1);
+    let got = scan(&proxy.endpoint(), &remote);
+    assert!(!got.status.success());
+    let err = text(&got.stderr);
+    assert!(err.contains(&format!("{remote}/data/")), "{err}");
+    assert!(got.stdout.is_empty() || text(&got.stdout).lines().count() < 20_000);
 }
