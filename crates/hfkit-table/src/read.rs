@@ -15,19 +15,24 @@
 //! version and collected the old files in between), the reader re-reads the manifest and tries
 //! again, up to [`OPEN_ATTEMPTS`] times.
 //!
+//! A read mirror of a table on object storage ([`crate::remote_read`]) opens a region's files
+//! when the region is first read instead (each open is a request): a get opens only the files
+//! of the region holding its row, a short scan those of the regions it reaches.
+//!
 //! This module is the one place where the table layer uses the `read` layer (which itself knows
 //! nothing of tables).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::directory::Table;
-use super::manifest::{FamilyEntry, Manifest, RegionEntry};
+use super::manifest::{FamilyEntry, Manifest, RegionEntry, StoreFileEntry};
 use super::split::to_string_binary;
 use super::TableError;
 use hfkit_format::block_cache::BlockCache;
 use hfkit_format::cell::Cell;
+use hfkit_format::reader::HFileReader;
 use hfkit_read::scan::row_range;
 use hfkit_read::{
     self as read, FamilyReadSettings, KeepDeletedCells, ReadError, ReadOptions, ReadStats, Row,
@@ -41,7 +46,10 @@ pub const OPEN_ATTEMPTS: usize = 5;
 /// One region and its stores (one per family that has files in the region, family order).
 struct RegionStores {
     region: RegionEntry,
-    stores: Vec<Store>,
+    /// Set at open, or (a read mirror) when the region is first read.
+    stores: OnceLock<Vec<Store>>,
+    /// A read mirror's files of the region, opened on first read.
+    deferred: Vec<StoreFileEntry>,
 }
 
 /// A consistent, read-only view of one manifest version of a table.
@@ -50,6 +58,33 @@ pub struct TableReader {
     manifest: Manifest,
     /// In key order.
     regions: Vec<RegionStores>,
+    /// Opens the deferred files (a read mirror's table).
+    table: Option<Table>,
+    settings: HashMap<String, FamilyReadSettings>,
+    /// The block cache files opened later read through.
+    block_cache: OnceLock<Arc<BlockCache>>,
+}
+
+/// Adds `reader` (with sequence id `seq_id`) to the store of `family` in `stores`.
+fn add_file(
+    stores: &mut Vec<Store>,
+    family: &str,
+    settings: &FamilyReadSettings,
+    reader: HFileReader,
+    seq_id: u64,
+) {
+    let i = match stores.iter().position(|s| s.family == family.as_bytes()) {
+        Some(i) => i,
+        None => {
+            stores.push(Store {
+                family: family.as_bytes().to_vec(),
+                settings: settings.clone(),
+                files: Vec::new(),
+            });
+            stores.len() - 1
+        }
+    };
+    stores[i].files.push((Arc::new(reader), seq_id));
 }
 
 /// The read settings of a family.
@@ -124,20 +159,16 @@ impl TableReader {
         for f in &manifest.families {
             settings.insert(f.name.clone(), family_read_settings(f)?);
         }
-        let mut regions: Vec<RegionStores> = manifest
-            .regions
-            .iter()
-            .map(|r| RegionStores {
-                region: r.clone(),
-                stores: Vec::new(),
-            })
-            .collect();
-        regions.sort_by(|a, b| a.region.start_key.cmp(&b.region.start_key));
+        let mut regions: Vec<RegionEntry> = manifest.regions.clone();
+        regions.sort_by(|a, b| a.start_key.cmp(&b.start_key));
         let index: HashMap<String, usize> = regions
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.region.id.clone(), i))
+            .map(|(i, r)| (r.id.clone(), i))
             .collect();
+        let defer = table.reads_by_ranges();
+        let mut stores: Vec<Vec<Store>> = regions.iter().map(|_| Vec::new()).collect();
+        let mut deferred: Vec<Vec<StoreFileEntry>> = regions.iter().map(|_| Vec::new()).collect();
         for e in &manifest.files {
             let path = table.file_path(e);
             let (Some(&ri), Some(fs)) = (index.get(&e.region), settings.get(&e.family)) else {
@@ -149,6 +180,10 @@ impl TableReader {
                     ),
                 });
             };
+            if defer {
+                deferred[ri].push(e.clone());
+                continue;
+            }
             let reader = match table.open_store_file(e) {
                 Ok(r) => r,
                 Err(TableError::Io { source, .. })
@@ -158,29 +193,59 @@ impl TableReader {
                 }
                 Err(err) => return Err(err),
             };
-            let stores = &mut regions[ri].stores;
-            let store = match stores.iter().position(|s| s.family == e.family.as_bytes()) {
-                Some(i) => &mut stores[i],
-                None => {
-                    stores.push(Store {
-                        family: e.family.as_bytes().to_vec(),
-                        settings: fs.clone(),
-                        files: Vec::new(),
-                    });
-                    let last = stores.len() - 1;
-                    &mut stores[last]
+            add_file(&mut stores[ri], &e.family, fs, reader, e.seq_id);
+        }
+        let regions = regions
+            .into_iter()
+            .zip(stores.into_iter().zip(deferred))
+            .map(|(region, (mut stores, deferred))| {
+                stores.sort_by(|a, b| a.family.cmp(&b.family));
+                let opened = match defer {
+                    true => OnceLock::new(),
+                    false => OnceLock::from(stores),
+                };
+                RegionStores {
+                    region,
+                    stores: opened,
+                    deferred,
                 }
-            };
-            store.files.push((Arc::new(reader), e.seq_id));
-        }
-        for r in &mut regions {
-            r.stores.sort_by(|a, b| a.family.cmp(&b.family));
-        }
+            })
+            .collect();
         Ok(Ok(TableReader {
             dir,
             manifest,
             regions,
+            table: defer.then(|| table.clone()),
+            settings,
+            block_cache: OnceLock::new(),
         }))
+    }
+
+    /// The stores of region `i`, its files opened now if they were deferred.
+    fn stores(&self, i: usize) -> Result<&[Store], TableError> {
+        let rs = &self.regions[i];
+        if let Some(s) = rs.stores.get() {
+            return Ok(s);
+        }
+        let mut stores = Vec::new();
+        if let Some(table) = &self.table {
+            for e in &rs.deferred {
+                let reader = table.open_store_file(e)?;
+                if let Some(c) = self.block_cache.get() {
+                    reader.set_block_cache(c.clone());
+                }
+                let fs = self
+                    .settings
+                    .get(&e.family)
+                    .ok_or_else(|| TableError::Corrupt {
+                        path: self.dir.clone(),
+                        detail: format!("file {} of unknown family {}", e.name, e.family),
+                    })?;
+                add_file(&mut stores, &e.family, fs, reader, e.seq_id);
+            }
+        }
+        stores.sort_by(|a, b| a.family.cmp(&b.family));
+        Ok(rs.stores.get_or_init(|| stores))
     }
 
     /// A reader over stores opened elsewhere (HBase's own layout: [`hfkit_hbase`]): the
@@ -198,20 +263,28 @@ impl TableReader {
         manifest.check_regions()?;
         let regions = regions
             .into_iter()
-            .map(|(region, stores)| RegionStores { region, stores })
+            .map(|(region, stores)| RegionStores {
+                region,
+                stores: OnceLock::from(stores),
+                deferred: Vec::new(),
+            })
             .collect();
         Ok(TableReader {
             dir,
             manifest,
             regions,
+            table: None,
+            settings: HashMap::new(),
+            block_cache: OnceLock::new(),
         })
     }
 
     /// Makes gets read data blocks through `cache` (HBase's block cache, see
     /// [`hfkit_format::block_cache`]): for a process that does many gets.
     pub fn set_block_cache(&self, cache: &Arc<BlockCache>) {
+        let _ = self.block_cache.set(cache.clone());
         for r in &self.regions {
-            for s in &r.stores {
+            for s in r.stores.get().into_iter().flatten() {
                 for (f, _) in &s.files {
                     f.set_block_cache(cache.clone());
                 }
@@ -277,8 +350,10 @@ impl TableReader {
         let i = self
             .regions
             .partition_point(|r| r.region.start_key.as_slice() <= row);
-        let region = i.checked_sub(1).map(|i| &self.regions[i]);
-        let Some(region) = region.filter(|r| r.region.contains(row)) else {
+        let region = i
+            .checked_sub(1)
+            .filter(|&i| self.regions[i].region.contains(row));
+        let Some(region) = region else {
             return Err(TableError::Corrupt {
                 path: self.dir.clone(),
                 detail: format!(
@@ -288,7 +363,7 @@ impl TableReader {
                 ),
             });
         };
-        read::get_with_stats(&region.stores, row, opts)
+        read::get_with_stats(self.stores(region)?, row, opts)
             .map_err(|e| self.read_error(format!("get row {}", to_string_binary(row)), e))
     }
 
@@ -372,7 +447,7 @@ impl<'r> TableScanner<'r> {
             (Some(s), false) => std::cmp::min(s, &rs.region.end_key).clone(),
         };
         opts.limit = self.opts.limit.map(|l| l.saturating_sub(self.returned));
-        read::scan(&rs.stores, &opts).map_err(|e| self.region_error(i, e))
+        read::scan(self.reader.stores(i)?, &opts).map_err(|e| self.region_error(i, e))
     }
 
     fn region_error(&self, i: usize, e: ReadError) -> TableError {

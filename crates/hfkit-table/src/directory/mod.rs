@@ -198,6 +198,12 @@ impl Table {
         &self.dir
     }
 
+    /// True for a read mirror of a table on object storage, whose store files are objects
+    /// read by byte ranges ([`crate::remote_read`]).
+    pub fn reads_by_ranges(&self) -> bool {
+        self.remote.is_some()
+    }
+
     /// The filesystem commits go through.
     pub(crate) fn fs(&self) -> &dyn Fs {
         self.fs.as_ref()
