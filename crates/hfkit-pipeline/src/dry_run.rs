@@ -111,7 +111,8 @@ pub fn dry_run(
     let mut batch = Batch::default();
     let mut encoded = Vec::new();
     for path in inputs {
-        let Some((mut units, columns)) = open_input(path, format, &wanted, DEFAULT_BATCH_ROWS)?
+        let Some((mut units, columns)) =
+            open_input(path, format, &wanted, DEFAULT_BATCH_ROWS, false)?
         else {
             continue;
         };

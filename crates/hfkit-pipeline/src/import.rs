@@ -159,7 +159,7 @@ pub fn check_inputs(
     let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
     let wanted = compiled.wanted_fields(mapping);
     for path in inputs {
-        let Some((_, columns)) = open_input(path, format, &wanted, 1)? else {
+        let Some((_, columns)) = open_input(path, format, &wanted, 1, false)? else {
             continue;
         };
         bind(&compiled, mapping, &families, &columns, path, 0)?;
@@ -435,7 +435,11 @@ impl<'a> Ingest<'a> {
         let wanted = compiled.wanted_fields(mapping);
         let threads = rayon::current_num_threads();
         for path in &opts.inputs {
-            let Some((units, columns)) = open_input(path, &opts.format, &wanted, opts.batch_rows)?
+            // Parquet records are encoded where their fields are, column by column (an
+            // `[explode]` builds a record per list item, from records).
+            let columnar = mapping.explode.is_none();
+            let Some((units, columns)) =
+                open_input(path, &opts.format, &wanted, opts.batch_rows, columnar)?
             else {
                 continue;
             };
@@ -489,7 +493,7 @@ impl<'a> Ingest<'a> {
                 }
             }
         }
-        self.stats.rows_read += batch.records.len() as u64;
+        self.stats.rows_read += batch.len() as u64;
         self.ticker.progress.rows = self.stats.rows_read;
         self.ticker.progress.cells = self.stats.added;
         self.ticker.tick(|_| ());
@@ -618,10 +622,7 @@ impl BadRows {
 
     /// Record `i` of `batch`, rejected for `reason`.
     fn write(&mut self, batch: &Batch, i: usize, reason: &Rejection) -> Result<(), ImportError> {
-        let fields: Vec<String> = batch.records[i]
-            .iter()
-            .map(|f| String::from_utf8_lossy(f).to_string())
-            .collect();
+        let fields = batch.fields_text(i);
         let position = batch.record_position(i);
         writeln!(self.writer, "{position}\t{reason}\t{}", fields.join(",")).map_err(|source| {
             ImportError::Io {

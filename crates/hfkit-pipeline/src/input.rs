@@ -29,11 +29,13 @@ pub(crate) type OpenInput = (Vec<BatchReader>, Vec<String>);
 /// its column names. Parquet files are read projected to `wanted`; one without row groups has
 /// no reader, and the columns of its schema. `None` for a CSV file without a single line: no
 /// record, and no header to check the mapping against.
+/// With `columnar`, Parquet batches come column by column ([`Batch::columns`]).
 pub(crate) fn open_input(
     path: &Path,
     format: &InputFormat,
     wanted: &[String],
     batch_rows: usize,
+    columnar: bool,
 ) -> Result<Option<OpenInput>, ImportError> {
     let mut units: Vec<BatchReader> = Vec::new();
     match format {
@@ -51,6 +53,9 @@ pub(crate) fn open_input(
             let mut cols = None;
             for g in 0..groups {
                 let mut src = ParquetSource::open(path, Some(wanted), g, batch_rows)?;
+                if columnar {
+                    src = src.columnar();
+                }
                 cols.get_or_insert_with(|| src.columns().to_vec());
                 units.push(Box::new(move |b| src.next_batch(b)));
             }

@@ -4,7 +4,8 @@
 //! | module | owns | prose |
 //! |---|---|---|
 //! | [`source`] | CSV/TSV (plain, gzip, zstd) inputs, in positioned batches | `import.md` §"Sources" |
-//! | [`parquet_source`] | Parquet row groups, projected, rendered as CSV-equivalent text | `import.md` §"Sources" |
+//! | [`parquet_source`] | Parquet row groups, projected | `import.md` §"Sources" |
+//! | [`columns`] | Arrow batches as text fields, column by column (records, or read in place by the import) | `import.md` §"Sources" |
 //! | `remote_input` | inputs on object storage: globs by listing, CSV streamed, Parquet by ranged reads | `storage.md`, `import.md` §"Sources" |
 //! | [`arrow_input`] | record batches handed in by a program (the Python package), rendered as Parquet's; their row keys | `import.md` §"Sources" |
 //! | [`rowkey`] | the rowkey spec language: parse once, compile against the input's columns, encode per row | `rowkey.md` |
@@ -28,6 +29,7 @@
 
 pub mod arrow_input;
 pub mod cell_export;
+pub mod columns;
 pub mod dry_run;
 pub mod encode;
 pub mod error;

@@ -1,33 +1,20 @@
 //! Parquet input: only the mapped columns are read, one reader per row group so row groups can
-//! be read in parallel, values rendered as the text a CSV export of the same data holds.
-//! Spec: `formats/import.md` §"Sources".
-//!
-//! | Arrow type | text |
-//! |---|---|
-//! | Utf8, LargeUtf8, Utf8View, Binary, LargeBinary | the bytes |
-//! | Int*, UInt* | decimal |
-//! | Float32, Float64 | shortest round-trip decimal |
-//! | Decimal128(p, s) | decimal with exactly `s` fraction digits (`17954.55`) |
-//! | Date32, Date64 | `YYYY-MM-DD` |
-//! | Timestamp(unit) | epoch milliseconds |
-//! | Boolean | `true` / `false` |
-//! | null | empty field (writes no cell) |
+//! be read in parallel, values as the text a CSV export of the same data holds
+//! ([`crate::columns`]: the text of each Arrow type). Spec: `formats/import.md` §"Sources".
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::*;
-use arrow_array::{Array, RecordBatch};
-use arrow_schema::{ArrowError, DataType, TimeUnit};
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, DataType};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
 
+use super::columns::ColumnBatch;
 use super::remote_input::ParquetFile;
 use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
-use super::timestamp::civil_from_days;
 
 /// Why a row group's records cannot be read (the file and row group are the
 /// [`SourceError::RowGroup`]'s).
@@ -93,6 +80,8 @@ pub struct ParquetSource {
     row_group: usize,
     /// Rows of this row group read so far.
     row: u64,
+    /// Batches column by column ([`Batch::columns`]) instead of records.
+    columnar: bool,
 }
 
 impl ParquetSource {
@@ -146,7 +135,15 @@ impl ParquetSource {
             columns,
             row_group,
             row: 0,
+            columnar: false,
         })
+    }
+
+    /// Makes [`ParquetSource::next_batch`] fill [`Batch::columns`] (records left empty): for
+    /// the import, which reads each record's fields in place.
+    pub fn columnar(mut self) -> ParquetSource {
+        self.columnar = true;
+        self
     }
 
     /// Column names, in field order of the records produced.
@@ -161,6 +158,7 @@ impl ParquetSource {
         batch.row_groups.clear();
         let Some(rb) = self.reader.next() else {
             batch.records.clear();
+            batch.columns = None;
             return Ok(false);
         };
         let at = |source: RowGroupError| SourceError::RowGroup {
@@ -169,7 +167,16 @@ impl ParquetSource {
             source,
         };
         let rb = rb.map_err(|e| at(e.into()))?;
-        render(&rb, batch).map_err(at)?;
+        match self.columnar {
+            true => {
+                batch.records.clear();
+                batch.columns = Some(ColumnBatch::render(&rb).map_err(at)?);
+            }
+            false => {
+                batch.columns = None;
+                render(&rb, batch).map_err(at)?;
+            }
+        }
         for _ in 0..rb.num_rows() {
             batch.lines.push(self.row);
             batch.row_groups.push(self.row_group);
@@ -179,267 +186,10 @@ impl ParquetSource {
     }
 }
 
-/// Rows rendered together: every column of these rows before the next ones, so the records
-/// being filled stay in the cache. (Column by column over a whole batch of 16K rows, each
-/// field pushed missed the cache: a tenth of a Parquet import's CPU on lineitem.)
-const RENDER_ROWS: usize = 256;
-
-/// Renders a record batch into text records, [`RENDER_ROWS`] rows at a time and those a column
-/// at a time (the column's type decided once per column and run of rows, integers through
-/// `itoa`: per-value dispatch and `fmt` were most of the source's time).
+/// Renders a record batch into text records ([`crate::columns`]).
 pub(crate) fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), RowGroupError> {
-    let n = rb.num_rows();
-    batch.records.resize_with(n, csv::ByteRecord::new);
-    batch.records.truncate(n);
-    for (run, records) in batch.records.chunks_mut(RENDER_ROWS).enumerate() {
-        for r in records.iter_mut() {
-            r.clear();
-        }
-        for col in rb.columns() {
-            render_column(col.as_ref(), run * RENDER_ROWS, records)?;
-        }
-    }
+    ColumnBatch::render(rb)?.to_records(&mut batch.records);
     Ok(())
-}
-
-/// Pushes `f(from + i)` as field of record `i`, or an empty field where the column is null.
-fn each(
-    col: &dyn Array,
-    from: usize,
-    records: &mut [csv::ByteRecord],
-    mut f: impl FnMut(usize, &mut csv::ByteRecord),
-) {
-    let nulls = col.null_count() > 0;
-    for (i, rec) in (from..).zip(records.iter_mut()) {
-        if nulls && col.is_null(i) {
-            rec.push_field(b"");
-        } else {
-            f(i, rec);
-        }
-    }
-}
-
-fn integers<T: ArrowPrimitiveType>(col: &dyn Array, from: usize, records: &mut [csv::ByteRecord])
-where
-    T::Native: itoa::Integer,
-{
-    let a = col.as_primitive::<T>();
-    let mut b = itoa::Buffer::new();
-    each(col, from, records, |i, rec| {
-        rec.push_field(b.format(a.value(i)).as_bytes())
-    });
-}
-
-/// Pushes `write(i, buf)`'s text for each value.
-fn texts(
-    col: &dyn Array,
-    from: usize,
-    records: &mut [csv::ByteRecord],
-    mut write: impl FnMut(usize, &mut String),
-) {
-    let mut buf = String::new();
-    each(col, from, records, |i, rec| {
-        buf.clear();
-        write(i, &mut buf);
-        rec.push_field(buf.as_bytes());
-    });
-}
-
-fn render_column(
-    col: &dyn Array,
-    from: usize,
-    records: &mut [csv::ByteRecord],
-) -> Result<(), RowGroupError> {
-    use std::fmt::Write;
-    match col.data_type() {
-        DataType::Utf8 => {
-            let a = col.as_string::<i32>();
-            each(col, from, records, |i, rec| {
-                rec.push_field(a.value(i).as_bytes())
-            });
-        }
-        DataType::LargeUtf8 => {
-            let a = col.as_string::<i64>();
-            each(col, from, records, |i, rec| {
-                rec.push_field(a.value(i).as_bytes())
-            });
-        }
-        DataType::Utf8View => {
-            let a = col.as_string_view();
-            each(col, from, records, |i, rec| {
-                rec.push_field(a.value(i).as_bytes())
-            });
-        }
-        DataType::Binary => {
-            let a = col.as_binary::<i32>();
-            each(col, from, records, |i, rec| rec.push_field(a.value(i)));
-        }
-        DataType::LargeBinary => {
-            let a = col.as_binary::<i64>();
-            each(col, from, records, |i, rec| rec.push_field(a.value(i)));
-        }
-        DataType::Boolean => {
-            let a = col.as_boolean();
-            each(col, from, records, |i, rec| {
-                rec.push_field(if a.value(i) { b"true" } else { b"false" })
-            });
-        }
-        DataType::Int8 => integers::<Int8Type>(col, from, records),
-        DataType::Int16 => integers::<Int16Type>(col, from, records),
-        DataType::Int32 => integers::<Int32Type>(col, from, records),
-        DataType::Int64 => integers::<Int64Type>(col, from, records),
-        DataType::UInt8 => integers::<UInt8Type>(col, from, records),
-        DataType::UInt16 => integers::<UInt16Type>(col, from, records),
-        DataType::UInt32 => integers::<UInt32Type>(col, from, records),
-        DataType::UInt64 => integers::<UInt64Type>(col, from, records),
-        // Rust's shortest round-trip form, as before (not ryu's, which writes exponents).
-        DataType::Float32 => {
-            let a = col.as_primitive::<Float32Type>();
-            texts(col, from, records, |i, s| {
-                let _ = write!(s, "{}", a.value(i));
-            });
-        }
-        DataType::Float64 => {
-            let a = col.as_primitive::<Float64Type>();
-            texts(col, from, records, |i, s| {
-                let _ = write!(s, "{}", a.value(i));
-            });
-        }
-        DataType::Decimal128(_, scale) => {
-            let a = col.as_primitive::<Decimal128Type>();
-            let scale = *scale;
-            texts(col, from, records, |i, s| {
-                write_decimal(s, a.value(i), scale)
-            });
-        }
-        DataType::Date32 => {
-            let a = col.as_primitive::<Date32Type>();
-            dates(col, from, records, |i| i64::from(a.value(i)));
-        }
-        DataType::Date64 => {
-            let a = col.as_primitive::<Date64Type>();
-            dates(col, from, records, |i| a.value(i).div_euclid(86_400_000));
-        }
-        DataType::Timestamp(unit, _) => {
-            let ms: Box<dyn Fn(usize) -> i64> = match unit {
-                TimeUnit::Second => {
-                    let a = col.as_primitive::<TimestampSecondType>();
-                    Box::new(move |i| a.value(i).saturating_mul(1000))
-                }
-                TimeUnit::Millisecond => {
-                    let a = col.as_primitive::<TimestampMillisecondType>();
-                    Box::new(move |i| a.value(i))
-                }
-                TimeUnit::Microsecond => {
-                    let a = col.as_primitive::<TimestampMicrosecondType>();
-                    Box::new(move |i| a.value(i).div_euclid(1000))
-                }
-                TimeUnit::Nanosecond => {
-                    let a = col.as_primitive::<TimestampNanosecondType>();
-                    Box::new(move |i| a.value(i).div_euclid(1_000_000))
-                }
-            };
-            let mut b = itoa::Buffer::new();
-            each(col, from, records, |i, rec| {
-                rec.push_field(b.format(ms(i)).as_bytes())
-            });
-        }
-        other => return Err(RowGroupError::UnsupportedType(other.clone())),
-    }
-    Ok(())
-}
-
-/// `v / 10^scale` with exactly `scale` fraction digits.
-fn write_decimal(out: &mut String, v: i128, scale: i8) {
-    let mut b = itoa::Buffer::new();
-    if scale <= 0 {
-        out.push_str(b.format(v.saturating_mul(10i128.pow(u32::from(scale.unsigned_abs())))));
-        return;
-    }
-    if v < 0 {
-        out.push('-');
-    }
-    let a = v.unsigned_abs();
-    let scale = scale as u32;
-    // In 64 bits when the value fits (every price and quantity does): 128-bit division and
-    // formatting cost several times more.
-    match u64::try_from(a) {
-        Ok(a) if scale <= 19 => {
-            let p = 10u64.pow(scale);
-            push_whole_and_fraction(out, a / p, a % p, scale);
-        }
-        _ => {
-            let p = 10u128.pow(scale);
-            push_whole_and_fraction(out, a / p, a % p, scale);
-        }
-    }
-}
-
-/// `whole.frac`, `frac` zero-padded to `scale` digits.
-fn push_whole_and_fraction<T: itoa::Integer>(out: &mut String, whole: T, frac: T, scale: u32) {
-    let mut b = itoa::Buffer::new();
-    out.push_str(b.format(whole));
-    out.push('.');
-    let frac = b.format(frac);
-    for _ in frac.len()..scale as usize {
-        out.push('0');
-    }
-    out.push_str(frac);
-}
-
-/// Days since 1970-01-01 as `YYYY-MM-DD` (proleptic Gregorian).
-fn write_date(out: &mut String, days: i64) {
-    match four_digit_year_date(days) {
-        Some(text) => out.extend(text.iter().map(|&b| char::from(b))),
-        None => {
-            use std::fmt::Write;
-            let (y, m, d) = civil_from_days(days);
-            let _ = write!(out, "{y:04}-{m:02}-{d:02}");
-        }
-    }
-}
-
-/// [`write_date`]'s text of a day in the years 0 to 9999 (every other year is `None`), built
-/// in place: Parquet dates are pushed as fields straight from it.
-fn four_digit_year_date(days: i64) -> Option<[u8; 10]> {
-    let (y, m, d) = civil_from_days(days);
-    if !(0..=9999).contains(&y) {
-        return None;
-    }
-    let (m, d) = (i64::from(m), i64::from(d));
-    let digit = |v: i64| b'0' + v as u8;
-    Some([
-        digit(y / 1000),
-        digit(y / 100 % 10),
-        digit(y / 10 % 10),
-        digit(y % 10),
-        b'-',
-        digit(m / 10),
-        digit(m % 10),
-        b'-',
-        digit(d / 10),
-        digit(d % 10),
-    ])
-}
-
-/// Pushes the date of `days(i)` for each value.
-fn dates(
-    col: &dyn Array,
-    from: usize,
-    records: &mut [csv::ByteRecord],
-    days: impl Fn(usize) -> i64,
-) {
-    let mut buf = String::new();
-    each(col, from, records, |i, rec| {
-        match four_digit_year_date(days(i)) {
-            Some(text) => rec.push_field(&text),
-            None => {
-                buf.clear();
-                write_date(&mut buf, days(i));
-                rec.push_field(buf.as_bytes());
-            }
-        }
-    });
 }
 
 #[cfg(test)]
@@ -447,75 +197,12 @@ mod tests {
     use super::*;
     use std::fs::File;
 
-    #[test]
-    fn decimals_and_dates_render_as_fmt_would() {
-        for (v, scale) in [
-            (0i128, 2i8),
-            (1, 2),
-            (-1, 2),
-            (1_795_455, 2),
-            (-1_795_455, 2),
-            (7, 0),
-            (-7, -2),
-            (123_456_789, 5),
-            (i128::MAX, 10),
-            (i128::from(u64::MAX), 2),
-            (-i128::from(u64::MAX), 19),
-            (i128::from(u64::MAX) + 1, 19),
-            (5, 19),
-            (5, 20),
-            (-12_345, 38),
-        ] {
-            let mut got = String::new();
-            write_decimal(&mut got, v, scale);
-            let want = if scale <= 0 {
-                (v * 10i128.pow(scale.unsigned_abs() as u32)).to_string()
-            } else {
-                let p = 10u128.pow(scale as u32);
-                let sign = if v < 0 { "-" } else { "" };
-                let a = v.unsigned_abs();
-                format!("{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)
-            };
-            assert_eq!(got, want, "{v} scale {scale}");
-        }
-        for (days, want) in [
-            (0, "1970-01-01"),
-            (-1, "1969-12-31"),
-            (10_957, "2000-01-01"),
-            (-719_468, "0000-03-01"),
-            (2_932_896, "9999-12-31"),
-            (2_932_897, "10000-01-01"),
-        ] {
-            let mut got = String::new();
-            write_date(&mut got, days);
-            assert_eq!(got, want, "{days}");
-        }
-    }
     use arrow_array::{Date32Array, Decimal128Array, Int64Array, StringArray};
     use arrow_schema::{Field, Schema};
 
     #[test]
-    fn dates_and_decimals_render_as_csv_text() {
-        let mut s = String::new();
-        write_date(&mut s, 0);
-        assert_eq!(s, "1970-01-01");
-        s.clear();
-        write_date(&mut s, 10_000);
-        assert_eq!(s, "1997-05-19");
-        s.clear();
-        write_date(&mut s, -1);
-        assert_eq!(s, "1969-12-31");
-        s.clear();
-        write_decimal(&mut s, 1_795_455, 2);
-        assert_eq!(s, "17954.55");
-        s.clear();
-        write_decimal(&mut s, -5, 2);
-        assert_eq!(s, "-0.05");
-    }
-
-    #[test]
-    fn batches_longer_than_a_run_of_rows_render_every_row_in_place() {
-        let n = 3 * RENDER_ROWS + 17;
+    fn reused_records_render_every_row_in_place() {
+        let n = 3 * 256 + 17;
         let ids: Vec<Option<i64>> = (0..n as i64)
             .map(|i| (i % 7 != 3).then_some(i * 11))
             .collect();
@@ -542,7 +229,7 @@ mod tests {
         for (i, rec) in b.records.iter().enumerate() {
             let id = ids[i].map(|v| v.to_string()).unwrap_or_default();
             let mut day = String::new();
-            write_date(&mut day, i as i64);
+            crate::columns::write_date(&mut day, i as i64);
             assert_eq!(rec.len(), 2, "row {i}");
             assert_eq!(&rec[0], id.as_bytes(), "row {i}");
             assert_eq!(&rec[1], day.as_bytes(), "row {i}");

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::columns::ColumnBatch;
+
 /// Errors of the sources.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -141,8 +143,12 @@ impl Default for CsvOptions {
 #[derive(Debug, Default)]
 pub struct Batch {
     pub file: Option<Arc<PathBuf>>,
-    /// Records; field `i` is column `i` of the source's columns.
+    /// Records; field `i` is column `i` of the source's columns. Empty when `columns` holds
+    /// the batch.
     pub records: Vec<csv::ByteRecord>,
+    /// The batch column by column, when its source gives it so (Parquet read by the import:
+    /// its fields read in place, no record built per row); `None` otherwise.
+    pub columns: Option<ColumnBatch>,
     /// 1-based line (CSV) or row-in-file (Parquet) of each record.
     pub lines: Vec<u64>,
     /// Parquet row group of each record (empty for CSV).
@@ -150,6 +156,33 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        match &self.columns {
+            Some(c) => c.len(),
+            None => self.records.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The fields of record `i`, as text (for messages).
+    pub fn fields_text(&self, i: usize) -> Vec<String> {
+        let mut rec = csv::ByteRecord::new();
+        let rec = match &self.columns {
+            Some(c) => {
+                c.record(i, &mut rec);
+                &rec
+            }
+            None => &self.records[i],
+        };
+        rec.iter()
+            .map(|f| String::from_utf8_lossy(f).to_string())
+            .collect()
+    }
+
     /// Where record `i` is.
     pub fn record_position(&self, i: usize) -> RecordPosition {
         RecordPosition {

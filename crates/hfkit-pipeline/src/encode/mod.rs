@@ -141,7 +141,11 @@ enum BoundPart {
 impl BoundColumn {
     /// Appends the cell's qualifier for record `rec`: the fixed one, or the template's parts.
     #[inline]
-    fn push_qualifier(&self, rec: &csv::ByteRecord, out: &mut Vec<u8>) -> Result<(), Rejection> {
+    fn push_qualifier<R: FieldSource + ?Sized>(
+        &self,
+        rec: &R,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Rejection> {
         let Some(parts) = &self.template else {
             extend_short(out, &self.qualifier);
             return Ok(());
@@ -149,7 +153,7 @@ impl BoundColumn {
         for p in parts {
             match p {
                 BoundPart::Literal(b) => out.extend_from_slice(b),
-                BoundPart::Column(i, name) => match rec.get(*i) {
+                BoundPart::Column(i, name) => match rec.field(*i) {
                     Some(v) => out.extend_from_slice(v),
                     None => {
                         return Err(Rejection::MissingColumn {
@@ -172,11 +176,11 @@ enum BoundTtl {
 
 impl BoundTtl {
     /// The TTL of record `rec` in milliseconds; `None` for an empty field (no tag).
-    fn of(&self, rec: &csv::ByteRecord) -> Result<Option<i64>, Rejection> {
+    fn of<R: FieldSource + ?Sized>(&self, rec: &R) -> Result<Option<i64>, Rejection> {
         match self {
             BoundTtl::Fixed(ms) => Ok(Some(*ms)),
             BoundTtl::Field(i, name) => {
-                let text = rec.get(*i).unwrap_or_default();
+                let text = rec.field(*i).unwrap_or_default();
                 if text.is_empty() {
                     return Ok(None);
                 }
@@ -243,7 +247,7 @@ enum BoundTimestamp {
 impl BoundTimestamp {
     /// The timestamp of record `rec`, or why it has none.
     #[inline]
-    fn of(&self, rec: &csv::ByteRecord) -> Result<i64, Rejection> {
+    fn of<R: FieldSource + ?Sized>(&self, rec: &R) -> Result<i64, Rejection> {
         match self {
             BoundTimestamp::Fixed(t) => Ok(*t),
             BoundTimestamp::Field(i, name, format, now) => Self::parse(rec, *i, name, format, *now),
@@ -251,15 +255,15 @@ impl BoundTimestamp {
     }
 
     #[inline(never)]
-    fn parse(
-        rec: &csv::ByteRecord,
+    fn parse<R: FieldSource + ?Sized>(
+        rec: &R,
         i: usize,
         name: &str,
         format: &TimestampFormat,
         now: i64,
     ) -> Result<i64, Rejection> {
         format
-            .to_millis(rec.get(i).unwrap_or_default())
+            .to_millis(rec.field(i).unwrap_or_default())
             .map(|t| put_timestamp(t, now))
             .map_err(|source| Rejection::Timestamp {
                 field: name.to_string(),
@@ -283,9 +287,9 @@ fn put_timestamp(ts: i64, now: i64) -> i64 {
 /// Why a record is rejected for a cell HBase would refuse (`check_mutation`): the limit, named
 /// by the part that broke it. `value` names where the cell's value came from.
 #[cold]
-fn refused_cell(
+fn refused_cell<R: FieldSource + ?Sized>(
     limit: CellLimit,
-    rec: &csv::ByteRecord,
+    rec: &R,
     timestamp: &BoundTimestamp,
     value: CellPart,
 ) -> Rejection {
@@ -293,7 +297,7 @@ fn refused_cell(
         (CellLimit::NegativeTimestamp(_), BoundTimestamp::Field(i, name, ..)) => {
             CellPart::TimestampField {
                 field: name.clone(),
-                text: quote(rec.get(*i).unwrap_or_default()),
+                text: quote(rec.field(*i).unwrap_or_default()),
             }
         }
         (CellLimit::NegativeTimestamp(_), BoundTimestamp::Fixed(_)) => CellPart::Timestamp,
@@ -453,5 +457,12 @@ pub(crate) struct RecordFields<'a>(pub &'a csv::ByteRecord);
 impl FieldSource for RecordFields<'_> {
     fn field(&self, column: usize) -> Option<&[u8]> {
         self.0.get(column)
+    }
+}
+
+impl FieldSource for csv::ByteRecord {
+    #[inline]
+    fn field(&self, column: usize) -> Option<&[u8]> {
+        self.get(column)
     }
 }

@@ -17,13 +17,14 @@ use hfkit_table::ValueType;
 
 use super::{
     refused_cell, ttl_tag, Bound, BoundDelete, BoundOperation, CellPart, Encoded, EncodedCell,
-    RecordFields, Rejection,
+    Rejection,
 };
+use crate::rowkey::FieldSource;
 
 /// Encodes a batch in parallel slices into `out` (one [`Encoded`] per slice, in input order;
 /// its buffers are reused from the previous batch, so a steady import allocates nothing here).
 pub(crate) fn encode_batch(batch: &Batch, bound: &Bound, out: &mut Vec<Encoded>) {
-    let n = batch.records.len();
+    let n = batch.len();
     let threads = rayon::current_num_threads().max(1);
     let chunk = n.div_ceil(threads * 4).max(256);
     let slices = n.div_ceil(chunk);
@@ -37,8 +38,21 @@ pub(crate) fn encode_batch(batch: &Batch, bound: &Bound, out: &mut Vec<Encoded>)
             bound.indexes.iter().map(|ix| ix.encoder.clone()).collect();
         out.reset();
         let mut item = csv::ByteRecord::new();
+        let mut rec = csv::ByteRecord::new();
         for i in start..end {
-            let rec = &batch.records[i];
+            let rec = match &batch.columns {
+                // The fields read where they are (no record built)...
+                Some(cols) if bound.explode.is_none() => {
+                    encode_record(&cols.row(i), i, &mut enc, &mut ix_enc, bound, out);
+                    continue;
+                }
+                // ... or as a record.
+                Some(cols) => {
+                    cols.record(i, &mut rec);
+                    &rec
+                }
+                None => &batch.records[i],
+            };
             match &bound.explode {
                 None => encode_record(rec, i, &mut enc, &mut ix_enc, bound, out),
                 Some(x) => encode_exploded(rec, i, x, &mut item, &mut enc, &mut ix_enc, bound, out),
@@ -47,8 +61,8 @@ pub(crate) fn encode_batch(batch: &Batch, bound: &Bound, out: &mut Vec<Encoded>)
     });
 }
 
-fn encode_record(
-    rec: &csv::ByteRecord,
+fn encode_record<R: FieldSource + ?Sized>(
+    rec: &R,
     index: usize,
     enc: &mut RowkeyEncoder,
     ix_enc: &mut [RowkeyEncoder],
@@ -62,8 +76,7 @@ fn encode_record(
         out.cells.truncate(cells_at);
         out.rejected.push((index, reason));
     };
-    let fields = RecordFields(rec);
-    if let Err(e) = enc.encode(&fields, &mut out.arena) {
+    if let Err(e) = enc.encode(rec, &mut out.arena) {
         reject(out, Rejection::RowKey(e));
         return;
     }
@@ -78,7 +91,7 @@ fn encode_record(
     }
     let row = (arena_at as u32, key_len as u32);
     if let Some(op) = &bound.operation {
-        let value = rec.get(op.column).unwrap_or_default();
+        let value = rec.field(op.column).unwrap_or_default();
         if !op.put.iter().any(|p| p.as_slice() == value) {
             let Some((_, delete)) = op.deletes.iter().find(|(d, _)| d.as_slice() == value) else {
                 let reason = Rejection::Operation {
@@ -98,7 +111,7 @@ fn encode_record(
         }
     }
     for c in &bound.columns {
-        let Some(v) = rec.get(c.column) else {
+        let Some(v) = rec.field(c.column) else {
             let column = c.source.clone();
             reject(out, Rejection::MissingColumn { column });
             return;
@@ -159,12 +172,12 @@ fn encode_record(
             if ix
                 .fields
                 .iter()
-                .any(|&c| rec.get(c).is_none_or(<[u8]>::is_empty))
+                .any(|&c| rec.field(c).is_none_or(<[u8]>::is_empty))
             {
                 continue;
             }
             let k_at = out.arena.len();
-            if let Err(e) = ix_enc.encode(&fields, &mut out.arena) {
+            if let Err(e) = ix_enc.encode(rec, &mut out.arena) {
                 reject(out, ix.rejection(Rejection::RowKey(e)));
                 return;
             }
@@ -264,8 +277,8 @@ fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// The delete markers of a record whose operation value is a delete (at the operation
 /// timestamp, with empty values), in HBase order: by family, then qualifier.
-fn encode_delete(
-    rec: &csv::ByteRecord,
+fn encode_delete<R: FieldSource + ?Sized>(
+    rec: &R,
     delete: &BoundDelete,
     op: &BoundOperation,
     bound: &Bound,
@@ -309,7 +322,7 @@ fn encode_delete(
             let mut last: Option<(u8, Vec<u8>)> = None;
             let mut q = Vec::new();
             for c in &bound.columns {
-                if rec.get(c.column).is_none_or(<[u8]>::is_empty) {
+                if rec.field(c.column).is_none_or(<[u8]>::is_empty) {
                     continue;
                 }
                 q.clear();

@@ -81,8 +81,8 @@ pub(super) fn draw_sample(
                 (Vec::new(), cols, Some(src))
             }
             InputFormat::Parquet => {
-                let (u, c) =
-                    open_input(path, &opts.format, &wanted, opts.batch_rows)?.unwrap_or_default();
+                let (u, c) = open_input(path, &opts.format, &wanted, opts.batch_rows, false)?
+                    .unwrap_or_default();
                 (u, c, None)
             }
         };

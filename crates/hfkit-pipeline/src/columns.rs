@@ -1,0 +1,609 @@
+//! Arrow record batches as the text fields of records, column by column
+//! (`formats/import.md` §"Sources": the text of each Arrow type):
+//!
+//! | Arrow type | text |
+//! |---|---|
+//! | Utf8, LargeUtf8, Utf8View, Binary, LargeBinary | the bytes |
+//! | Int*, UInt* | decimal |
+//! | Float32, Float64 | shortest round-trip decimal |
+//! | Decimal128(p, s) | decimal with exactly `s` fraction digits (`17954.55`) |
+//! | Date32, Date64 | `YYYY-MM-DD` |
+//! | Timestamp(unit) | epoch milliseconds |
+//! | Boolean | `true` / `false` |
+//! | null | empty field (writes no cell) |
+//!
+//! [`ColumnBatch::render`] turns each column into a [`ColumnText`] once per batch: string and
+//! binary columns are kept as the Arrow arrays (their bytes are the fields, never copied),
+//! every other column is written as text into one buffer. An import encodes its records
+//! straight from it ([`ColumnRow`] is a record's fields, read where they are); other readers
+//! take [`csv::ByteRecord`]s ([`ColumnBatch::to_records`]). Building a record per row was most
+//! of a Parquet import's own cost (a copy and bookkeeping per field, ~8 ns).
+
+use std::fmt::Write as _;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{
+    Array, BinaryArray, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray,
+    StringViewArray,
+};
+use arrow_schema::{DataType, TimeUnit};
+
+use super::parquet_source::RowGroupError;
+use super::rowkey::FieldSource;
+use super::timestamp::civil_from_days;
+
+/// One column of a batch as text fields.
+#[derive(Clone, Debug)]
+pub enum ColumnText {
+    Utf8(StringArray),
+    LargeUtf8(LargeStringArray),
+    Utf8View(StringViewArray),
+    Binary(BinaryArray),
+    LargeBinary(LargeBinaryArray),
+    /// Values written as text: value `i` is `bytes[ends[i - 1]..ends[i]]` (from 0 for the
+    /// first); a null is empty.
+    Text {
+        bytes: Vec<u8>,
+        ends: Vec<usize>,
+    },
+}
+
+impl ColumnText {
+    /// The text of value `i` (empty for a null).
+    #[inline]
+    pub fn value(&self, i: usize) -> &[u8] {
+        match self {
+            ColumnText::Text { bytes, ends } => {
+                let start = match i {
+                    0 => 0,
+                    _ => ends[i - 1],
+                };
+                &bytes[start..ends[i]]
+            }
+            ColumnText::Utf8(a) => match a.is_null(i) {
+                true => b"",
+                false => a.value(i).as_bytes(),
+            },
+            ColumnText::LargeUtf8(a) => match a.is_null(i) {
+                true => b"",
+                false => a.value(i).as_bytes(),
+            },
+            ColumnText::Utf8View(a) => match a.is_null(i) {
+                true => b"",
+                false => a.value(i).as_bytes(),
+            },
+            ColumnText::Binary(a) => match a.is_null(i) {
+                true => b"",
+                false => a.value(i),
+            },
+            ColumnText::LargeBinary(a) => match a.is_null(i) {
+                true => b"",
+                false => a.value(i),
+            },
+        }
+    }
+
+    /// Renders `col` (see the module doc).
+    pub fn render(col: &dyn Array) -> Result<ColumnText, RowGroupError> {
+        let text = |f: &dyn Fn(&mut Text)| {
+            let mut t = Text::with_capacity(col.len());
+            f(&mut t);
+            ColumnText::Text {
+                bytes: t.bytes,
+                ends: t.ends,
+            }
+        };
+        Ok(match col.data_type() {
+            DataType::Utf8 => ColumnText::Utf8(col.as_string::<i32>().clone()),
+            DataType::LargeUtf8 => ColumnText::LargeUtf8(col.as_string::<i64>().clone()),
+            DataType::Utf8View => ColumnText::Utf8View(col.as_string_view().clone()),
+            DataType::Binary => ColumnText::Binary(col.as_binary::<i32>().clone()),
+            DataType::LargeBinary => ColumnText::LargeBinary(col.as_binary::<i64>().clone()),
+            DataType::Boolean => {
+                let a = col.as_boolean();
+                text(&|t| {
+                    t.each(col, |i, out| {
+                        out.extend_from_slice(if a.value(i) { b"true" } else { b"false" })
+                    })
+                })
+            }
+            DataType::Int8 => text(&|t| t.integers::<Int8Type>(col)),
+            DataType::Int16 => text(&|t| t.integers::<Int16Type>(col)),
+            DataType::Int32 => text(&|t| t.integers::<Int32Type>(col)),
+            DataType::Int64 => text(&|t| t.integers::<Int64Type>(col)),
+            DataType::UInt8 => text(&|t| t.integers::<UInt8Type>(col)),
+            DataType::UInt16 => text(&|t| t.integers::<UInt16Type>(col)),
+            DataType::UInt32 => text(&|t| t.integers::<UInt32Type>(col)),
+            DataType::UInt64 => text(&|t| t.integers::<UInt64Type>(col)),
+            // Rust's shortest round-trip form (not ryu's, which writes exponents).
+            DataType::Float32 => {
+                let a = col.as_primitive::<Float32Type>();
+                text(&|t| t.formatted(col, |i, s| write!(s, "{}", a.value(i))))
+            }
+            DataType::Float64 => {
+                let a = col.as_primitive::<Float64Type>();
+                text(&|t| t.formatted(col, |i, s| write!(s, "{}", a.value(i))))
+            }
+            DataType::Decimal128(_, scale) => {
+                let a = col.as_primitive::<Decimal128Type>();
+                let scale = *scale;
+                text(&|t| {
+                    t.formatted(col, |i, s| {
+                        write_decimal(s, a.value(i), scale);
+                        Ok(())
+                    })
+                })
+            }
+            DataType::Date32 => {
+                let a = col.as_primitive::<Date32Type>();
+                text(&|t| t.dates(col, |i| i64::from(a.value(i))))
+            }
+            DataType::Date64 => {
+                let a = col.as_primitive::<Date64Type>();
+                text(&|t| t.dates(col, |i| a.value(i).div_euclid(86_400_000)))
+            }
+            DataType::Timestamp(unit, _) => {
+                let ms: Box<dyn Fn(usize) -> i64> = match unit {
+                    TimeUnit::Second => {
+                        let a = col.as_primitive::<TimestampSecondType>();
+                        Box::new(move |i| a.value(i).saturating_mul(1000))
+                    }
+                    TimeUnit::Millisecond => {
+                        let a = col.as_primitive::<TimestampMillisecondType>();
+                        Box::new(move |i| a.value(i))
+                    }
+                    TimeUnit::Microsecond => {
+                        let a = col.as_primitive::<TimestampMicrosecondType>();
+                        Box::new(move |i| a.value(i).div_euclid(1000))
+                    }
+                    TimeUnit::Nanosecond => {
+                        let a = col.as_primitive::<TimestampNanosecondType>();
+                        Box::new(move |i| a.value(i).div_euclid(1_000_000))
+                    }
+                };
+                text(&|t| {
+                    let mut b = itoa::Buffer::new();
+                    t.each(col, |i, out| {
+                        out.extend_from_slice(b.format(ms(i)).as_bytes())
+                    })
+                })
+            }
+            other => return Err(RowGroupError::UnsupportedType(other.clone())),
+        })
+    }
+}
+
+/// A text column being written.
+struct Text {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Text {
+    fn with_capacity(n: usize) -> Text {
+        Text {
+            bytes: Vec::with_capacity(n * 8),
+            ends: Vec::with_capacity(n),
+        }
+    }
+
+    /// Writes `f(i)`'s text for each value, or nothing where the column is null.
+    fn each(&mut self, col: &dyn Array, mut f: impl FnMut(usize, &mut Vec<u8>)) {
+        let nulls = col.null_count() > 0;
+        for i in 0..col.len() {
+            if !(nulls && col.is_null(i)) {
+                f(i, &mut self.bytes);
+            }
+            self.ends.push(self.bytes.len());
+        }
+    }
+
+    fn integers<T: ArrowPrimitiveType>(&mut self, col: &dyn Array)
+    where
+        T::Native: itoa::Integer,
+    {
+        let a = col.as_primitive::<T>();
+        let mut b = itoa::Buffer::new();
+        self.each(col, |i, out| {
+            out.extend_from_slice(b.format(a.value(i)).as_bytes())
+        });
+    }
+
+    /// Writes `write(i, buf)`'s text for each value.
+    fn formatted(
+        &mut self,
+        col: &dyn Array,
+        mut write: impl FnMut(usize, &mut String) -> std::fmt::Result,
+    ) {
+        let mut buf = String::new();
+        self.each(col, |i, out| {
+            buf.clear();
+            let _ = write(i, &mut buf);
+            out.extend_from_slice(buf.as_bytes());
+        });
+    }
+
+    /// Writes the date of `days(i)` for each value. The text of each day is kept in a small
+    /// table indexed by the day (a batch's dates usually span a few years), so a date repeated
+    /// in the batch is converted once.
+    fn dates(&mut self, col: &dyn Array, days: impl Fn(usize) -> i64) {
+        const SLOTS: usize = 4096;
+        let mut known: Vec<(i64, [u8; 10])> = vec![(i64::MIN, [0; 10]); SLOTS];
+        let mut buf = String::new();
+        self.each(col, |i, out| {
+            let d = days(i);
+            let slot = &mut known[d.rem_euclid(SLOTS as i64) as usize];
+            if slot.0 == d {
+                out.extend_from_slice(&slot.1);
+                return;
+            }
+            match four_digit_year_date(d) {
+                Some(text) => {
+                    out.extend_from_slice(&text);
+                    *slot = (d, text);
+                }
+                None => {
+                    buf.clear();
+                    write_date(&mut buf, d);
+                    out.extend_from_slice(buf.as_bytes());
+                }
+            }
+        });
+    }
+}
+
+/// A record batch's columns as text fields.
+#[derive(Clone, Debug, Default)]
+pub struct ColumnBatch {
+    rows: usize,
+    columns: Vec<ColumnText>,
+}
+
+impl ColumnBatch {
+    /// Renders every column of `rb`.
+    pub fn render(rb: &RecordBatch) -> Result<ColumnBatch, RowGroupError> {
+        let columns = rb
+            .columns()
+            .iter()
+            .map(|c| ColumnText::render(c.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ColumnBatch {
+            rows: rb.num_rows(),
+            columns,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The fields of row `row`.
+    pub fn row(&self, row: usize) -> ColumnRow<'_> {
+        ColumnRow { batch: self, row }
+    }
+
+    /// Writes row `row` into `rec` (cleared first).
+    pub fn record(&self, row: usize, rec: &mut csv::ByteRecord) {
+        rec.clear();
+        for c in &self.columns {
+            rec.push_field(c.value(row));
+        }
+    }
+
+    /// Every row as a record, into `records` (reused: resized to the rows, each cleared).
+    pub fn to_records(&self, records: &mut Vec<csv::ByteRecord>) {
+        records.resize_with(self.rows, csv::ByteRecord::new);
+        records.truncate(self.rows);
+        for (i, rec) in records.iter_mut().enumerate() {
+            self.record(i, rec);
+        }
+    }
+}
+
+/// The fields of one row of a [`ColumnBatch`], read where they are.
+#[derive(Clone, Copy)]
+pub struct ColumnRow<'a> {
+    batch: &'a ColumnBatch,
+    row: usize,
+}
+
+impl FieldSource for ColumnRow<'_> {
+    #[inline]
+    fn field(&self, column: usize) -> Option<&[u8]> {
+        self.batch.columns.get(column).map(|c| c.value(self.row))
+    }
+}
+
+/// `v / 10^scale` with exactly `scale` fraction digits.
+pub(crate) fn write_decimal(out: &mut String, v: i128, scale: i8) {
+    let mut b = itoa::Buffer::new();
+    if scale <= 0 {
+        out.push_str(b.format(v.saturating_mul(10i128.pow(u32::from(scale.unsigned_abs())))));
+        return;
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    let a = v.unsigned_abs();
+    let scale = scale as u32;
+    // In 64 bits when the value fits (every price and quantity does): 128-bit division and
+    // formatting cost several times more.
+    match u64::try_from(a) {
+        Ok(a) if scale <= 19 => {
+            let p = 10u64.pow(scale);
+            push_whole_and_fraction(out, a / p, a % p, scale);
+        }
+        _ => {
+            let p = 10u128.pow(scale);
+            push_whole_and_fraction(out, a / p, a % p, scale);
+        }
+    }
+}
+
+/// `whole.frac`, `frac` zero-padded to `scale` digits.
+fn push_whole_and_fraction<T: itoa::Integer>(out: &mut String, whole: T, frac: T, scale: u32) {
+    let mut b = itoa::Buffer::new();
+    out.push_str(b.format(whole));
+    out.push('.');
+    let frac = b.format(frac);
+    for _ in frac.len()..scale as usize {
+        out.push('0');
+    }
+    out.push_str(frac);
+}
+
+/// Days since 1970-01-01 as `YYYY-MM-DD` (proleptic Gregorian).
+pub(crate) fn write_date(out: &mut String, days: i64) {
+    match four_digit_year_date(days) {
+        Some(text) => out.extend(text.iter().map(|&b| char::from(b))),
+        None => {
+            let (y, m, d) = civil_from_days(days);
+            let _ = write!(out, "{y:04}-{m:02}-{d:02}");
+        }
+    }
+}
+
+/// [`write_date`]'s text of a day in the years 0 to 9999 (every other year is `None`), built
+/// in place.
+fn four_digit_year_date(days: i64) -> Option<[u8; 10]> {
+    let (y, m, d) = civil_from_days(days);
+    if !(0..=9999).contains(&y) {
+        return None;
+    }
+    let (m, d) = (i64::from(m), i64::from(d));
+    let digit = |v: i64| b'0' + v as u8;
+    Some([
+        digit(y / 1000),
+        digit(y / 100 % 10),
+        digit(y / 10 % 10),
+        digit(y % 10),
+        b'-',
+        digit(m / 10),
+        digit(m % 10),
+        b'-',
+        digit(d / 10),
+        digit(d % 10),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_and_dates_render_as_fmt_would() {
+        for (v, scale) in [
+            (0i128, 2i8),
+            (1, 2),
+            (-1, 2),
+            (1_795_455, 2),
+            (-1_795_455, 2),
+            (7, 0),
+            (-7, -2),
+            (123_456_789, 5),
+            (i128::MAX, 10),
+            (i128::from(u64::MAX), 2),
+            (-i128::from(u64::MAX), 19),
+            (i128::from(u64::MAX) + 1, 19),
+            (5, 19),
+            (5, 20),
+            (-12_345, 38),
+        ] {
+            let mut got = String::new();
+            write_decimal(&mut got, v, scale);
+            let want = if scale <= 0 {
+                (v * 10i128.pow(scale.unsigned_abs() as u32)).to_string()
+            } else {
+                let p = 10u128.pow(scale as u32);
+                let sign = if v < 0 { "-" } else { "" };
+                let a = v.unsigned_abs();
+                format!("{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)
+            };
+            assert_eq!(got, want, "{v} scale {scale}");
+        }
+        for (days, want) in [
+            (0, "1970-01-01"),
+            (-1, "1969-12-31"),
+            (10_957, "2000-01-01"),
+            (-719_468, "0000-03-01"),
+            (2_932_896, "9999-12-31"),
+            (2_932_897, "10000-01-01"),
+        ] {
+            let mut got = String::new();
+            write_date(&mut got, days);
+            assert_eq!(got, want, "{days}");
+        }
+    }
+    #[test]
+    fn dates_and_decimals_render_as_csv_text() {
+        let mut s = String::new();
+        write_date(&mut s, 0);
+        assert_eq!(s, "1970-01-01");
+        s.clear();
+        write_date(&mut s, 10_000);
+        assert_eq!(s, "1997-05-19");
+        s.clear();
+        write_date(&mut s, -1);
+        assert_eq!(s, "1969-12-31");
+        s.clear();
+        write_decimal(&mut s, 1_795_455, 2);
+        assert_eq!(s, "17954.55");
+        s.clear();
+        write_decimal(&mut s, -5, 2);
+        assert_eq!(s, "-0.05");
+    }
+
+    /// Every string and binary type read in place, and the other types written as text, give
+    /// the fields the records give; a null is an empty field in both.
+    #[test]
+    fn fields_read_in_place_equal_the_records() {
+        use arrow_array::{
+            ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
+            TimestampMicrosecondArray, UInt64Array,
+        };
+        use arrow_schema::{Field, Schema};
+        use std::sync::Arc;
+        let strs = vec![Some("a"), None, Some("héllo"), Some("")];
+        let bins: Vec<Option<&[u8]>> = vec![Some(b"\x00\xff"), Some(b"x"), None, Some(b"")];
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(strs.clone())),
+            Arc::new(LargeStringArray::from(strs.clone())),
+            Arc::new(StringViewArray::from(strs.clone())),
+            Arc::new(BinaryArray::from(bins.clone())),
+            Arc::new(LargeBinaryArray::from(bins)),
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                Some(false),
+                None,
+                Some(true),
+            ])),
+            Arc::new(Int32Array::from(vec![
+                Some(-7),
+                None,
+                Some(0),
+                Some(i32::MAX),
+            ])),
+            Arc::new(UInt64Array::from(vec![
+                Some(u64::MAX),
+                Some(1),
+                Some(2),
+                None,
+            ])),
+            Arc::new(Float64Array::from(vec![
+                Some(0.1),
+                Some(-2.5),
+                None,
+                Some(1e21),
+            ])),
+            Arc::new(
+                Decimal128Array::from(vec![Some(1_795_455), None, Some(-5), Some(0)])
+                    .with_precision_and_scale(15, 2)
+                    .unwrap(),
+            ),
+            Arc::new(Date32Array::from(vec![
+                Some(0),
+                Some(10_000),
+                Some(10_000),
+                None,
+            ])),
+            Arc::new(TimestampMicrosecondArray::from(vec![
+                Some(1_700_000_000_123_456),
+                None,
+                Some(-1),
+                Some(0),
+            ])),
+        ];
+        let fields: Vec<Field> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true))
+            .collect();
+        let rb = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
+        let batch = ColumnBatch::render(&rb).unwrap();
+        let mut records = Vec::new();
+        batch.to_records(&mut records);
+        let want: Vec<Vec<&str>> = vec![
+            vec![
+                "a",
+                "a",
+                "a",
+                "\u{0}\u{ff}",
+                "\u{0}\u{ff}",
+                "true",
+                "-7",
+                "18446744073709551615",
+                "0.1",
+                "17954.55",
+                "1970-01-01",
+                "1700000000123",
+            ],
+            vec![
+                "",
+                "",
+                "",
+                "x",
+                "x",
+                "false",
+                "",
+                "1",
+                "-2.5",
+                "",
+                "1997-05-19",
+                "",
+            ],
+            vec![
+                "héllo",
+                "héllo",
+                "héllo",
+                "",
+                "",
+                "",
+                "0",
+                "2",
+                "",
+                "-0.05",
+                "1997-05-19",
+                "-1",
+            ],
+            vec![
+                "",
+                "",
+                "",
+                "",
+                "",
+                "true",
+                "2147483647",
+                "",
+                "1000000000000000000000",
+                "0.00",
+                "",
+                "0",
+            ],
+        ];
+        for (r, want) in want.iter().enumerate() {
+            let row = batch.row(r);
+            for (c, w) in want.iter().enumerate() {
+                let w: Vec<u8> = match c {
+                    3 | 4 => w.chars().map(|ch| ch as u8).collect(),
+                    _ => w.as_bytes().to_vec(),
+                };
+                assert_eq!(row.field(c), Some(w.as_slice()), "row {r} column {c}");
+                assert_eq!(&records[r][c], w.as_slice(), "row {r} column {c}");
+            }
+            assert_eq!(row.field(want.len()), None);
+        }
+        // A batch held column by column: its length, and a record's fields for messages.
+        let b = crate::source::Batch {
+            columns: Some(batch),
+            ..Default::default()
+        };
+        assert_eq!(b.len(), 4);
+        assert_eq!(b.fields_text(2)[..3], ["héllo", "héllo", "héllo"]);
+        assert_eq!(b.fields_text(1)[6], "");
+    }
+}
