@@ -164,7 +164,10 @@ fn a_file_not_written_by_this_process_is_verified_in_full() {
 /// table as it was, with nothing left behind. Release builds have no hook, so the test runs in
 /// debug builds (what `cargo test` and `.ci/run` build).
 #[test]
-#[cfg_attr(not(debug_assertions), ignore = "the damage hook exists in debug builds only")]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the damage hook exists in debug builds only"
+)]
 fn import_table_refuses_a_file_damaged_before_attach() {
     let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds");
     let tmp = common::tmpdir();

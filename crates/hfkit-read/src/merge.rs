@@ -28,6 +28,7 @@ struct Source<'r> {
 }
 
 impl Source<'_> {
+    #[inline(always)]
     fn current(&self) -> Option<CellRef<'_>> {
         if !self.live {
             return None;
@@ -119,6 +120,7 @@ impl<'r> MergeScanner<'r> {
 
     /// The next cell in merge order (its `seq_id` is the file's, or its own for a file given
     /// [`super::CELL_SEQ_IDS`]), without consuming it.
+    #[inline]
     pub fn peek(&self) -> Option<CellRef<'_>> {
         let top = *self.heap.first()?;
         self.sources.get(top)?.current()
@@ -147,7 +149,9 @@ impl<'r> MergeScanner<'r> {
             self.heap.swap(0, last);
             self.heap.pop();
         }
-        self.sift_down(0);
+        if self.heap.len() > 1 {
+            self.sift_down(0);
+        }
         Ok(())
     }
 

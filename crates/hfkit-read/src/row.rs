@@ -8,6 +8,7 @@
 //! longer grows, so a scan allocates nothing per cell; [`RowRef::to_row`] makes the owned
 //! [`Row`] for callers that keep rows.
 
+use hfkit_format::bytes::extend_pieces;
 use hfkit_format::cell::{Cell, CellRef, CellType};
 
 use super::Row;
@@ -55,13 +56,10 @@ impl RowBuf {
         debug_assert_eq!(c.row, self.row.as_slice());
         let d = &mut self.data;
         let start = d.len();
-        d.extend_from_slice(c.family);
-        let family_end = d.len();
-        d.extend_from_slice(c.qualifier);
-        let qualifier_end = d.len();
-        d.extend_from_slice(c.value);
-        let value_end = d.len();
-        d.extend_from_slice(c.tags);
+        let family_end = start + c.family.len();
+        let qualifier_end = family_end + c.qualifier.len();
+        let value_end = qualifier_end + c.value.len();
+        extend_pieces(d, [c.family, c.qualifier, c.value, c.tags]);
         self.slots.push(Slot {
             start,
             family_end,

@@ -1,6 +1,7 @@
 //! File selection, the per-store row reader, [`get`] and [`scan`].
 
 use hfkit_format::bloom::BloomQuery;
+use hfkit_format::bytes::eq_short;
 use hfkit_format::cell::{first_on_row, Cell, CellRef, CellType, KeyView};
 use hfkit_format::reader::HFileReader;
 
@@ -221,10 +222,10 @@ impl<'r> Cursor<'r> {
             let Some(c) = self.merge.peek() else {
                 return Ok(());
             };
-            if c.row != row {
+            if !eq_short(c.row, row) {
                 return Ok(());
             }
-            if c.family != self.family {
+            if !eq_short(c.family, self.family) {
                 return Err(ReadError::WrongFamily {
                     file: self.merge.peek_label().unwrap_or("?").to_string(),
                     expected: String::from_utf8_lossy(self.family).into_owned(),
@@ -261,7 +262,9 @@ impl<'r> Cursor<'r> {
             self.merge.advance()?;
             match self.merge.peek() {
                 Some(c)
-                    if c.row == row && c.family == self.family && c.qualifier == self.column => {}
+                    if eq_short(c.row, row)
+                        && eq_short(c.family, self.family)
+                        && eq_short(c.qualifier, &self.column) => {}
                 _ => return Ok(()),
             }
         }
@@ -271,7 +274,7 @@ impl<'r> Cursor<'r> {
         loop {
             self.merge.advance()?;
             match self.merge.peek() {
-                Some(c) if c.row == row => {}
+                Some(c) if eq_short(c.row, row) => {}
                 _ => return Ok(()),
             }
         }
@@ -493,7 +496,7 @@ impl RowScanner<'_> {
             let buf = &mut self.buf;
             buf.start_row(&row);
             for c in &mut self.cursors {
-                if c.peek_row() == Some(row.as_slice()) {
+                if c.peek_row().is_some_and(|r| eq_short(r, &row)) {
                     c.read_row(&row, &mut |cell| buf.push(cell))?;
                 }
             }

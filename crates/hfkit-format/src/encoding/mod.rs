@@ -168,6 +168,7 @@ pub trait CellDecoder: Send {
     fn into_payload(self: Box<Self>) -> Vec<u8>;
 
     /// The current cell.
+    #[inline]
     fn cell(&self) -> CellRef<'_> {
         self.layout()
             .cell(self.key(), self.value(), self.tags(), self.seq_id())
@@ -212,20 +213,28 @@ impl KeyLayout {
     /// Validates `key` (lengths consistent, known type) and records its layout. `offset` is
     /// the file offset of the block, for the error.
     pub fn parse(key: &[u8], offset: u64) -> Result<KeyLayout> {
+        if let Some(layout) = KeyLayout::parse_valid(key) {
+            return Ok(layout);
+        }
         let v = KeyView::parse(key)
             .ok_or_else(|| FormatError::corrupt("cell key", offset, "malformed key lengths"))?;
-        let cell_type = CellType::from_code(v.type_code).ok_or_else(|| {
-            FormatError::corrupt(
-                "cell key",
-                offset,
-                format!("unknown cell type {}", v.type_code),
-            )
-        })?;
+        Err(FormatError::corrupt(
+            "cell key",
+            offset,
+            format!("unknown cell type {}", v.type_code),
+        ))
+    }
+
+    /// [`KeyLayout::parse`] without the error: `None` for a malformed key or unknown type.
+    #[inline(always)]
+    pub fn parse_valid(key: &[u8]) -> Option<KeyLayout> {
+        let v = KeyView::parse(key)?;
+        let cell_type = CellType::from_code(v.type_code)?;
         let row_end = 2 + v.row.len();
         let fam_start = row_end + 1;
         let fam_end = fam_start + v.family.len();
         let q_end = fam_end + v.qualifier.len();
-        Ok(KeyLayout {
+        Some(KeyLayout {
             row: 2..row_end,
             family: fam_start..fam_end,
             qualifier: fam_end..q_end,
@@ -235,6 +244,7 @@ impl KeyLayout {
     }
 
     /// The key view of `key`, which must be the key this layout was parsed from.
+    #[inline]
     pub fn view<'a>(&self, key: &'a [u8]) -> KeyView<'a> {
         KeyView {
             row: &key[self.row.clone()],
@@ -246,6 +256,7 @@ impl KeyLayout {
     }
 
     /// A cell from this layout's key and the other parts.
+    #[inline]
     pub fn cell<'a>(
         &self,
         key: &'a [u8],

@@ -319,6 +319,7 @@ impl<'r> Scanner<'r> {
     }
 
     /// The cell the scanner is on (after `next` or `seek` returned one).
+    #[inline]
     pub fn current(&self) -> Option<CellRef<'_>> {
         if self.past_half {
             return None;
