@@ -33,12 +33,11 @@ impl Source<'_> {
         if !self.live {
             return None;
         }
-        self.scanner.current().map(|mut c| {
-            if self.seq_id != super::CELL_SEQ_IDS {
-                c.seq_id = self.seq_id;
-            }
-            c
-        })
+        let mut c = self.scanner.current()?;
+        if self.seq_id != super::CELL_SEQ_IDS {
+            c.seq_id = self.seq_id;
+        }
+        Some(c)
     }
 }
 
