@@ -26,6 +26,13 @@ impl NoneEncoder {
     pub fn new(ctx: EncodingContext) -> NoneEncoder {
         NoneEncoder { ctx, bytes: 0 }
     }
+
+    /// The encoding context and the count of the open block's bytes, for a caller that writes
+    /// cells with [`write_none_cell`] itself (the writer's row path) and adds what it wrote.
+    #[inline]
+    pub(crate) fn parts(&mut self) -> (EncodingContext, &mut usize) {
+        (self.ctx, &mut self.bytes)
+    }
 }
 
 /// Appends one cell in NONE format; returns the bytes written.

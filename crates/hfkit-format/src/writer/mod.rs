@@ -35,7 +35,9 @@ use super::block::{BlockEncoder, BlockSettings, BlockType};
 use super::bloom::{BloomType, BloomWriter};
 use super::bytes::{compare_bytes, equal_bytes};
 use super::cell::{compare_without_row, CellRef, CellType, KeyView};
-use super::encoding::{new_encoder, DataBlockEncoding, EncodingContext, NoneEncoder};
+use super::encoding::{
+    new_encoder, write_none_cell, DataBlockEncoding, EncodingContext, NoneEncoder,
+};
 use super::error::{FormatError, Result};
 use super::fileinfo::FileInfo;
 use super::index::DataIndexWriter;
@@ -307,7 +309,19 @@ impl<W: Write> HFileWriter<W> {
             return rest.iter().try_for_each(|c| self.append(c));
         }
         let mut prev = first;
-        for (i, cell) in rest.iter().enumerate() {
+        let mut i = 0;
+        while i < rest.len() {
+            // The row's cells that need no block cut and no Bloom add, in one tight loop; the
+            // cell it stops at (if any) goes the per-cell way below.
+            let (done, refused) = self.append_run(first, &mut prev, &rest[i..]);
+            i += done;
+            if let Some(e) = refused {
+                self.last_shape = KeyShape::of(prev);
+                return Err(e);
+            }
+            let Some(cell) = rest.get(i) else {
+                break;
+            };
             if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family)) {
                 // Not this row after all: the per-cell path, from here on.
                 self.last_shape = KeyShape::of(prev);
@@ -326,9 +340,131 @@ impl<W: Write> HFileWriter<W> {
                 return Err(e);
             }
             prev = cell;
+            i += 1;
         }
         self.last_shape = KeyShape::of(prev);
         Ok(())
+    }
+
+    /// [`append_row`](Self::append_row)'s hot loop, for a NONE-encoded file with a block open:
+    /// appends `cells` from the start while they have `first`'s row and family, need no block
+    /// cut and give the Blooms nothing to add (the row's Bloom key is in already; no
+    /// delete-family cell), with the same checks as [`check_in_row`](Self::check_in_row).
+    /// The statistics are kept in locals and added to the writer's once per run. Returns how
+    /// many cells it appended (`prev` is the last of them) and the error of a refused cell,
+    /// which it did not append.
+    #[inline(always)]
+    fn append_run<'c>(
+        &mut self,
+        first: &'c CellRef<'c>,
+        prev: &mut &'c CellRef<'c>,
+        cells: &'c [CellRef<'c>],
+    ) -> (usize, Option<FormatError>) {
+        let blooms_skip = self
+            .general_bloom
+            .as_ref()
+            .is_none_or(BloomWriter::skips_same_row);
+        if !self.block_open || !blooms_skip || self.first_key_in_block.is_none() {
+            return (0, None);
+        }
+        let BlockCellEncoder::None(encoder) = &mut self.cell_encoder else {
+            return (0, None);
+        };
+        let (ctx, block_bytes) = encoder.parts();
+        let limit = self.opts.block_size;
+        let payload = &mut self.payload;
+        let mut bytes = *block_bytes;
+        let mut last = *prev;
+        let mut last_at = 0usize;
+        let mut n = 0usize;
+        let mut refused = None;
+        // The statistics of `note_cell`, for this run.
+        let mut key_len_sum = 0u64;
+        let mut value_len_sum = 0u64;
+        let mut biggest_len = self.biggest_len;
+        let mut biggest_at = None;
+        let mut max_seq_id = self.max_seq_id;
+        let mut max_tags_len = self.max_tags_len;
+        let mut earliest_put = self.earliest_put;
+        let mut ts_min = self.ts_min;
+        let mut ts_max = self.ts_max;
+        for cell in cells {
+            if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family))
+                || cell.cell_type.is_delete_family_kind()
+            {
+                break;
+            }
+            if let Err(e) = cell.validate() {
+                refused = Some(e);
+                break;
+            }
+            let order = if cell.family.is_empty() {
+                compare_without_row(&KeyView::of(last), &KeyView::of(cell))
+            } else {
+                compare_bytes(last.qualifier, cell.qualifier)
+                    .then(cell.timestamp.cmp(&last.timestamp))
+                    .then(cell.cell_type.code().cmp(&last.cell_type.code()))
+            };
+            match order {
+                Ordering::Greater => {
+                    refused = Some(FormatError::OutOfOrder {
+                        index: self.entry_count + n as u64,
+                        detail: "its key sorts before the previous cell's key".into(),
+                    });
+                    break;
+                }
+                // Not a repeated key and the block is full: the cut is the per-cell path's.
+                Ordering::Less if bytes >= limit => break,
+                _ => {}
+            }
+            let cell_at = payload.len();
+            bytes += write_none_cell(&ctx, cell, payload);
+            let key_len = cell.key_len();
+            key_len_sum += key_len as u64;
+            value_len_sum += cell.value.len() as u64;
+            let tags_part = if cell.tags.is_empty() {
+                0
+            } else {
+                2 + cell.tags.len()
+            };
+            let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
+            if biggest_len < size {
+                biggest_len = size;
+                biggest_at = Some((cell_at + 8, key_len));
+            }
+            max_seq_id = max_seq_id.max(cell.seq_id);
+            max_tags_len = max_tags_len.max(cell.tags.len());
+            if cell.cell_type == CellType::Put {
+                earliest_put = earliest_put.min(cell.timestamp);
+            }
+            ts_min = ts_min.min(cell.timestamp);
+            ts_max = ts_max.max(cell.timestamp);
+            if cell.cell_type == CellType::DeleteColumn {
+                ts_min = ts_min.min(0);
+                ts_max = ts_max.max(0);
+            }
+            last_at = cell_at;
+            last = cell;
+            n += 1;
+        }
+        *block_bytes = bytes;
+        if n > 0 {
+            self.last_key_in_payload = Some((last_at + 8, last_at + 8 + last.key_len()));
+            *prev = last;
+            self.entry_count += n as u64;
+            self.total_key_len += key_len_sum;
+            self.total_value_len += value_len_sum;
+            if let Some((at, len)) = biggest_at {
+                self.biggest_len = biggest_len;
+                self.biggest_key = self.payload.get(at..at + len).map(<[u8]>::to_vec);
+            }
+            self.max_seq_id = max_seq_id;
+            self.max_tags_len = max_tags_len;
+            self.earliest_put = earliest_put;
+            self.ts_min = ts_min;
+            self.ts_max = ts_max;
+        }
+        (n, refused)
     }
 
     /// [`append_row`](Self::append_row)'s checks of `cell`, which has the row and family of
@@ -575,3 +711,6 @@ where
     }
     result
 }
+
+#[cfg(test)]
+mod tests;
