@@ -166,6 +166,16 @@ impl BloomWriter {
         ) && self.last_key.is_some()
     }
 
+    /// Whether this is a general Bloom keyed by row (ROW or ROWPREFIX): once it holds a row's
+    /// key, the row's later cells add nothing ([`skips_same_row`](Self::skips_same_row)).
+    #[inline]
+    pub fn keys_by_row(&self) -> bool {
+        matches!(
+            self.kind,
+            BloomKind::General(BloomType::Row | BloomType::RowPrefixFixedLength(_))
+        )
+    }
+
     fn add_key_of(&mut self, cell: &CellRef<'_>) -> bool {
         let bloom_type = self.kind.bloom_type();
         let mut key = std::mem::take(&mut self.key_buf);
