@@ -155,6 +155,27 @@ impl BloomWriter {
         self.add_key_of(cell)
     }
 
+    /// Whether [`add_in_row`](Self::add_in_row) of a cell with the row of the last cell added
+    /// (`same_row = true`) adds nothing, whatever the cell (a ROW or ROWPREFIX general Bloom
+    /// that holds a key). A row's later cells then need no call per cell.
+    #[inline]
+    pub fn skips_same_row(&self) -> bool {
+        matches!(
+            self.kind,
+            BloomKind::General(BloomType::Row | BloomType::RowPrefixFixedLength(_))
+        ) && self.last_key.is_some()
+    }
+
+    /// Whether this is a general Bloom keyed by row (ROW or ROWPREFIX): once it holds a row's
+    /// key, the row's later cells add nothing ([`skips_same_row`](Self::skips_same_row)).
+    #[inline]
+    pub fn keys_by_row(&self) -> bool {
+        matches!(
+            self.kind,
+            BloomKind::General(BloomType::Row | BloomType::RowPrefixFixedLength(_))
+        )
+    }
+
     fn add_key_of(&mut self, cell: &CellRef<'_>) -> bool {
         let bloom_type = self.kind.bloom_type();
         let mut key = std::mem::take(&mut self.key_buf);

@@ -42,6 +42,7 @@ mod proptests;
 
 pub use diff::{DiffDecoder, DiffEncoder};
 pub use fast_diff::{FastDiffDecoder, FastDiffEncoder};
+pub(crate) use none::write_none_cell_headed;
 pub use none::{NoneDecoder, NoneEncoder};
 pub use prefix::{PrefixDecoder, PrefixEncoder};
 pub use row_index::{RowIndexDecoder, RowIndexEncoder};

@@ -26,6 +26,13 @@ impl NoneEncoder {
     pub fn new(ctx: EncodingContext) -> NoneEncoder {
         NoneEncoder { ctx, bytes: 0 }
     }
+
+    /// The encoding context and the count of the open block's bytes, for a caller that writes
+    /// cells with [`write_none_cell`] itself (the writer's row path) and adds what it wrote.
+    #[inline]
+    pub(crate) fn parts(&mut self) -> (EncodingContext, &mut usize) {
+        (self.ctx, &mut self.bytes)
+    }
 }
 
 /// Appends one cell in NONE format; returns the bytes written.
@@ -72,6 +79,67 @@ pub(crate) fn write_none_cell(
         d = d.add(1);
         copy_short(d, cell.family);
         d = d.add(cell.family.len());
+        copy_short(d, cell.qualifier);
+        d = d.add(cell.qualifier.len());
+        d.cast::<[u8; 8]>()
+            .write_unaligned(cell.timestamp.to_be_bytes());
+        *d.add(8) = cell.cell_type.code();
+        d = d.add(9);
+        copy_short(d, cell.value);
+        d = d.add(cell.value.len());
+        if ctx.include_tags {
+            d.cast::<[u8; 2]>()
+                .write_unaligned((cell.tags.len() as u16).to_be_bytes());
+            d = d.add(2);
+            copy_short(d, cell.tags);
+            d = d.add(cell.tags.len());
+        }
+        if mvcc == 1 {
+            *d = cell.seq_id as u8; // put_vlong's one-byte form
+        }
+        out.set_len(start + total);
+    }
+    if ctx.include_mvcc && mvcc == 0 {
+        put_vlong(out, cell.seq_id as i64);
+    }
+    out.len() - start
+}
+
+/// [`write_none_cell`] for a cell whose key starts with `key_head`, the encoding of its row
+/// and family (`u16 row length | row | u8 family length | family`), built once for the cells
+/// of a row: one copy instead of four stores. The caller guarantees that `key_head` is that.
+#[inline(always)]
+pub(crate) fn write_none_cell_headed(
+    ctx: &EncodingContext,
+    key_head: &[u8],
+    cell: &CellRef<'_>,
+    out: &mut Vec<u8>,
+) -> usize {
+    let start = out.len();
+    let key_len = key_head.len() + cell.qualifier.len() + 9;
+    let tags = if ctx.include_tags {
+        2 + cell.tags.len()
+    } else {
+        0
+    };
+    let mvcc = usize::from(ctx.include_mvcc && cell.seq_id <= 127);
+    let total = 8 + key_len + cell.value.len() + tags + mvcc;
+    out.reserve(total);
+    // SAFETY: `reserve` made room for `total` bytes after `start`. The stores below write
+    // 4 + 4 + head + qualifier + 8 + 1 + value (+ 2 + tags) (+ 1) bytes, in order and without
+    // gaps; that sum is `total` (the key is head + qualifier + 8 + 1 bytes, `key_len`). Reads
+    // stay inside `key_head` and the cell's slices, which cannot overlap `out`'s spare
+    // capacity. So `start .. start + total` is initialised before the length is set.
+    unsafe {
+        let mut d = out.as_mut_ptr().add(start);
+        d.cast::<[u8; 4]>()
+            .write_unaligned((key_len as u32).to_be_bytes());
+        d.add(4)
+            .cast::<[u8; 4]>()
+            .write_unaligned((cell.value.len() as u32).to_be_bytes());
+        d = d.add(8);
+        copy_short(d, key_head);
+        d = d.add(key_head.len());
         copy_short(d, cell.qualifier);
         d = d.add(cell.qualifier.len());
         d.cast::<[u8; 8]>()

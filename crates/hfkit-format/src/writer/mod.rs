@@ -34,8 +34,10 @@ use std::io::Write;
 use super::block::{BlockEncoder, BlockSettings, BlockType};
 use super::bloom::{BloomType, BloomWriter};
 use super::bytes::{compare_bytes, equal_bytes};
-use super::cell::{compare_without_row, CellRef, CellType, KeyView};
-use super::encoding::{new_encoder, DataBlockEncoding, EncodingContext, NoneEncoder};
+use super::cell::{compare_without_row, CellRef, CellType, KeyView, MAX_KEY_LEN, MAX_VALUE_LEN};
+use super::encoding::{
+    new_encoder, write_none_cell_headed, DataBlockEncoding, EncodingContext, NoneEncoder,
+};
 use super::error::{FormatError, Result};
 use super::fileinfo::FileInfo;
 use super::index::DataIndexWriter;
@@ -104,6 +106,9 @@ pub struct HFileWriter<W: Write> {
     /// While a NONE block is open, the last key is read from the block itself rather than
     /// copied per cell; [`settle_last_key`](Self::settle_last_key) copies it out.
     last_key_in_payload: Option<(usize, usize)>,
+    /// [`append_run`](Self::append_run)'s key start of the row (`u16 row length | row | u8
+    /// family length | family`), kept for its buffer.
+    row_key_head: Vec<u8>,
     /// The parts of the last key, so the order check needs no parse (hot path).
     last_shape: KeyShape,
     first_key: Option<Vec<u8>>,
@@ -184,6 +189,7 @@ impl<W: Write> HFileWriter<W> {
             inline_buf: Vec::new(),
             last_key: Vec::new(),
             last_key_in_payload: None,
+            row_key_head: Vec::new(),
             last_shape: KeyShape::default(),
             first_key: None,
             first_key_in_block: None,
@@ -238,6 +244,19 @@ impl<W: Write> HFileWriter<W> {
 
     /// Appends one cell. See the module documentation for the contract.
     pub fn append(&mut self, cell: &CellRef<'_>) -> Result<()> {
+        let (dup, same_row) = self.check_next(cell)?;
+        let r = self.append_unchecked(cell, dup, same_row);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// `append`'s checks of `cell` against the last appended cell: the writer usable, the cell
+    /// valid, of the file's family and in order. Returns whether it has the last cell's key (a
+    /// duplicate, which never starts a block) and whether it has its row.
+    #[inline(always)]
+    fn check_next(&self, cell: &CellRef<'_>) -> Result<(bool, bool)> {
         if self.failed {
             return Err(FormatError::Invalid(
                 "writer failed earlier; the file is incomplete".into(),
@@ -283,11 +302,7 @@ impl<W: Write> HFileWriter<W> {
                 Ordering::Less => {}
             }
         }
-        let r = self.append_unchecked(cell, dup, same_row);
-        if r.is_err() {
-            self.failed = true;
-        }
-        r
+        Ok((dup, same_row))
     }
 
     /// Appends the cells of one row, in HBase order: the same file, byte for byte, as
@@ -298,20 +313,48 @@ impl<W: Write> HFileWriter<W> {
     /// hand over a row's cells together). A cell of another row or family is appended as
     /// `append` would.
     pub fn append_row(&mut self, cells: &[CellRef<'_>]) -> Result<()> {
-        let Some((first, rest)) = cells.split_first() else {
+        let Some(first) = cells.first() else {
             return Ok(());
         };
-        self.append(first)?;
-        let fast = matches!(self.cell_encoder, BlockCellEncoder::None(_));
-        if !fast {
-            return rest.iter().try_for_each(|c| self.append(c));
+        if !matches!(self.cell_encoder, BlockCellEncoder::None(_)) {
+            return cells.iter().try_for_each(|c| self.append(c));
         }
         let mut prev = first;
-        for (i, cell) in rest.iter().enumerate() {
+        let mut i = if self.start_row(first)? {
+            // `first` is checked and in the Blooms: the run writes it and what follows.
+            let (done, refused) = self.append_run(first, &mut prev, cells, true);
+            if let Some(e) = refused {
+                self.last_shape = KeyShape::of(prev);
+                return Err(e);
+            }
+            if done == 0 {
+                // `start_row` checked all that the run asks of its first cell.
+                self.failed = true;
+                return Err(FormatError::Invalid(
+                    "internal: a row's checked first cell was not appended".into(),
+                ));
+            }
+            done
+        } else {
+            self.append(first)?;
+            1
+        };
+        while i < cells.len() {
+            // The row's cells that need no block cut and no Bloom add, in one tight loop; the
+            // cell it stops at (if any) goes the per-cell way below.
+            let (done, refused) = self.append_run(first, &mut prev, &cells[i..], false);
+            i += done;
+            if let Some(e) = refused {
+                self.last_shape = KeyShape::of(prev);
+                return Err(e);
+            }
+            let Some(cell) = cells.get(i) else {
+                break;
+            };
             if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family)) {
                 // Not this row after all: the per-cell path, from here on.
                 self.last_shape = KeyShape::of(prev);
-                return rest[i..].iter().try_for_each(|c| self.append(c));
+                return cells[i..].iter().try_for_each(|c| self.append(c));
             }
             // As `append`: a refused cell leaves the file as it was, a failed write ends it.
             let dup = match self.check_in_row(prev, cell) {
@@ -326,9 +369,186 @@ impl<W: Write> HFileWriter<W> {
                 return Err(e);
             }
             prev = cell;
+            i += 1;
         }
         self.last_shape = KeyShape::of(prev);
         Ok(())
+    }
+
+    /// The first cell of a row, for [`append_row`](Self::append_row) of a NONE-encoded file:
+    /// when the open block takes it without a cut and the general Bloom (if any) keys by row,
+    /// checks it as [`append`](Self::append) does (same errors), offers it to the Blooms and
+    /// returns true (the run then writes it). False leaves it to `append`.
+    #[inline(always)]
+    fn start_row(&mut self, first: &CellRef<'_>) -> Result<bool> {
+        let bloom_by_row = self
+            .general_bloom
+            .as_ref()
+            .is_none_or(BloomWriter::keys_by_row);
+        if self.entry_count == 0
+            || !self.block_open
+            || !bloom_by_row
+            || self.first_key_in_block.is_none()
+        {
+            return Ok(false);
+        }
+        let (dup, same_row) = self.check_next(first)?;
+        if !dup
+            && self
+                .cell_encoder
+                .encoded_bytes()
+                .max(self.cell_encoder.unencoded_bytes())
+                >= self.opts.block_size
+        {
+            // A block cut first: `append`'s way (which checks the cell again).
+            return Ok(false);
+        }
+        self.offer_to_blooms(first, same_row);
+        Ok(true)
+    }
+
+    /// [`append_row`](Self::append_row)'s hot loop, for a NONE-encoded file with a block open:
+    /// appends `cells` from the start while they have `first`'s row and family, need no block
+    /// cut and give the Blooms nothing to add (the row's Bloom key is in already; no
+    /// delete-family cell), with the same checks as [`check_in_row`](Self::check_in_row).
+    /// The statistics are kept in locals and added to the writer's once per run. Returns how
+    /// many cells it appended (`prev` is the last of them) and the error of a refused cell,
+    /// which it did not append.
+    #[inline(always)]
+    fn append_run<'c>(
+        &mut self,
+        first: &'c CellRef<'c>,
+        prev: &mut &'c CellRef<'c>,
+        cells: &'c [CellRef<'c>],
+        first_checked: bool,
+    ) -> (usize, Option<FormatError>) {
+        let blooms_skip = self
+            .general_bloom
+            .as_ref()
+            .is_none_or(BloomWriter::skips_same_row);
+        if !self.block_open || !blooms_skip || self.first_key_in_block.is_none() {
+            return (0, None);
+        }
+        let BlockCellEncoder::None(encoder) = &mut self.cell_encoder else {
+            return (0, None);
+        };
+        let (ctx, block_bytes) = encoder.parts();
+        let limit = self.opts.block_size;
+        let payload = &mut self.payload;
+        // The key's start, the same for every cell of the run: `first`'s row and family, which
+        // are valid (`first` was checked before it was appended).
+        let head = &mut self.row_key_head;
+        head.clear();
+        head.extend_from_slice(&(first.row.len() as u16).to_be_bytes());
+        head.extend_from_slice(first.row);
+        head.push(first.family.len() as u8);
+        head.extend_from_slice(first.family);
+        let mut bytes = *block_bytes;
+        let mut last = *prev;
+        let mut last_at = 0usize;
+        let mut n = 0usize;
+        let mut refused = None;
+        // The statistics of `note_cell`, for this run.
+        let mut key_len_sum = 0u64;
+        let mut value_len_sum = 0u64;
+        let mut biggest_len = self.biggest_len;
+        let mut biggest_at = None;
+        let mut max_seq_id = self.max_seq_id;
+        let mut max_tags_len = self.max_tags_len;
+        let mut earliest_put = self.earliest_put;
+        let mut ts_min = self.ts_min;
+        let mut ts_max = self.ts_max;
+        let mut checked = first_checked;
+        for cell in cells {
+            if checked {
+                // The row's first cell, checked and offered to the Blooms by `start_row`.
+                checked = false;
+            } else if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family))
+                || cell.cell_type.is_delete_family_kind()
+            {
+                break;
+            } else {
+                // `validate` but for the row and family, which are `first`'s.
+                if !(head.len() + cell.qualifier.len() + 9 <= MAX_KEY_LEN
+                    && cell.value.len() <= MAX_VALUE_LEN
+                    && cell.tags.is_empty())
+                {
+                    if let Err(e) = cell.validate() {
+                        refused = Some(e);
+                        break;
+                    }
+                }
+                let order = if cell.family.is_empty() {
+                    compare_without_row(&KeyView::of(last), &KeyView::of(cell))
+                } else {
+                    compare_bytes(last.qualifier, cell.qualifier)
+                        .then(cell.timestamp.cmp(&last.timestamp))
+                        .then(cell.cell_type.code().cmp(&last.cell_type.code()))
+                };
+                match order {
+                    Ordering::Greater => {
+                        refused = Some(FormatError::OutOfOrder {
+                            index: self.entry_count + n as u64,
+                            detail: "its key sorts before the previous cell's key".into(),
+                        });
+                        break;
+                    }
+                    // Not a repeated key and the block is full: the cut is the per-cell path's.
+                    Ordering::Less if bytes >= limit => break,
+                    _ => {}
+                }
+            }
+            let cell_at = payload.len();
+            bytes += write_none_cell_headed(&ctx, head, cell, payload);
+            let key_len = head.len() + cell.qualifier.len() + 9;
+            key_len_sum += key_len as u64;
+            value_len_sum += cell.value.len() as u64;
+            let tags_part = if cell.tags.is_empty() {
+                0
+            } else {
+                2 + cell.tags.len()
+            };
+            let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
+            if biggest_len < size {
+                biggest_len = size;
+                biggest_at = Some((cell_at + 8, key_len));
+            }
+            max_seq_id = max_seq_id.max(cell.seq_id);
+            max_tags_len = max_tags_len.max(cell.tags.len());
+            if cell.cell_type == CellType::Put {
+                earliest_put = earliest_put.min(cell.timestamp);
+            }
+            ts_min = ts_min.min(cell.timestamp);
+            ts_max = ts_max.max(cell.timestamp);
+            if matches!(
+                cell.cell_type,
+                CellType::DeleteColumn | CellType::DeleteFamily
+            ) {
+                ts_min = ts_min.min(0);
+                ts_max = ts_max.max(0);
+            }
+            last_at = cell_at;
+            last = cell;
+            n += 1;
+        }
+        *block_bytes = bytes;
+        if n > 0 {
+            self.last_key_in_payload = Some((last_at + 8, last_at + 8 + last.key_len()));
+            *prev = last;
+            self.entry_count += n as u64;
+            self.total_key_len += key_len_sum;
+            self.total_value_len += value_len_sum;
+            if let Some((at, len)) = biggest_at {
+                self.biggest_len = biggest_len;
+                self.biggest_key = self.payload.get(at..at + len).map(<[u8]>::to_vec);
+            }
+            self.max_seq_id = max_seq_id;
+            self.max_tags_len = max_tags_len;
+            self.earliest_put = earliest_put;
+            self.ts_min = ts_min;
+            self.ts_max = ts_max;
+        }
+        (n, refused)
     }
 
     /// [`append_row`](Self::append_row)'s checks of `cell`, which has the row and family of
@@ -575,3 +795,6 @@ where
     }
     result
 }
+
+#[cfg(test)]
+mod tests;

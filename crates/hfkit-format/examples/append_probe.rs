@@ -1,0 +1,148 @@
+//! Probe: the SNAPPY + ROW Bloom writer on lineitem cells (per-cell `append` and `append_row`)
+//! against snappy alone, CPU time of the thread from /proc/thread-self/schedstat (ns).
+//! Usage: cargo run --release -p hfkit-format --example append_probe [CELLS] [ROUNDS]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+extern crate self as hfkit;
+pub mod format {
+    pub use hfkit_format::*;
+}
+#[path = "../../../benches/lineitem/mod.rs"]
+mod lineitem;
+
+use hfkit_format::bloom::BloomType;
+use hfkit_format::compression::Compression;
+use hfkit_format::writer::{HFileWriter, WriterOptions};
+
+fn cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    s.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn best<T>(rounds: usize, mut f: impl FnMut() -> T) -> f64 {
+    let mut b = u64::MAX;
+    for _ in 0..rounds {
+        let t = cpu_ns();
+        std::hint::black_box(f());
+        b = b.min(cpu_ns() - t);
+    }
+    b as f64 / 1e9
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(8_000_000);
+    let rounds: usize = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5);
+    let data = lineitem::Lineitem::generate(n);
+    let cells = data.len() as f64;
+    let opts = WriterOptions {
+        compression: Compression::Snappy,
+        bloom: Some(BloomType::Row),
+        ..WriterOptions::default()
+    };
+    let mut cell_bytes = Vec::new();
+    {
+        let mut w = HFileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        data.for_each(|c| w.append(c).unwrap());
+        cell_bytes.extend_from_slice(&w.finish().unwrap().0);
+    }
+    let mut out = vec![0u8; cell_bytes.len()];
+    let mut encoder = snap::raw::Encoder::new();
+    let mut sout = vec![0u8; snap::raw::max_compress_len(65536)];
+    if std::env::var_os("PROBE_ROW_ONLY").is_some() {
+        for _ in 0..rounds {
+            out.clear();
+            let mut w = HFileWriter::new(&mut out, opts.clone()).unwrap();
+            data.for_each_row(|cs| w.append_row(cs).unwrap());
+            w.finish().unwrap();
+        }
+        return;
+    }
+    if std::env::var_os("PROBE_PARTS").is_some() {
+        // The parts: the source alone, NONE codec (no snappy), snappy alone.
+        let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+        let src = best(rounds, || {
+            let mut k = 0usize;
+            data.for_each_row(|cs| k += std::hint::black_box(cs).len());
+            k
+        });
+        let copy = best(rounds, || {
+            data.for_each_row(|cs| {
+                for c in cs {
+                    buf.extend_from_slice(c.row);
+                    buf.extend_from_slice(c.qualifier);
+                    buf.extend_from_slice(c.value);
+                    buf.extend_from_slice(&c.timestamp.to_be_bytes());
+                }
+                if buf.len() > 65536 {
+                    buf.clear();
+                }
+            })
+        });
+        let plain = WriterOptions {
+            bloom: Some(BloomType::Row),
+            ..WriterOptions::default()
+        };
+        let none = best(rounds, || {
+            out.clear();
+            let mut w = HFileWriter::new(&mut out, plain.clone()).unwrap();
+            data.for_each_row(|cs| w.append_row(cs).unwrap());
+            w.finish().unwrap();
+        });
+        let s = best(rounds, || {
+            let mut total = 0usize;
+            for block in cell_bytes.chunks(65536) {
+                total += encoder.compress(block, &mut sout).unwrap();
+            }
+            total
+        });
+        println!(
+            "source {:.1} ns/cell; source + naive copy {:.1}; writer without codec (ROW Bloom, CRC32C) {:.1}; snappy alone {:.1}",
+            src * 1e9 / cells,
+            copy * 1e9 / cells,
+            none * 1e9 / cells,
+            s * 1e9 / cells
+        );
+        return;
+    }
+    let mut per_cell = Vec::new();
+    let mut per_row = Vec::new();
+    for _ in 0..2 {
+        let s = best(rounds, || {
+            let mut total = 0usize;
+            for block in cell_bytes.chunks(65536) {
+                total += encoder.compress(block, &mut sout).unwrap();
+            }
+            total
+        });
+        let a = best(rounds, || {
+            out.clear();
+            let mut w = HFileWriter::new(&mut out, opts.clone()).unwrap();
+            data.for_each(|c| w.append(c).unwrap());
+            w.finish().unwrap();
+        });
+        let first = out.clone();
+        let r = best(rounds, || {
+            out.clear();
+            let mut w = HFileWriter::new(&mut out, opts.clone()).unwrap();
+            data.for_each_row(|cs| w.append_row(cs).unwrap());
+            w.finish().unwrap();
+        });
+        assert!(first == out, "append_row wrote other bytes");
+        per_cell.push(s / a);
+        per_row.push(s / r);
+        println!(
+            "snappy alone {:.1} ns/cell; append {:.1} ns/cell ({:.3}x); append_row {:.1} ns/cell ({:.3}x)",
+            s * 1e9 / cells,
+            a * 1e9 / cells,
+            s / a,
+            r * 1e9 / cells,
+            s / r
+        );
+    }
+}
