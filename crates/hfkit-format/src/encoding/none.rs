@@ -35,6 +35,46 @@ impl NoneEncoder {
     }
 }
 
+/// Stores the part of a NONE record that follows the row and family: qualifier, timestamp,
+/// type, value, then (with `ctx.include_tags`) the tags' length and tags, then (with
+/// `mvcc_byte`) the one-byte form of the sequence id. Shared by [`write_none_cell`] and
+/// [`write_none_cell_headed`].
+///
+/// # Safety
+///
+/// `d` must be valid for writes of `qualifier + 9 + value (+ 2 + tags) (+ 1)` bytes that do
+/// not overlap the cell's slices.
+#[inline(always)]
+unsafe fn write_from_qualifier(
+    mut d: *mut u8,
+    ctx: &EncodingContext,
+    cell: &CellRef<'_>,
+    mvcc_byte: bool,
+) {
+    // SAFETY: the caller's contract; each store below stays inside the bytes it names, in
+    // order, and each read inside one of the cell's slices.
+    unsafe {
+        copy_short(d, cell.qualifier);
+        d = d.add(cell.qualifier.len());
+        d.cast::<[u8; 8]>()
+            .write_unaligned(cell.timestamp.to_be_bytes());
+        *d.add(8) = cell.cell_type.code();
+        d = d.add(9);
+        copy_short(d, cell.value);
+        d = d.add(cell.value.len());
+        if ctx.include_tags {
+            d.cast::<[u8; 2]>()
+                .write_unaligned((cell.tags.len() as u16).to_be_bytes());
+            d = d.add(2);
+            copy_short(d, cell.tags);
+            d = d.add(cell.tags.len());
+        }
+        if mvcc_byte {
+            *d = cell.seq_id as u8; // put_vlong's one-byte form
+        }
+    }
+}
+
 /// Appends one cell in NONE format; returns the bytes written.
 ///
 /// The writer's hot path: one capacity check, the fixed-size fields stored directly and the
@@ -79,24 +119,7 @@ pub(crate) fn write_none_cell(
         d = d.add(1);
         copy_short(d, cell.family);
         d = d.add(cell.family.len());
-        copy_short(d, cell.qualifier);
-        d = d.add(cell.qualifier.len());
-        d.cast::<[u8; 8]>()
-            .write_unaligned(cell.timestamp.to_be_bytes());
-        *d.add(8) = cell.cell_type.code();
-        d = d.add(9);
-        copy_short(d, cell.value);
-        d = d.add(cell.value.len());
-        if ctx.include_tags {
-            d.cast::<[u8; 2]>()
-                .write_unaligned((cell.tags.len() as u16).to_be_bytes());
-            d = d.add(2);
-            copy_short(d, cell.tags);
-            d = d.add(cell.tags.len());
-        }
-        if mvcc == 1 {
-            *d = cell.seq_id as u8; // put_vlong's one-byte form
-        }
+        write_from_qualifier(d, ctx, cell, mvcc == 1);
         out.set_len(start + total);
     }
     if ctx.include_mvcc && mvcc == 0 {
@@ -140,24 +163,7 @@ pub(crate) fn write_none_cell_headed(
         d = d.add(8);
         copy_short(d, key_head);
         d = d.add(key_head.len());
-        copy_short(d, cell.qualifier);
-        d = d.add(cell.qualifier.len());
-        d.cast::<[u8; 8]>()
-            .write_unaligned(cell.timestamp.to_be_bytes());
-        *d.add(8) = cell.cell_type.code();
-        d = d.add(9);
-        copy_short(d, cell.value);
-        d = d.add(cell.value.len());
-        if ctx.include_tags {
-            d.cast::<[u8; 2]>()
-                .write_unaligned((cell.tags.len() as u16).to_be_bytes());
-            d = d.add(2);
-            copy_short(d, cell.tags);
-            d = d.add(cell.tags.len());
-        }
-        if mvcc == 1 {
-            *d = cell.seq_id as u8; // put_vlong's one-byte form
-        }
+        write_from_qualifier(d, ctx, cell, mvcc == 1);
         out.set_len(start + total);
     }
     if ctx.include_mvcc && mvcc == 0 {
