@@ -128,12 +128,7 @@ impl ColumnText {
             DataType::Decimal128(_, scale) => {
                 let a = col.as_primitive::<Decimal128Type>();
                 let scale = *scale;
-                text(&|t| {
-                    t.formatted(col, |i, s| {
-                        write_decimal(s, a.value(i), scale);
-                        Ok(())
-                    })
-                })
+                text(&|t| t.each(col, |i, out| write_decimal(out, a.value(i), scale)))
             }
             DataType::Date32 => {
                 let a = col.as_primitive::<Date32Type>();
@@ -320,14 +315,15 @@ impl FieldSource for ColumnRow<'_> {
 }
 
 /// `v / 10^scale` with exactly `scale` fraction digits.
-pub(crate) fn write_decimal(out: &mut String, v: i128, scale: i8) {
+pub(crate) fn write_decimal(out: &mut Vec<u8>, v: i128, scale: i8) {
     let mut b = itoa::Buffer::new();
     if scale <= 0 {
-        out.push_str(b.format(v.saturating_mul(10i128.pow(u32::from(scale.unsigned_abs())))));
+        let v = v.saturating_mul(10i128.pow(u32::from(scale.unsigned_abs())));
+        out.extend_from_slice(b.format(v).as_bytes());
         return;
     }
     if v < 0 {
-        out.push('-');
+        out.push(b'-');
     }
     let a = v.unsigned_abs();
     let scale = scale as u32;
@@ -346,15 +342,16 @@ pub(crate) fn write_decimal(out: &mut String, v: i128, scale: i8) {
 }
 
 /// `whole.frac`, `frac` zero-padded to `scale` digits.
-fn push_whole_and_fraction<T: itoa::Integer>(out: &mut String, whole: T, frac: T, scale: u32) {
+fn push_whole_and_fraction<T: itoa::Integer>(out: &mut Vec<u8>, whole: T, frac: T, scale: u32) {
     let mut b = itoa::Buffer::new();
-    out.push_str(b.format(whole));
-    out.push('.');
+    out.extend_from_slice(b.format(whole).as_bytes());
+    out.push(b'.');
     let frac = b.format(frac);
-    for _ in frac.len()..scale as usize {
-        out.push('0');
-    }
-    out.push_str(frac);
+    out.resize(
+        out.len() + (scale as usize).saturating_sub(frac.len()),
+        b'0',
+    );
+    out.extend_from_slice(frac.as_bytes());
 }
 
 /// Days since 1970-01-01 as `YYYY-MM-DD` (proleptic Gregorian).
@@ -414,8 +411,9 @@ mod tests {
             (5, 20),
             (-12_345, 38),
         ] {
-            let mut got = String::new();
+            let mut got = Vec::new();
             write_decimal(&mut got, v, scale);
+            let got = String::from_utf8(got).unwrap();
             let want = if scale <= 0 {
                 (v * 10i128.pow(scale.unsigned_abs() as u32)).to_string()
             } else {
@@ -450,12 +448,12 @@ mod tests {
         s.clear();
         write_date(&mut s, -1);
         assert_eq!(s, "1969-12-31");
-        s.clear();
-        write_decimal(&mut s, 1_795_455, 2);
-        assert_eq!(s, "17954.55");
-        s.clear();
-        write_decimal(&mut s, -5, 2);
-        assert_eq!(s, "-0.05");
+        let mut d = Vec::new();
+        write_decimal(&mut d, 1_795_455, 2);
+        assert_eq!(d, b"17954.55");
+        d.clear();
+        write_decimal(&mut d, -5, 2);
+        assert_eq!(d, b"-0.05");
     }
 
     /// Every string and binary type read in place, and the other types written as text, give
