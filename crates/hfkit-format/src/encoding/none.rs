@@ -8,6 +8,12 @@
 //! ```
 //! Cells are concatenated; the payload has no count and no trailer. ROW_INDEX_V1 reuses this
 //! record format, so [`NoneDecoder`] can start at a payload offset and stop before a limit.
+//!
+//! Reading takes two ways to the same result: a fast path that reads a record's lengths with
+//! one bounds check each and accepts it only when everything fits, and the checking cursor,
+//! which names what is wrong, for any record the fast path refuses (a test holds the two equal
+//! on every truncation and byte change of a block). Writing stores each record with one
+//! capacity check ([`write_none_cell`]).
 
 use std::ops::Range;
 
