@@ -41,25 +41,84 @@ impl NoneEncoder {
     }
 }
 
-/// Stores the part of a NONE record that follows the row and family: qualifier, timestamp,
-/// type, value, then (with `ctx.include_tags`) the tags' length and tags, then (with
-/// `mvcc_byte`) the one-byte form of the sequence id. Shared by [`write_none_cell`] and
-/// [`write_none_cell_headed`].
+/// Appends one cell in NONE format; returns the bytes written.
 ///
-/// # Safety
-///
-/// `d` must be valid for writes of `qualifier + 9 + value (+ 2 + tags) (+ 1)` bytes that do
-/// not overlap the cell's slices.
+/// The writer's hot path: one capacity check, the fixed-size fields stored directly and the
+/// variable pieces copied by [`copy_short`], no bounds check or
+/// length update per piece.
 #[inline(always)]
-unsafe fn write_from_qualifier(
-    mut d: *mut u8,
+pub(crate) fn write_none_cell(
     ctx: &EncodingContext,
     cell: &CellRef<'_>,
-    mvcc_byte: bool,
-) {
-    // SAFETY: the caller's contract; each store below stays inside the bytes it names, in
-    // order, and each read inside one of the cell's slices.
+    out: &mut Vec<u8>,
+) -> usize {
+    let head_len = 2 + cell.row.len() + 1 + cell.family.len();
+    // SAFETY: the closure stores u16 row length | row | u8 family length | family, which is
+    // `head_len` bytes, at `d`, reading only the cell's row and family.
+    write_record(ctx, cell, head_len, out, |mut d| unsafe {
+        d.cast::<[u8; 2]>()
+            .write_unaligned((cell.row.len() as u16).to_be_bytes());
+        d = d.add(2);
+        copy_short(d, cell.row);
+        d = d.add(cell.row.len());
+        *d = cell.family.len() as u8;
+        d = d.add(1);
+        copy_short(d, cell.family);
+    })
+}
+
+/// [`write_none_cell`] for a cell whose key starts with `key_head`, the encoding of its row
+/// and family (`u16 row length | row | u8 family length | family`), built once for the cells
+/// of a row: one copy instead of four stores. The caller guarantees that `key_head` is that.
+#[inline(always)]
+pub(crate) fn write_none_cell_headed(
+    ctx: &EncodingContext,
+    key_head: &[u8],
+    cell: &CellRef<'_>,
+    out: &mut Vec<u8>,
+) -> usize {
+    // SAFETY: the closure copies `key_head`, `key_head.len()` bytes, to `d`.
+    write_record(ctx, cell, key_head.len(), out, |d| unsafe {
+        copy_short(d, key_head)
+    })
+}
+
+/// Appends `cell`'s NONE record whose key starts with `head_len` bytes of row and family,
+/// stored by `write_head` at the pointer it is given (which must write exactly `head_len`
+/// bytes there and read nothing of `out`); returns the bytes written.
+#[inline(always)]
+fn write_record(
+    ctx: &EncodingContext,
+    cell: &CellRef<'_>,
+    head_len: usize,
+    out: &mut Vec<u8>,
+    write_head: impl FnOnce(*mut u8),
+) -> usize {
+    let start = out.len();
+    let key_len = head_len + cell.qualifier.len() + 9;
+    let tags = if ctx.include_tags {
+        2 + cell.tags.len()
+    } else {
+        0
+    };
+    let mvcc = usize::from(ctx.include_mvcc && cell.seq_id <= 127);
+    let total = 8 + key_len + cell.value.len() + tags + mvcc;
+    out.reserve(total);
+    // SAFETY: `reserve` made room for `total` bytes after `start`. The stores below write
+    // 4 + 4 + head + qualifier + 8 + 1 + value (+ 2 + tags) (+ 1) bytes, in order and without
+    // gaps (`write_head` exactly `head_len`); that sum is `total` (the key is head + qualifier
+    // + 8 + 1 bytes, `key_len`). Reads stay inside the cell's slices and what `write_head`
+    // reads, none of which can overlap `out`'s spare capacity. So `start .. start + total` is
+    // initialised before the length is set.
     unsafe {
+        let d = out.as_mut_ptr().add(start);
+        d.cast::<[u8; 4]>()
+            .write_unaligned((key_len as u32).to_be_bytes());
+        d.add(4)
+            .cast::<[u8; 4]>()
+            .write_unaligned((cell.value.len() as u32).to_be_bytes());
+        write_head(d.add(8));
+        let mut d = d.add(8 + head_len);
         copy_short(d, cell.qualifier);
         d = d.add(cell.qualifier.len());
         d.cast::<[u8; 8]>()
@@ -75,101 +134,9 @@ unsafe fn write_from_qualifier(
             copy_short(d, cell.tags);
             d = d.add(cell.tags.len());
         }
-        if mvcc_byte {
+        if mvcc == 1 {
             *d = cell.seq_id as u8; // put_vlong's one-byte form
         }
-    }
-}
-
-/// Appends one cell in NONE format; returns the bytes written.
-///
-/// The writer's hot path: one capacity check, the fixed-size fields stored directly and the
-/// variable pieces copied by [`copy_short`], no bounds check or
-/// length update per piece.
-#[inline(always)]
-pub(crate) fn write_none_cell(
-    ctx: &EncodingContext,
-    cell: &CellRef<'_>,
-    out: &mut Vec<u8>,
-) -> usize {
-    let start = out.len();
-    let key_len = cell.key_len();
-    let tags = if ctx.include_tags {
-        2 + cell.tags.len()
-    } else {
-        0
-    };
-    let mvcc = usize::from(ctx.include_mvcc && cell.seq_id <= 127);
-    let total = 8 + key_len + cell.value.len() + tags + mvcc;
-    out.reserve(total);
-    // SAFETY: `reserve` made room for `total` bytes after `start`. The stores below write
-    // 4 + 4 + 2 + row + 1 + family + qualifier + 8 + 1 + value (+ 2 + tags) (+ 1) bytes, in
-    // order and without gaps; that sum is `total` (the key is 2 + row + 1 + family +
-    // qualifier + 8 + 1 bytes, `key_len`). Reads stay inside the cell's slices, which cannot
-    // overlap `out`'s spare capacity. So `start .. start + total` is initialised before the
-    // length is set.
-    unsafe {
-        let mut d = out.as_mut_ptr().add(start);
-        d.cast::<[u8; 4]>()
-            .write_unaligned((key_len as u32).to_be_bytes());
-        d.add(4)
-            .cast::<[u8; 4]>()
-            .write_unaligned((cell.value.len() as u32).to_be_bytes());
-        d.add(8)
-            .cast::<[u8; 2]>()
-            .write_unaligned((cell.row.len() as u16).to_be_bytes());
-        d = d.add(10);
-        copy_short(d, cell.row);
-        d = d.add(cell.row.len());
-        *d = cell.family.len() as u8;
-        d = d.add(1);
-        copy_short(d, cell.family);
-        d = d.add(cell.family.len());
-        write_from_qualifier(d, ctx, cell, mvcc == 1);
-        out.set_len(start + total);
-    }
-    if ctx.include_mvcc && mvcc == 0 {
-        put_vlong(out, cell.seq_id as i64);
-    }
-    out.len() - start
-}
-
-/// [`write_none_cell`] for a cell whose key starts with `key_head`, the encoding of its row
-/// and family (`u16 row length | row | u8 family length | family`), built once for the cells
-/// of a row: one copy instead of four stores. The caller guarantees that `key_head` is that.
-#[inline(always)]
-pub(crate) fn write_none_cell_headed(
-    ctx: &EncodingContext,
-    key_head: &[u8],
-    cell: &CellRef<'_>,
-    out: &mut Vec<u8>,
-) -> usize {
-    let start = out.len();
-    let key_len = key_head.len() + cell.qualifier.len() + 9;
-    let tags = if ctx.include_tags {
-        2 + cell.tags.len()
-    } else {
-        0
-    };
-    let mvcc = usize::from(ctx.include_mvcc && cell.seq_id <= 127);
-    let total = 8 + key_len + cell.value.len() + tags + mvcc;
-    out.reserve(total);
-    // SAFETY: `reserve` made room for `total` bytes after `start`. The stores below write
-    // 4 + 4 + head + qualifier + 8 + 1 + value (+ 2 + tags) (+ 1) bytes, in order and without
-    // gaps; that sum is `total` (the key is head + qualifier + 8 + 1 bytes, `key_len`). Reads
-    // stay inside `key_head` and the cell's slices, which cannot overlap `out`'s spare
-    // capacity. So `start .. start + total` is initialised before the length is set.
-    unsafe {
-        let mut d = out.as_mut_ptr().add(start);
-        d.cast::<[u8; 4]>()
-            .write_unaligned((key_len as u32).to_be_bytes());
-        d.add(4)
-            .cast::<[u8; 4]>()
-            .write_unaligned((cell.value.len() as u32).to_be_bytes());
-        d = d.add(8);
-        copy_short(d, key_head);
-        d = d.add(key_head.len());
-        write_from_qualifier(d, ctx, cell, mvcc == 1);
         out.set_len(start + total);
     }
     if ctx.include_mvcc && mvcc == 0 {

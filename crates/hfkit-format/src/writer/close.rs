@@ -20,22 +20,22 @@ impl<W: Write> HFileWriter<W> {
             fi.insert(keys::LASTKEY, self.last_key.clone());
         }
         let avg = |total: u64| total.checked_div(self.entry_count).unwrap_or(0) as i32;
-        fi.insert_i32(keys::AVG_KEY_LEN, avg(self.total_key_len));
-        fi.insert_i32(keys::AVG_VALUE_LEN, avg(self.total_value_len));
+        fi.insert_i32(keys::AVG_KEY_LEN, avg(self.stats.total_key_len));
+        fi.insert_i32(keys::AVG_VALUE_LEN, avg(self.stats.total_value_len));
         fi.insert_i64(keys::CREATE_TIME_TS, o.create_time);
         if let Some(k) = &self.biggest_key {
             fi.insert(keys::KEY_OF_BIGGEST_CELL, k.clone());
-            fi.insert_i64(keys::LEN_OF_BIGGEST_CELL, self.biggest_len);
+            fi.insert_i64(keys::LEN_OF_BIGGEST_CELL, self.stats.biggest_len);
         }
         if o.include_tags {
-            fi.insert_i32(keys::MAX_TAGS_LEN, self.max_tags_len as i32);
+            fi.insert_i32(keys::MAX_TAGS_LEN, self.stats.max_tags_len as i32);
             fi.insert_bool(
                 keys::TAGS_COMPRESSED,
                 o.encoding != DataBlockEncoding::None && o.compress_tags,
             );
         }
         if o.include_mvcc {
-            fi.insert_i64(keys::MAX_MEMSTORE_TS_KEY, self.max_seq_id as i64);
+            fi.insert_i64(keys::MAX_MEMSTORE_TS_KEY, self.stats.max_seq_id as i64);
             fi.insert_i32(keys::KEY_VALUE_VERSION, 1);
         }
         if o.encoding != DataBlockEncoding::None {
@@ -45,10 +45,10 @@ impl<W: Write> HFileWriter<W> {
             );
         }
         if o.store_file {
-            let mut tr = self.ts_min.to_be_bytes().to_vec();
-            tr.extend_from_slice(&self.ts_max.to_be_bytes());
+            let mut tr = self.stats.ts_min.to_be_bytes().to_vec();
+            tr.extend_from_slice(&self.stats.ts_max.to_be_bytes());
             fi.insert(keys::TIMERANGE, tr);
-            fi.insert_i64(keys::EARLIEST_PUT_TS, self.earliest_put);
+            fi.insert_i64(keys::EARLIEST_PUT_TS, self.stats.earliest_put);
             fi.insert_i64(keys::DELETE_FAMILY_COUNT, self.delete_family_count);
             fi.insert_bool(keys::HISTORICAL, false);
             if let Some(b) = &self.general_bloom {
@@ -145,7 +145,7 @@ impl<W: Write> HFileWriter<W> {
             index_levels: self.index.num_levels(),
             first_key: self.first_key.clone(),
             last_key: (self.entry_count > 0).then(|| self.last_key.clone()),
-            time_range: (self.entry_count > 0).then_some((self.ts_min, self.ts_max)),
+            time_range: (self.entry_count > 0).then_some((self.stats.ts_min, self.stats.ts_max)),
         };
         Ok((self.sink.out, summary))
     }

@@ -116,15 +116,8 @@ pub struct HFileWriter<W: Write> {
     last_key_of_prev_block: Option<Vec<u8>>,
     entry_count: u64,
     data_blocks: u64,
-    total_key_len: u64,
-    total_value_len: u64,
-    biggest_len: i64,
+    stats: CellStats,
     biggest_key: Option<Vec<u8>>,
-    max_seq_id: u64,
-    max_tags_len: usize,
-    ts_min: i64,
-    ts_max: i64,
-    earliest_put: i64,
     delete_family_count: i64,
     first_data_block_offset: i64,
     last_data_block_offset: i64,
@@ -196,15 +189,8 @@ impl<W: Write> HFileWriter<W> {
             last_key_of_prev_block: None,
             entry_count: 0,
             data_blocks: 0,
-            total_key_len: 0,
-            total_value_len: 0,
-            biggest_len: 0,
+            stats: CellStats::default(),
             biggest_key: None,
-            max_seq_id: 0,
-            max_tags_len: 0,
-            ts_min: i64::MAX,
-            ts_max: -1,
-            earliest_put: i64::MAX,
             delete_family_count: 0,
             first_data_block_offset: -1,
             last_data_block_offset: -1,
@@ -448,16 +434,9 @@ impl<W: Write> HFileWriter<W> {
         let mut last_at = 0usize;
         let mut n = 0usize;
         let mut refused = None;
-        // The statistics of `note_cell`, for this run.
-        let mut key_len_sum = 0u64;
-        let mut value_len_sum = 0u64;
-        let mut biggest_len = self.biggest_len;
+        // The statistics of `note_cell`, kept in a local for this run.
+        let mut stats = self.stats;
         let mut biggest_at = None;
-        let mut max_seq_id = self.max_seq_id;
-        let mut max_tags_len = self.max_tags_len;
-        let mut earliest_put = self.earliest_put;
-        let mut ts_min = self.ts_min;
-        let mut ts_max = self.ts_max;
         let mut checked = first_checked;
         for cell in cells {
             if checked {
@@ -478,14 +457,7 @@ impl<W: Write> HFileWriter<W> {
                         break;
                     }
                 }
-                let order = if cell.family.is_empty() {
-                    compare_without_row(&KeyView::of(last), &KeyView::of(cell))
-                } else {
-                    compare_bytes(last.qualifier, cell.qualifier)
-                        .then(cell.timestamp.cmp(&last.timestamp))
-                        .then(cell.cell_type.code().cmp(&last.cell_type.code()))
-                };
-                match order {
+                match order_in_row(last, cell) {
                     Ordering::Greater => {
                         refused = Some(FormatError::OutOfOrder {
                             index: self.entry_count + n as u64,
@@ -501,31 +473,8 @@ impl<W: Write> HFileWriter<W> {
             let cell_at = payload.len();
             bytes += write_none_cell_headed(&ctx, head, cell, payload);
             let key_len = head.len() + cell.qualifier.len() + 9;
-            key_len_sum += key_len as u64;
-            value_len_sum += cell.value.len() as u64;
-            let tags_part = if cell.tags.is_empty() {
-                0
-            } else {
-                2 + cell.tags.len()
-            };
-            let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
-            if biggest_len < size {
-                biggest_len = size;
+            if stats.note(cell, key_len) {
                 biggest_at = Some((cell_at + 8, key_len));
-            }
-            max_seq_id = max_seq_id.max(cell.seq_id);
-            max_tags_len = max_tags_len.max(cell.tags.len());
-            if cell.cell_type == CellType::Put {
-                earliest_put = earliest_put.min(cell.timestamp);
-            }
-            ts_min = ts_min.min(cell.timestamp);
-            ts_max = ts_max.max(cell.timestamp);
-            if matches!(
-                cell.cell_type,
-                CellType::DeleteColumn | CellType::DeleteFamily
-            ) {
-                ts_min = ts_min.min(0);
-                ts_max = ts_max.max(0);
             }
             last_at = cell_at;
             last = cell;
@@ -536,17 +485,10 @@ impl<W: Write> HFileWriter<W> {
             self.last_key_in_payload = Some((last_at + 8, last_at + 8 + last.key_len()));
             *prev = last;
             self.entry_count += n as u64;
-            self.total_key_len += key_len_sum;
-            self.total_value_len += value_len_sum;
+            self.stats = stats;
             if let Some((at, len)) = biggest_at {
-                self.biggest_len = biggest_len;
                 self.biggest_key = self.payload.get(at..at + len).map(<[u8]>::to_vec);
             }
-            self.max_seq_id = max_seq_id;
-            self.max_tags_len = max_tags_len;
-            self.earliest_put = earliest_put;
-            self.ts_min = ts_min;
-            self.ts_max = ts_max;
         }
         (n, refused)
     }
@@ -557,14 +499,7 @@ impl<W: Write> HFileWriter<W> {
     #[inline(always)]
     fn check_in_row(&self, prev: &CellRef<'_>, cell: &CellRef<'_>) -> Result<bool> {
         cell.validate()?;
-        let order = if cell.family.is_empty() {
-            compare_without_row(&KeyView::of(prev), &KeyView::of(cell))
-        } else {
-            compare_bytes(prev.qualifier, cell.qualifier)
-                .then(cell.timestamp.cmp(&prev.timestamp))
-                .then(cell.cell_type.code().cmp(&prev.cell_type.code()))
-        };
-        match order {
+        match order_in_row(prev, cell) {
             Ordering::Greater => Err(FormatError::OutOfOrder {
                 index: self.entry_count,
                 detail: "its key sorts before the previous cell's key".into(),
@@ -641,31 +576,10 @@ impl<W: Write> HFileWriter<W> {
     /// Counts an appended cell into the file's statistics (FileInfo and trailer).
     #[inline(always)]
     fn note_cell(&mut self, cell: &CellRef<'_>, key_len: usize) {
-        self.total_key_len += key_len as u64;
-        self.total_value_len += cell.value.len() as u64;
-        let tags_part = if cell.tags.is_empty() {
-            0
-        } else {
-            2 + cell.tags.len()
-        };
-        let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
-        if self.biggest_len < size {
-            self.biggest_len = size;
+        if self.stats.note(cell, key_len) {
             self.biggest_key = Some(self.last_key().to_vec());
         }
         self.entry_count += 1;
-        self.max_seq_id = self.max_seq_id.max(cell.seq_id);
-        self.max_tags_len = self.max_tags_len.max(cell.tags.len());
-        if cell.cell_type == CellType::Put {
-            self.earliest_put = self.earliest_put.min(cell.timestamp);
-        }
-        self.include_timestamp(cell.timestamp);
-        if matches!(
-            cell.cell_type,
-            CellType::DeleteColumn | CellType::DeleteFamily
-        ) {
-            self.include_timestamp(0);
-        }
     }
 
     /// The flat key of the last appended cell (empty before the first).
@@ -714,8 +628,83 @@ impl<W: Write> HFileWriter<W> {
         self.note_cell(cell, key_len);
         Ok(())
     }
+}
 
-    /// `TimeRangeTracker.includeTimestamp`.
+/// The order of `cell` against `prev`, the cell before it in the same row and family
+/// (`Greater`: out of order; `Equal`: the same key).
+#[inline(always)]
+fn order_in_row(prev: &CellRef<'_>, cell: &CellRef<'_>) -> Ordering {
+    if cell.family.is_empty() {
+        compare_without_row(&KeyView::of(prev), &KeyView::of(cell))
+    } else {
+        compare_bytes(prev.qualifier, cell.qualifier)
+            .then(cell.timestamp.cmp(&prev.timestamp))
+            .then(cell.cell_type.code().cmp(&prev.cell_type.code()))
+    }
+}
+
+/// What the file info says of the cells written (HBase's key and value lengths, biggest cell,
+/// MAX_MEMSTORE_TS, MAX_TAGS_LEN, TIMERANGE, EARLIEST_PUT_TS), added to cell by cell. A copy,
+/// so the row path can keep it in a local for a run of cells.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CellStats {
+    pub(super) total_key_len: u64,
+    pub(super) total_value_len: u64,
+    pub(super) biggest_len: i64,
+    pub(super) max_seq_id: u64,
+    pub(super) max_tags_len: usize,
+    pub(super) ts_min: i64,
+    pub(super) ts_max: i64,
+    pub(super) earliest_put: i64,
+}
+
+impl Default for CellStats {
+    fn default() -> Self {
+        CellStats {
+            total_key_len: 0,
+            total_value_len: 0,
+            biggest_len: 0,
+            max_seq_id: 0,
+            max_tags_len: 0,
+            ts_min: i64::MAX,
+            ts_max: -1,
+            earliest_put: i64::MAX,
+        }
+    }
+}
+
+impl CellStats {
+    /// Adds a cell whose key is `key_len` bytes; true when it is the biggest cell so far.
+    #[inline(always)]
+    fn note(&mut self, cell: &CellRef<'_>, key_len: usize) -> bool {
+        self.total_key_len += key_len as u64;
+        self.total_value_len += cell.value.len() as u64;
+        let tags_part = if cell.tags.is_empty() {
+            0
+        } else {
+            2 + cell.tags.len()
+        };
+        let size = (4 + 8 + key_len + cell.value.len() + tags_part) as i64;
+        let biggest = self.biggest_len < size;
+        if biggest {
+            self.biggest_len = size;
+        }
+        self.max_seq_id = self.max_seq_id.max(cell.seq_id);
+        self.max_tags_len = self.max_tags_len.max(cell.tags.len());
+        if cell.cell_type == CellType::Put {
+            self.earliest_put = self.earliest_put.min(cell.timestamp);
+        }
+        // `TimeRangeTracker.includeTimestamp`; a DeleteColumn or DeleteFamily also includes 0.
+        self.include_timestamp(cell.timestamp);
+        if matches!(
+            cell.cell_type,
+            CellType::DeleteColumn | CellType::DeleteFamily
+        ) {
+            self.include_timestamp(0);
+        }
+        biggest
+    }
+
     fn include_timestamp(&mut self, ts: i64) {
         self.ts_min = self.ts_min.min(ts);
         self.ts_max = self.ts_max.max(ts);
