@@ -29,23 +29,16 @@ impl HFileReader {
             ))
         })?;
         let trailer_at = Trailer::offset_in(file_len);
-        let mut dec = BlockDecoder::new(compression)?;
+        let mut section = Section {
+            dec: BlockDecoder::new(compression)?,
+            end: (base, bytes),
+            blocks: Vec::new(),
+        };
         let mut payload = Vec::new();
-        let mut load_on_open = Vec::new();
         let mut at = trailer.load_on_open_data_offset;
 
         // Data index root.
-        let h = read_expect(
-            &mut dec,
-            (base, bytes),
-            at,
-            &[BlockType::RootIndex],
-            &mut payload,
-        )?;
-        load_on_open.push(LoadOnOpenBlock {
-            offset: at,
-            header: h,
-        });
+        let h = section.read(at, &[BlockType::RootIndex], &mut payload)?;
         let (root_index, used) = parse_root(
             &payload,
             trailer.data_index_count as usize,
@@ -56,17 +49,7 @@ impl HFileReader {
         at += h.on_disk_size_with_header();
 
         // Meta index.
-        let h = read_expect(
-            &mut dec,
-            (base, bytes),
-            at,
-            &[BlockType::RootIndex],
-            &mut payload,
-        )?;
-        load_on_open.push(LoadOnOpenBlock {
-            offset: at,
-            header: h,
-        });
+        let h = section.read(at, &[BlockType::RootIndex], &mut payload)?;
         let (meta_index, used) = parse_root(
             &payload,
             trailer.meta_index_count as usize,
@@ -93,17 +76,7 @@ impl HFileReader {
                 format!("the block after the two root index blocks is at {at}"),
             ));
         }
-        let h = read_expect(
-            &mut dec,
-            (base, bytes),
-            at,
-            &[BlockType::FileInfo],
-            &mut payload,
-        )?;
-        load_on_open.push(LoadOnOpenBlock {
-            offset: at,
-            header: h,
-        });
+        let h = section.read(at, &[BlockType::FileInfo], &mut payload)?;
         let file_info = FileInfo::from_payload(&payload, at)?;
         at += h.on_disk_size_with_header();
 
@@ -111,9 +84,7 @@ impl HFileReader {
         let mut general_bloom_meta = None;
         let mut delete_family_bloom_meta = None;
         while at < trailer_at {
-            let h = read_expect(
-                &mut dec,
-                (base, bytes),
+            let h = section.read(
                 at,
                 &[
                     BlockType::GeneralBloomMeta,
@@ -121,10 +92,6 @@ impl HFileReader {
                 ],
                 &mut payload,
             )?;
-            load_on_open.push(LoadOnOpenBlock {
-                offset: at,
-                header: h,
-            });
             let slot = if h.block_type == BlockType::GeneralBloomMeta {
                 &mut general_bloom_meta
             } else {
@@ -176,6 +143,7 @@ impl HFileReader {
             )?),
             None => None,
         };
+        let load_on_open = section.blocks;
         Ok(HFileReader {
             general_bloom,
             delete_family_bloom,
@@ -253,32 +221,42 @@ fn check_root_index(
     Ok(None)
 }
 
-/// Reads the load-on-open block at `offset` from `end` (the file's bytes from an offset to
-/// its end, trailer included), checking its type.
-fn read_expect(
-    dec: &mut BlockDecoder,
-    end: (u64, &[u8]),
-    offset: u64,
-    allowed: &[BlockType],
-    payload: &mut Vec<u8>,
-) -> Result<BlockHeader> {
-    let (base, bytes) = end;
-    let limit = bytes.len().saturating_sub(crate::trailer::TRAILER_SIZE);
-    let h = dec.read_in(&bytes[..limit], base, offset, payload)?;
-    if !allowed.contains(&h.block_type) {
-        return Err(FormatError::corrupt(
-            "load-on-open section",
-            offset,
-            format!(
-                "found a {} block where {} was expected",
-                h.block_type.name(),
-                allowed
-                    .iter()
-                    .map(|t| t.name())
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            ),
-        ));
+/// The load-on-open section being read: its blocks, one after another, each checked for its
+/// type and recorded with its offset.
+struct Section<'a> {
+    dec: BlockDecoder,
+    /// The file's bytes from an offset to its end, trailer included.
+    end: (u64, &'a [u8]),
+    blocks: Vec<LoadOnOpenBlock>,
+}
+
+impl Section<'_> {
+    /// Reads the block at `offset`, which must be of an `allowed` type, into `payload`.
+    fn read(
+        &mut self,
+        offset: u64,
+        allowed: &[BlockType],
+        payload: &mut Vec<u8>,
+    ) -> Result<BlockHeader> {
+        let (base, bytes) = self.end;
+        let limit = bytes.len().saturating_sub(crate::trailer::TRAILER_SIZE);
+        let h = self.dec.read_in(&bytes[..limit], base, offset, payload)?;
+        if !allowed.contains(&h.block_type) {
+            return Err(FormatError::corrupt(
+                "load-on-open section",
+                offset,
+                format!(
+                    "found a {} block where {} was expected",
+                    h.block_type.name(),
+                    allowed
+                        .iter()
+                        .map(|t| t.name())
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            ));
+        }
+        self.blocks.push(LoadOnOpenBlock { offset, header: h });
+        Ok(h)
     }
-    Ok(h)
 }
