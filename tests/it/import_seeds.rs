@@ -632,20 +632,25 @@ fn readme_try_it_runs_warning_free() {
     let tmp = tempfile::tempdir().unwrap();
     let scratch = format!("{}/", tmp.path().display());
     let bin = env!("CARGO_BIN_EXE_hfkit");
+    // /tmp in the README's text becomes the scratch directory before the binary's path goes
+    // in (a checkout under /tmp must keep its binary's path).
     let mut commands: Vec<String> = block
         .replace("\\\n", " ")
         .split("&&")
-        .map(|c| c.trim().replacen("cargo run --release --", bin, 1))
+        .map(|c| {
+            c.trim()
+                .replace("/tmp/", &scratch)
+                .replacen("cargo run --release --", bin, 1)
+        })
         .collect();
     // The suggestions: `hfkit ...` in backquotes, except those with a placeholder.
     for s in section.split('`').skip(1).step_by(2) {
         if s.starts_with("hfkit ") && !s.contains('<') {
-            commands.push(s.replacen("hfkit", bin, 1));
+            commands.push(s.replace("/tmp/", &scratch).replacen("hfkit", bin, 1));
         }
     }
     assert!(commands.len() >= 5, "{commands:?}");
     for c in commands {
-        let c = c.replace("/tmp/", &scratch);
         let o = Command::new("sh")
             .arg("-c")
             .arg(&c)
