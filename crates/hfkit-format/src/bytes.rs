@@ -225,33 +225,6 @@ pub unsafe fn copy_short(dst: *mut u8, src: &[u8]) {
     }
 }
 
-/// `a == b` for short byte strings (rows, families, qualifiers compared once per cell on the
-/// read path): two possibly overlapping word loads per side instead of a `memcmp` call, which
-/// costs more than the comparing at these lengths.
-#[inline(always)]
-pub fn eq_short(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    #[inline(always)]
-    fn word<const W: usize>(s: &[u8], at: usize) -> [u8; W] {
-        let mut w = [0u8; W];
-        w.copy_from_slice(&s[at..at + W]);
-        w
-    }
-    match n {
-        0 => true,
-        1..=3 => a.iter().zip(b).all(|(x, y)| x == y),
-        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
-        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
-        17..=32 => {
-            word::<16>(a, 0) == word::<16>(b, 0) && word::<16>(a, n - 16) == word::<16>(b, n - 16)
-        }
-        _ => a == b,
-    }
-}
-
 /// `out.extend_from_slice(src)` for small pieces: one capacity check and [`copy_short`]
 /// instead of a `memcpy` call (the import's per-cell qualifier and value copies).
 #[inline(always)]
@@ -323,10 +296,31 @@ pub fn compare_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     a.cmp(b)
 }
 
-/// `a == b`, short slices compared without a `bcmp` call (see [`compare_bytes`]).
+/// `a == b` for short byte strings (rows, families, qualifiers compared per cell by the writer
+/// and the readers): two possibly overlapping word loads per side instead of a `bcmp` call,
+/// which costs more than the comparing at these lengths.
 #[inline(always)]
 pub fn equal_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && compare_bytes(a, b) == std::cmp::Ordering::Equal
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    #[inline(always)]
+    fn word<const W: usize>(s: &[u8], at: usize) -> [u8; W] {
+        let mut w = [0u8; W];
+        w.copy_from_slice(&s[at..at + W]);
+        w
+    }
+    match n {
+        0 => true,
+        1..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        17..=32 => {
+            word::<16>(a, 0) == word::<16>(b, 0) && word::<16>(a, n - 16) == word::<16>(b, n - 16)
+        }
+        _ => a == b,
+    }
 }
 
 /// Appends a Hadoop VLong (`WritableUtils.writeVLong`).
@@ -407,17 +401,17 @@ mod tests {
     }
 
     #[test]
-    fn eq_short_agrees_with_slice_equality_at_every_length() {
+    fn equal_bytes_agrees_with_slice_equality_at_every_length() {
         let a: Vec<u8> = (0..80u8).collect();
         for n in 0..80 {
-            assert!(super::eq_short(&a[..n], &a[..n]));
+            assert!(super::equal_bytes(&a[..n], &a[..n]));
             // Lengths differ.
-            assert!(!super::eq_short(&a[..n], &a[..n + 1]));
+            assert!(!super::equal_bytes(&a[..n], &a[..n + 1]));
             // One byte differs, at every position (the head word, the tail word, the middle).
             for i in 0..n {
                 let mut b = a[..n].to_vec();
                 b[i] ^= 0x40;
-                assert!(!super::eq_short(&a[..n], &b), "n {n} i {i}");
+                assert!(!super::equal_bytes(&a[..n], &b), "n {n} i {i}");
             }
         }
     }

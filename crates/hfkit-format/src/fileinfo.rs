@@ -193,6 +193,38 @@ impl FileInfo {
     }
 }
 
+/// The FileInfo TIMERANGE of a file's cells, as HBase's `TimeRangeTracker` keeps it: the
+/// smallest and largest timestamp, where a DeleteColumn or DeleteFamily marker also counts 0.
+/// Empty: `i64::MAX..-1`. The writer keeps it; verification recomputes it to compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimeRangeTracker {
+    pub(crate) min: i64,
+    pub(crate) max: i64,
+}
+
+impl Default for TimeRangeTracker {
+    fn default() -> Self {
+        TimeRangeTracker {
+            min: i64::MAX,
+            max: -1,
+        }
+    }
+}
+
+impl TimeRangeTracker {
+    /// Adds a cell of `cell_type` at `timestamp`.
+    #[inline(always)]
+    pub(crate) fn include(&mut self, timestamp: i64, cell_type: crate::cell::CellType) {
+        use crate::cell::CellType;
+        self.min = self.min.min(timestamp);
+        self.max = self.max.max(timestamp);
+        if matches!(cell_type, CellType::DeleteColumn | CellType::DeleteFamily) {
+            self.min = self.min.min(0);
+            self.max = self.max.max(0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

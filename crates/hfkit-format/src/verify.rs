@@ -18,9 +18,9 @@ use std::cmp::Ordering;
 
 use super::block::{BlockDecoder, BlockType, HEADER_LEN};
 use super::bloom::{BloomKind, BloomQuery, BloomType};
-use super::cell::{compare_flat_keys, compare_keys, CellType, KeyView};
+use super::cell::{compare_flat_keys, compare_keys, KeyView};
 use super::encoding::new_decoder;
-use super::fileinfo::keys;
+use super::fileinfo::{keys, TimeRangeTracker};
 use super::index::{parse_non_root, IndexEntry};
 use super::reader::HFileReader;
 use super::trailer::{Trailer, TRAILER_SIZE};
@@ -98,7 +98,7 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
     let mut payload = Vec::new();
     let mut data_blocks: Vec<DataBlockInfo> = Vec::new();
     let mut last_key: Option<Vec<u8>> = None;
-    let (mut ts_min, mut ts_max) = (i64::MAX, -1i64);
+    let mut time_range = TimeRangeTracker::default();
     let (mut key_total, mut value_total) = (0u64, 0u64);
     let mut at = 0u64;
     let mut unreadable_cells = false;
@@ -193,15 +193,7 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
                                 }
                             }
                             let layout = d.layout();
-                            ts_min = ts_min.min(layout.timestamp);
-                            ts_max = ts_max.max(layout.timestamp);
-                            if matches!(
-                                layout.cell_type,
-                                CellType::DeleteColumn | CellType::DeleteFamily
-                            ) {
-                                ts_min = ts_min.min(0);
-                                ts_max = ts_max.max(0);
-                            }
+                            time_range.include(layout.timestamp, layout.cell_type);
                             key_total += key.len() as u64;
                             value_total += d.value().len() as u64;
                             if info.first_key.is_none() {
@@ -289,10 +281,13 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
         _ => {}
     }
     if let Some((min, max)) = fi.time_range() {
-        if report.problems.is_empty() && (min, max) != (ts_min, ts_max) {
+        if report.problems.is_empty() && (min, max) != (time_range.min, time_range.max) {
             report.problem(
                 None,
-                format!("FileInfo TIMERANGE is {min}..{max}, the cells span {ts_min}..{ts_max}"),
+                format!(
+                    "FileInfo TIMERANGE is {min}..{max}, the cells span {}..{}",
+                    time_range.min, time_range.max
+                ),
             );
         }
     }

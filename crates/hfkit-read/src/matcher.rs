@@ -17,7 +17,7 @@
 //!
 //! The matcher never reads the system clock: `now_ms` comes from the caller.
 
-use hfkit_format::bytes::eq_short;
+use hfkit_format::bytes::equal_bytes;
 use hfkit_format::cell::{CellRef, CellType};
 
 use super::{FamilyReadSettings, KeepDeletedCells, TimeRange};
@@ -329,7 +329,7 @@ impl ColumnTracker {
         let code = cell.cell_type.code();
         match self {
             ColumnTracker::Wildcard(w) => {
-                if !w.has_column || !eq_short(&w.column, cell.qualifier) {
+                if !w.has_column || !equal_bytes(&w.column, cell.qualifier) {
                     // A new column (store order guarantees it sorts after the previous one).
                     w.has_column = true;
                     w.column.clear();

@@ -1,7 +1,7 @@
 //! File selection, the per-store row reader, [`get`] and [`scan`].
 
 use hfkit_format::bloom::BloomQuery;
-use hfkit_format::bytes::eq_short;
+use hfkit_format::bytes::equal_bytes;
 use hfkit_format::cell::{first_on_row, Cell, CellRef, CellType, KeyView};
 use hfkit_format::reader::HFileReader;
 
@@ -222,10 +222,10 @@ impl<'r> Cursor<'r> {
             let Some(c) = self.merge.peek() else {
                 return Ok(());
             };
-            if !eq_short(c.row, row) {
+            if !equal_bytes(c.row, row) {
                 return Ok(());
             }
-            if !eq_short(c.family, self.family) {
+            if !equal_bytes(c.family, self.family) {
                 return Err(ReadError::WrongFamily {
                     file: self.merge.peek_label().unwrap_or("?").to_string(),
                     expected: String::from_utf8_lossy(self.family).into_owned(),
@@ -262,9 +262,9 @@ impl<'r> Cursor<'r> {
             self.merge.advance()?;
             match self.merge.peek() {
                 Some(c)
-                    if eq_short(c.row, row)
-                        && eq_short(c.family, self.family)
-                        && eq_short(c.qualifier, &self.column) => {}
+                    if equal_bytes(c.row, row)
+                        && equal_bytes(c.family, self.family)
+                        && equal_bytes(c.qualifier, &self.column) => {}
                 _ => return Ok(()),
             }
         }
@@ -274,7 +274,7 @@ impl<'r> Cursor<'r> {
         loop {
             self.merge.advance()?;
             match self.merge.peek() {
-                Some(c) if eq_short(c.row, row) => {}
+                Some(c) if equal_bytes(c.row, row) => {}
                 _ => return Ok(()),
             }
         }
@@ -496,7 +496,7 @@ impl RowScanner<'_> {
             let buf = &mut self.buf;
             buf.start_row(&row);
             for c in &mut self.cursors {
-                if c.peek_row().is_some_and(|r| eq_short(r, &row)) {
+                if c.peek_row().is_some_and(|r| equal_bytes(r, &row)) {
                     c.read_row(&row, &mut |cell| buf.push(cell))?;
                 }
             }

@@ -45,8 +45,8 @@ impl<W: Write> HFileWriter<W> {
             );
         }
         if o.store_file {
-            let mut tr = self.stats.ts_min.to_be_bytes().to_vec();
-            tr.extend_from_slice(&self.stats.ts_max.to_be_bytes());
+            let mut tr = self.stats.time_range.min.to_be_bytes().to_vec();
+            tr.extend_from_slice(&self.stats.time_range.max.to_be_bytes());
             fi.insert(keys::TIMERANGE, tr);
             fi.insert_i64(keys::EARLIEST_PUT_TS, self.stats.earliest_put);
             fi.insert_i64(keys::DELETE_FAMILY_COUNT, self.delete_family_count);
@@ -145,7 +145,8 @@ impl<W: Write> HFileWriter<W> {
             index_levels: self.index.num_levels(),
             first_key: self.first_key.clone(),
             last_key: (self.entry_count > 0).then(|| self.last_key.clone()),
-            time_range: (self.entry_count > 0).then_some((self.stats.ts_min, self.stats.ts_max)),
+            time_range: (self.entry_count > 0)
+                .then_some((self.stats.time_range.min, self.stats.time_range.max)),
         };
         Ok((self.sink.out, summary))
     }

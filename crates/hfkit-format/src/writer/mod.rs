@@ -39,7 +39,7 @@ use super::encoding::{
     new_encoder, write_none_cell_headed, DataBlockEncoding, EncodingContext, NoneEncoder,
 };
 use super::error::{FormatError, Result};
-use super::fileinfo::FileInfo;
+use super::fileinfo::{FileInfo, TimeRangeTracker};
 use super::index::DataIndexWriter;
 
 use block::{BlockCellEncoder, BlockSink};
@@ -653,8 +653,7 @@ pub(super) struct CellStats {
     pub(super) biggest_len: i64,
     pub(super) max_seq_id: u64,
     pub(super) max_tags_len: usize,
-    pub(super) ts_min: i64,
-    pub(super) ts_max: i64,
+    pub(super) time_range: TimeRangeTracker,
     pub(super) earliest_put: i64,
 }
 
@@ -666,8 +665,7 @@ impl Default for CellStats {
             biggest_len: 0,
             max_seq_id: 0,
             max_tags_len: 0,
-            ts_min: i64::MAX,
-            ts_max: -1,
+            time_range: TimeRangeTracker::default(),
             earliest_put: i64::MAX,
         }
     }
@@ -694,20 +692,8 @@ impl CellStats {
         if cell.cell_type == CellType::Put {
             self.earliest_put = self.earliest_put.min(cell.timestamp);
         }
-        // `TimeRangeTracker.includeTimestamp`; a DeleteColumn or DeleteFamily also includes 0.
-        self.include_timestamp(cell.timestamp);
-        if matches!(
-            cell.cell_type,
-            CellType::DeleteColumn | CellType::DeleteFamily
-        ) {
-            self.include_timestamp(0);
-        }
+        self.time_range.include(cell.timestamp, cell.cell_type);
         biggest
-    }
-
-    fn include_timestamp(&mut self, ts: i64) {
-        self.ts_min = self.ts_min.min(ts);
-        self.ts_max = self.ts_max.max(ts);
     }
 }
 
