@@ -196,27 +196,34 @@ impl Lineitem {
         self.for_each_row(|cells| cells.iter().for_each(&mut f));
     }
 
-    /// Calls `f` on the cells of every row (16 each), in HBase order.
+    /// Calls `f` on the cells of every row (16 each), in HBase order. The row's cells are
+    /// one array kept across rows: the family, qualifiers, timestamp and type are set once and
+    /// only the row and values change per row (as a caller holding parsed columns would do).
     pub fn for_each_row(&self, mut f: impl FnMut(&[CellRef<'_>])) {
+        let Some(first_row) = self.rows.first() else {
+            return;
+        };
+        let mut cells = QUALIFIERS.map(|q| CellRef {
+            row: first_row,
+            family: FAMILY,
+            qualifier: q.as_bytes(),
+            timestamp: TIMESTAMP,
+            cell_type: CellType::Put,
+            value: &[],
+            tags: &[],
+            seq_id: 0,
+        });
         let mut start = 0usize;
-        let mut i = 0usize;
-        let mut cells = Vec::with_capacity(QUALIFIERS.len());
-        for row in &self.rows {
-            cells.clear();
-            for q in QUALIFIERS {
-                let end = self.value_ends[i] as usize;
-                cells.push(CellRef {
-                    row,
-                    family: FAMILY,
-                    qualifier: q.as_bytes(),
-                    timestamp: TIMESTAMP,
-                    cell_type: CellType::Put,
-                    value: &self.values[start..end],
-                    tags: &[],
-                    seq_id: 0,
-                });
+        for (row, ends) in self
+            .rows
+            .iter()
+            .zip(self.value_ends.chunks_exact(QUALIFIERS.len()))
+        {
+            for (cell, &end) in cells.iter_mut().zip(ends) {
+                let end = end as usize;
+                cell.row = row;
+                cell.value = &self.values[start..end];
                 start = end;
-                i += 1;
             }
             f(&cells);
         }
