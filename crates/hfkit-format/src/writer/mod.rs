@@ -22,11 +22,13 @@
 //! | `options` | [`WriterOptions`], [`BulkLoadInfo`], [`WriteSummary`] |
 //! | `block` | blocks out: the block sink (offsets, the per-type chain), the data block's cell encoder, cutting a data block and its index entry, the inline blocks |
 //! | `close` | the file's end: last blocks, the load-on-open section (root index, meta index, FILE_INFO, Bloom metas) and the trailer |
+//! | `run` | `append_row`'s loop over a row's plain cells: checks, records and statistics in one pass, the file's tags and MVCC layout fixed per instantiation |
 //! | this module | [`HFileWriter`]: appending cells (order checks, Bloom adds, statistics) |
 
 mod block;
 mod close;
 mod options;
+mod run;
 
 use std::cmp::Ordering;
 use std::io::Write;
@@ -34,7 +36,7 @@ use std::io::Write;
 use super::block::{BlockEncoder, BlockSettings, BlockType};
 use super::bloom::{BloomType, BloomWriter};
 use super::bytes::{compare_bytes, equal_bytes};
-use super::cell::{compare_without_row, CellRef, CellType, KeyView, MAX_KEY_LEN, MAX_VALUE_LEN};
+use super::cell::{compare_without_row, CellRef, CellType, KeyView};
 use super::encoding::{
     new_encoder, write_none_cell_headed, DataBlockEncoding, EncodingContext, NoneEncoder,
 };
@@ -396,10 +398,10 @@ impl<W: Write> HFileWriter<W> {
     /// [`append_row`](Self::append_row)'s hot loop, for a NONE-encoded file with a block open:
     /// appends `cells` from the start while they have `first`'s row and family, need no block
     /// cut and give the Blooms nothing to add (the row's Bloom key is in already; no
-    /// delete-family cell), with the same checks as [`check_in_row`](Self::check_in_row).
-    /// The statistics are kept in locals and added to the writer's once per run. Returns how
-    /// many cells it appended (`prev` is the last of them) and the error of a refused cell,
-    /// which it did not append.
+    /// delete-family cell), with the same checks as [`check_in_row`](Self::check_in_row)
+    /// (`first_checked`: `cells[0]` is `first`, checked and offered to the Blooms by
+    /// `start_row`). The run itself is [`run::write_run`]. Returns how many cells it appended
+    /// (`prev` is the last of them) and the error of a refused cell, which it did not append.
     #[inline(always)]
     fn append_run<'c>(
         &mut self,
@@ -430,64 +432,55 @@ impl<W: Write> HFileWriter<W> {
         head.push(first.family.len() as u8);
         head.extend_from_slice(first.family);
         let mut bytes = *block_bytes;
-        let mut last = *prev;
-        let mut last_at = 0usize;
         let mut n = 0usize;
-        let mut refused = None;
-        // The statistics of `note_cell`, kept in a local for this run.
-        let mut stats = self.stats;
-        let mut biggest_at = None;
-        let mut checked = first_checked;
-        for cell in cells {
-            if checked {
-                // The row's first cell, checked and offered to the Blooms by `start_row`.
-                checked = false;
-            } else if !(same_bytes(cell.row, first.row) && same_bytes(cell.family, first.family))
-                || cell.cell_type.is_delete_family_kind()
-            {
-                break;
-            } else {
-                // `validate` but for the row and family, which are `first`'s.
-                if !(head.len() + cell.qualifier.len() + 9 <= MAX_KEY_LEN
-                    && cell.value.len() <= MAX_VALUE_LEN
-                    && cell.tags.is_empty())
-                {
-                    if let Err(e) = cell.validate() {
-                        refused = Some(e);
-                        break;
-                    }
-                }
-                match order_in_row(last, cell) {
-                    Ordering::Greater => {
-                        refused = Some(FormatError::OutOfOrder {
-                            index: self.entry_count + n as u64,
-                            detail: "its key sorts before the previous cell's key".into(),
-                        });
-                        break;
-                    }
-                    // Not a repeated key and the block is full: the cut is the per-cell path's.
-                    Ordering::Less if bytes >= limit => break,
-                    _ => {}
-                }
+        let mut last_at = 0usize;
+        let mut biggest = None;
+        let stats = &mut self.stats;
+        if first_checked {
+            // The row's first cell, checked and offered to the Blooms by `start_row`: written
+            // whatever its tags and sequence id.
+            last_at = payload.len();
+            bytes += write_none_cell_headed(&ctx, head, first, payload);
+            if stats.note(first, first.key_len()) {
+                biggest = Some(0);
             }
-            let cell_at = payload.len();
-            bytes += write_none_cell_headed(&ctx, head, cell, payload);
-            let key_len = head.len() + cell.qualifier.len() + 9;
-            if stats.note(cell, key_len) {
-                biggest_at = Some((cell_at + 8, key_len));
-            }
-            last_at = cell_at;
-            last = cell;
-            n += 1;
+            n = 1;
         }
-        *block_bytes = bytes;
+        let run = run::Run {
+            payload,
+            head: head.as_slice(),
+            row: first.row,
+            family: first.family,
+            block_bytes: bytes,
+            block_size: limit,
+        };
+        let last = if n > 0 { first } else { *prev };
+        let rest = &cells[n..];
+        let done = match (ctx.include_tags, ctx.include_mvcc) {
+            (true, true) => run::write_run::<true, true>(run, last, rest, stats),
+            (true, false) => run::write_run::<true, false>(run, last, rest, stats),
+            (false, true) => run::write_run::<false, true>(run, last, rest, stats),
+            (false, false) => run::write_run::<false, false>(run, last, rest, stats),
+        };
+        if done.cells > 0 {
+            last_at = done.last_at;
+        }
+        if let Some(i) = done.biggest {
+            biggest = Some(n + i);
+        }
+        *block_bytes = done.block_bytes;
+        n += done.cells;
+        let refused = (done.end == run::RunEnd::OutOfOrder).then(|| FormatError::OutOfOrder {
+            index: self.entry_count + n as u64,
+            detail: "its key sorts before the previous cell's key".into(),
+        });
         if n > 0 {
+            let last = &cells[n - 1];
             self.last_key_in_payload = Some((last_at + 8, last_at + 8 + last.key_len()));
             *prev = last;
             self.entry_count += n as u64;
-            self.stats = stats;
-            if let Some((at, len)) = biggest_at {
-                self.biggest_key = self.payload.get(at..at + len).map(<[u8]>::to_vec);
+            if let Some(i) = biggest {
+                self.biggest_key = Some(cells[i].key());
             }
         }
         (n, refused)
