@@ -35,9 +35,9 @@
 use std::collections::VecDeque;
 
 use super::chunk::{compute_foldable_byte_size, BloomChunk, ChunkSizing};
-use super::{BloomKind, BloomParams, BloomType, HashType, META_VERSION};
+use super::{write_rowcol_key, BloomKind, BloomParams, BloomType, HashType, META_VERSION};
 use crate::block::BlockType;
-use crate::bytes::put_vlong;
+use crate::bytes::{equal_bytes, put_vlong};
 use crate::cell::CellRef;
 use crate::error::{FormatError, Result};
 use crate::fileinfo::{keys, FileInfo};
@@ -178,39 +178,47 @@ impl BloomWriter {
 
     fn add_key_of(&mut self, cell: &CellRef<'_>) -> bool {
         let bloom_type = self.kind.bloom_type();
-        let mut key = std::mem::take(&mut self.key_buf);
-        key.clear();
-        bloom_type.write_key(cell.row, cell.qualifier, &mut key);
+        // A ROW or ROWPREFIX key is a slice of the row; only ROWCOL builds one (in `key_buf`).
+        let mut buf = std::mem::take(&mut self.key_buf);
+        let key: &[u8] = match bloom_type {
+            BloomType::Row => cell.row,
+            BloomType::RowPrefixFixedLength(n) => cell.row.get(..n as usize).unwrap_or(cell.row),
+            BloomType::RowCol => {
+                buf.clear();
+                write_rowcol_key(cell.row, cell.qualifier, &mut buf);
+                &buf
+            }
+        };
         let same = match &self.last_key {
             None => false,
             Some(last) => {
-                *last == key
+                equal_bytes(last, key)
                     && (bloom_type != BloomType::RowCol
                         || self.last_family.as_slice() == cell.family)
             }
         };
-        if same {
-            self.key_buf = key;
-            return false;
+        if !same {
+            self.enqueue_ready(false);
+            if self.chunk.is_none() {
+                self.first_key_in_chunk.clear();
+                self.first_key_in_chunk.extend_from_slice(key);
+                self.chunk = Some(BloomChunk::new(self.next_sizing, self.hash_type));
+                self.num_chunks += 1;
+            }
+            if let Some(chunk) = self.chunk.as_mut() {
+                chunk.add(key);
+            }
+            self.total_key_count += 1;
+            if bloom_type == BloomType::RowCol {
+                self.last_family.clear();
+                self.last_family.extend_from_slice(cell.family);
+            }
+            let last = self.last_key.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(key);
         }
-        self.enqueue_ready(false);
-        if self.chunk.is_none() {
-            self.first_key_in_chunk.clear();
-            self.first_key_in_chunk.extend_from_slice(&key);
-            self.chunk = Some(BloomChunk::new(self.next_sizing, self.hash_type));
-            self.num_chunks += 1;
-        }
-        if let Some(chunk) = self.chunk.as_mut() {
-            chunk.add(&key);
-        }
-        self.total_key_count += 1;
-        if bloom_type == BloomType::RowCol {
-            self.last_family.clear();
-            self.last_family.extend_from_slice(cell.family);
-        }
-        // Keep the last key; reuse the previous last key's buffer for the next call.
-        self.key_buf = self.last_key.replace(key).unwrap_or_default();
-        true
+        self.key_buf = buf;
+        !same
     }
 
     /// Queues the current chunk when it is full, or (closing) when it holds any key; folds it.
