@@ -225,16 +225,21 @@ impl Default for BlockSettings {
     }
 }
 
-/// Serializes blocks: compresses the payload, fills the header, appends checksums.
+/// Serializes blocks: compresses the payload, fills the header, computes the checksums.
 pub struct BlockEncoder {
     settings: BlockSettings,
     compressor: Compressor,
+    /// The block being encoded, header then on-disk payload. Never shortened, so the codec
+    /// writes into it directly ([`Compressor::compress_at`]); its length is not the block's.
+    block: Vec<u8>,
+    /// The block's checksums.
+    sums: Vec<u8>,
 }
 
 /// What [`BlockEncoder::encode`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EncodedBlock {
-    /// Bytes appended (header + on-disk payload + checksums).
+    /// Bytes of the block (header + on-disk payload + checksums).
     pub on_disk_size_with_header: u32,
     /// Payload bytes before compression.
     pub uncompressed_size_without_header: u32,
@@ -251,6 +256,8 @@ impl BlockEncoder {
         Ok(BlockEncoder {
             settings,
             compressor: Compressor::new(settings.compression)?,
+            block: Vec::new(),
+            sums: Vec::new(),
         })
     }
 
@@ -258,18 +265,20 @@ impl BlockEncoder {
         self.settings
     }
 
-    /// Appends a whole block (header, compressed `payload`, checksums) to `out`.
+    /// Encodes a whole block: returns what it is and its bytes, in two pieces to be written one
+    /// after the other (header with the compressed `payload`, then the checksums).
     pub fn encode(
         &mut self,
         block_type: BlockType,
         payload: &[u8],
         prev_block_offset: i64,
-        out: &mut Vec<u8>,
-    ) -> Result<EncodedBlock> {
-        let start = out.len();
-        out.extend_from_slice(&[0u8; HEADER_LEN]);
-        self.compressor.compress(payload, out)?;
-        let data_len = out.len() - start;
+    ) -> Result<(EncodedBlock, [&[u8]; 2])> {
+        if self.block.len() < HEADER_LEN {
+            self.block.resize(HEADER_LEN, 0);
+        }
+        let data_len = self
+            .compressor
+            .compress_at(payload, &mut self.block, HEADER_LEN)?;
         let sums =
             checksum::chunk_count(data_len, self.settings.bytes_per_checksum) * CHECKSUM_SIZE;
         if data_len + sums > i32::MAX as usize || payload.len() > i32::MAX as usize {
@@ -289,20 +298,20 @@ impl BlockEncoder {
         };
         let mut hb = Vec::with_capacity(HEADER_LEN);
         header.write(&mut hb);
-        out[start..start + HEADER_LEN].copy_from_slice(&hb);
+        self.block[..HEADER_LEN].copy_from_slice(&hb);
         // Checksums cover the header and the on-disk payload.
-        let mut sum_bytes = Vec::with_capacity(sums);
+        self.sums.clear();
         checksum::append_checksums(
             self.settings.checksum_type,
             self.settings.bytes_per_checksum,
-            &out[start..],
-            &mut sum_bytes,
+            &self.block[..data_len],
+            &mut self.sums,
         );
-        out.extend_from_slice(&sum_bytes);
-        Ok(EncodedBlock {
-            on_disk_size_with_header: (out.len() - start) as u32,
+        let encoded = EncodedBlock {
+            on_disk_size_with_header: (data_len + self.sums.len()) as u32,
             uncompressed_size_without_header: payload.len() as u32,
-        })
+        };
+        Ok((encoded, [&self.block[..data_len], &self.sums]))
     }
 }
 
@@ -411,9 +420,13 @@ mod tests {
                 };
                 let mut enc = BlockEncoder::new(settings).unwrap();
                 let mut file = vec![7u8; 10];
-                let e = enc
-                    .encode(BlockType::Data, &payload, -1, &mut file)
-                    .unwrap();
+                // Twice: the second block is encoded in the buffer the first one left.
+                for _ in 0..2 {
+                    file.truncate(10);
+                    let (_, parts) = enc.encode(BlockType::Data, &payload, -1).unwrap();
+                    parts.iter().for_each(|p| file.extend_from_slice(p));
+                }
+                let (e, _) = enc.encode(BlockType::Data, &payload, -1).unwrap();
                 assert_eq!(file.len(), 10 + e.on_disk_size_with_header as usize);
                 let mut dec = BlockDecoder::new(compression).unwrap();
                 let mut out = Vec::new();

@@ -135,8 +135,8 @@ pub struct Compressor {
     codec: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     snappy: snap::raw::Encoder,
-    /// Codec output before it is appended: kept at its largest length, so that it is zeroed
-    /// once, not once per block (the codecs write into initialised slices).
+    /// [`compress`](Compressor::compress)'s framed output before it is appended, kept between
+    /// calls (see [`compress_at`](Compressor::compress_at)).
     scratch: Vec<u8>,
 }
 
@@ -170,15 +170,39 @@ impl Compressor {
 
     /// Appends the framed compressed form of `raw` to `out`.
     pub fn compress(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        let mut framed = std::mem::take(&mut self.scratch);
+        let end = self.compress_at(raw, &mut framed, 0);
+        if let Ok(end) = end {
+            out.extend_from_slice(&framed[..end]);
+        }
+        self.scratch = framed;
+        end.map(|_| ())
+    }
+
+    /// Writes the framed compressed form of `raw` into `buf` from `at` and returns where it
+    /// ends. `buf` is lengthened (with zeros) when it is too short and never shortened: a
+    /// caller that keeps one buffer for its blocks has the codecs write straight into it, with
+    /// no zeroing and no copy per block. Bytes of `buf` past the returned end are unspecified.
+    pub fn compress_at(&mut self, raw: &[u8], buf: &mut Vec<u8>, at: usize) -> Result<usize> {
         let codec = self.codec;
         match codec {
-            Compression::None => out.extend_from_slice(raw),
+            Compression::None => {
+                let end = at + raw.len();
+                room(buf, end);
+                buf[at..end].copy_from_slice(raw);
+                Ok(end)
+            }
             Compression::Gz => {
+                let mut member = Vec::new();
                 let mut enc = flate2::GzBuilder::new()
                     .operating_system(0)
-                    .write(&mut *out, flate2::Compression::new(6));
+                    .write(&mut member, flate2::Compression::new(6));
                 enc.write_all(raw).map_err(|e| codec_err(codec, e))?;
                 enc.finish().map_err(|e| codec_err(codec, e))?;
+                let end = at + member.len();
+                room(buf, end);
+                buf[at..end].copy_from_slice(&member);
+                Ok(end)
             }
             Compression::Snappy | Compression::Lz4 | Compression::Zstd => {
                 let max_input = match codec {
@@ -186,52 +210,64 @@ impl Compressor {
                     Compression::Lz4 => LZ4_MAX_INPUT,
                     _ => ZSTD_MAX_INPUT,
                 };
-                out.extend_from_slice(&(raw.len() as u32).to_be_bytes());
+                let mut end = at + 4;
+                room(buf, end);
+                buf[at..end].copy_from_slice(&(raw.len() as u32).to_be_bytes());
                 for slice in raw.chunks(max_input) {
-                    let len_at = out.len();
-                    out.extend_from_slice(&[0; 4]);
-                    self.compress_chunk(slice, out)?;
-                    let clen = (out.len() - len_at - 4) as u32;
-                    out[len_at..len_at + 4].copy_from_slice(&clen.to_be_bytes());
+                    let data_at = end + 4;
+                    let bound = self.bound(slice.len())?;
+                    room(buf, data_at + bound);
+                    let n = self.compress_chunk(slice, &mut buf[data_at..data_at + bound])?;
+                    buf[end..data_at].copy_from_slice(&(n as u32).to_be_bytes());
+                    end = data_at + n;
                 }
                 if raw.len() > max_input {
                     // BlockCompressorStream.finish() after a multi-chunk write emits an empty group.
-                    out.extend_from_slice(&[0; 4]);
+                    room(buf, end + 4);
+                    buf[end..end + 4].copy_from_slice(&[0; 4]);
+                    end += 4;
                 }
+                Ok(end)
             }
-            _ => return Err(codec.unsupported()),
+            _ => Err(codec.unsupported()),
         }
-        Ok(())
     }
 
-    fn compress_chunk(&mut self, slice: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    /// The most bytes the codec writes for `len` input bytes.
+    fn bound(&self, len: usize) -> Result<usize> {
+        Ok(match self.codec {
+            Compression::Snappy => snap::raw::max_compress_len(len),
+            Compression::Lz4 => lz4_flex::block::get_maximum_output_size(len),
+            Compression::Zstd => zstd::zstd_safe::compress_bound(len),
+            other => return Err(other.unsupported()),
+        })
+    }
+
+    /// Compresses one slice into `dst` (at least [`bound`](Self::bound) bytes); returns the
+    /// bytes written.
+    fn compress_chunk(&mut self, slice: &[u8], dst: &mut [u8]) -> Result<usize> {
         let codec = self.codec;
-        let bound = match codec {
-            Compression::Snappy => snap::raw::max_compress_len(slice.len()),
-            Compression::Lz4 => lz4_flex::block::get_maximum_output_size(slice.len()),
-            Compression::Zstd => zstd::zstd_safe::compress_bound(slice.len()),
-            _ => return Err(codec.unsupported()),
-        };
-        if self.scratch.len() < bound {
-            self.scratch.resize(bound, 0);
-        }
-        let dst = &mut self.scratch[..bound];
-        let n = match codec {
+        match codec {
             Compression::Snappy => self
                 .snappy
                 .compress(slice, dst)
-                .map_err(|e| codec_err(codec, e))?,
+                .map_err(|e| codec_err(codec, e)),
             Compression::Lz4 => {
-                lz4_flex::block::compress_into(slice, dst).map_err(|e| codec_err(codec, e))?
+                lz4_flex::block::compress_into(slice, dst).map_err(|e| codec_err(codec, e))
             }
             _ => {
                 let z = self.zstd.as_mut().ok_or_else(|| codec.unsupported())?;
                 z.compress_to_buffer(slice, dst)
-                    .map_err(|e| codec_err(codec, e))?
+                    .map_err(|e| codec_err(codec, e))
             }
-        };
-        out.extend_from_slice(&self.scratch[..n]);
-        Ok(())
+        }
+    }
+}
+
+/// Lengthens `buf` to `len` bytes (zeros) if it is shorter.
+fn room(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
     }
 }
 

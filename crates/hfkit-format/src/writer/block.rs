@@ -20,7 +20,6 @@ pub(super) struct BlockSink<W: Write> {
     pub(super) pos: u64,
     pub(super) prev_offsets: [i64; BlockType::CHAINS],
     pub(super) encoder: BlockEncoder,
-    pub(super) scratch: Vec<u8>,
 }
 
 impl<W: Write> BlockSink<W> {
@@ -30,21 +29,19 @@ impl<W: Write> BlockSink<W> {
         block_type: BlockType,
         payload: &[u8],
     ) -> Result<(u64, u32)> {
-        self.scratch.clear();
         let chain = block_type.chain_id();
-        let e = self.encoder.encode(
-            block_type,
-            payload,
-            self.prev_offsets[chain],
-            &mut self.scratch,
-        )?;
+        let (e, parts) = self
+            .encoder
+            .encode(block_type, payload, self.prev_offsets[chain])?;
         let offset = self.pos;
-        self.out.write_all(&self.scratch).map_err(|e| {
-            FormatError::io(
-                format!("writing {} block at offset {offset}", block_type.name()),
-                e,
-            )
-        })?;
+        for part in parts {
+            self.out.write_all(part).map_err(|e| {
+                FormatError::io(
+                    format!("writing {} block at offset {offset}", block_type.name()),
+                    e,
+                )
+            })?;
+        }
         self.prev_offsets[chain] = offset as i64;
         self.pos += e.on_disk_size_with_header as u64;
         Ok((offset, e.on_disk_size_with_header))

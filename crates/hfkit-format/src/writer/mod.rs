@@ -172,7 +172,6 @@ impl<W: Write> HFileWriter<W> {
                 pos: 0,
                 prev_offsets: [-1; BlockType::CHAINS],
                 encoder: BlockEncoder::new(settings)?,
-                scratch: Vec::with_capacity(opts.block_size + opts.block_size / 4 + 1024),
             },
             cell_encoder: match opts.encoding {
                 DataBlockEncoding::None => BlockCellEncoder::None(NoneEncoder::new(ctx)),
