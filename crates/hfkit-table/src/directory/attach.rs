@@ -76,13 +76,40 @@ pub struct WrittenFile {
 /// large the file.
 const CRC_BUFFER: usize = 256 * 1024;
 
-/// One input file of an attach, verified.
+/// One input file of an attach, verified: what the attach needs of it, not the file itself
+/// (its reader, whose pages the verification read, is dropped once these are known, so an
+/// attach holds one input's pages at a time however many it attaches).
 struct Input {
     path: PathBuf,
     family: String,
-    reader: HFileReader,
     first_row: Vec<u8>,
     last_row: Vec<u8>,
+    /// Its cells carry tags (kept when it is split).
+    include_tags: bool,
+    /// Which file it was when verified (a split opens it again and checks it is the same).
+    identity: FileIdentity,
+}
+
+/// A file's device, inode, length and modification time: equal for the same unchanged file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    fn of(path: &Path) -> Result<FileIdentity, TableError> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).map_err(|e| TableError::io(path, e))?;
+        Ok(FileIdentity {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
 }
 
 impl Table {
@@ -284,10 +311,14 @@ impl Table {
                 if !kind.is_file() {
                     continue;
                 }
+                let identity = FileIdentity::of(&path)?;
                 let reader = match written.iter().find(|w| w.path == path) {
                     Some(w) => check_written(w)?,
                     None => verified(&path)?,
                 };
+                if FileIdentity::of(&path)? != identity {
+                    return Err(changed_during_attach(&path));
+                }
                 if reader.is_empty() {
                     skipped.push((path, "empty file".into()));
                     continue;
@@ -313,9 +344,10 @@ impl Table {
                 inputs.push(Input {
                     path,
                     family: family.clone(),
-                    reader,
                     first_row,
                     last_row,
+                    include_tags: reader.encoding_context().include_tags,
+                    identity,
                 });
             }
         }
@@ -448,32 +480,48 @@ impl Table {
             .map_err(|e| TableError::io(staging, e))?;
         let now = hfkit_format::cell::now_ms();
         let mut opts = family.writer_options(now)?;
-        opts.include_tags = input.reader.encoding_context().include_tags || opts.include_tags;
+        opts.include_tags = input.include_tags || opts.include_tags;
+        // The input again (its verified reader was dropped), checked to be the file verified.
+        let reader = HFileReader::open(&input.path)?;
+        if FileIdentity::of(&input.path)? != input.identity {
+            return Err(changed_during_attach(&input.path));
+        }
         let mut out = Vec::new();
-        let mut scanner = input.reader.scanner()?;
-        let mut current: Option<(usize, HFileWriter<Vec<u8>>)> = None;
-        let finish = |cur: Option<(usize, HFileWriter<Vec<u8>>)>,
-                      out: &mut Vec<(usize, PathBuf)>|
-         -> Result<(), TableError> {
-            if let Some((region, w)) = cur {
-                let (bytes, _) = w.finish()?;
-                let p = staging.join(format!("{}.{region}", unique_hex()));
-                self.fs
-                    .write_file(&p, &bytes)
-                    .map_err(|e| TableError::io(&p, e))?;
-                out.push((region, p));
-            }
-            Ok(())
-        };
+        let mut scanner = reader.scanner()?;
+        // Each piece is written straight to its staging file (the attach holds a write buffer,
+        // not a piece) and fsynced when complete; staging is removed if the attach fails.
+        type Piece = (
+            usize,
+            PathBuf,
+            HFileWriter<std::io::BufWriter<std::fs::File>>,
+        );
+        let mut current: Option<Piece> = None;
+        let finish =
+            |cur: Option<Piece>, out: &mut Vec<(usize, PathBuf)>| -> Result<(), TableError> {
+                if let Some((region, p, w)) = cur {
+                    let (buf, _) = w.finish()?;
+                    buf.into_inner()
+                        .map_err(|e| TableError::io(&p, e.into_error()))?;
+                    self.fs.sync_file(&p).map_err(|e| TableError::io(&p, e))?;
+                    out.push((region, p));
+                }
+                Ok(())
+            };
         while let Some(cell) = scanner.next()? {
             let region = m
                 .region_of(cell.row)
                 .ok_or_else(|| TableError::Invalid("regions do not cover the key space".into()))?;
-            if current.as_ref().map(|(r, _)| *r) != Some(region) {
+            if current.as_ref().map(|(r, _, _)| *r) != Some(region) {
                 finish(current.take(), &mut out)?;
-                current = Some((region, HFileWriter::new(Vec::new(), opts.clone())?));
+                let p = staging.join(format!("{}.{region}", unique_hex()));
+                let file = std::fs::File::create(&p).map_err(|e| TableError::io(&p, e))?;
+                let w = HFileWriter::new(
+                    std::io::BufWriter::with_capacity(1 << 20, file),
+                    opts.clone(),
+                )?;
+                current = Some((region, p, w));
             }
-            if let Some((_, w)) = current.as_mut() {
+            if let Some((_, _, w)) = current.as_mut() {
                 w.append(&cell)?;
             }
         }
@@ -483,6 +531,14 @@ impl Table {
             .map_err(|e| TableError::io(staging, e))?;
         Ok(out)
     }
+}
+
+/// The error for an input that is not the file verified any more.
+fn changed_during_attach(path: &Path) -> TableError {
+    TableError::Invalid(format!(
+        "{}: changed while the attach was verifying it: nothing attached",
+        path.display()
+    ))
 }
 
 /// Opens a file from outside and verifies it in full (`format::verify`).
@@ -570,4 +626,27 @@ fn bulk_entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, TableEr
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FileIdentity;
+
+    #[test]
+    fn a_file_rewritten_or_replaced_has_another_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"first").unwrap();
+        let first = FileIdentity::of(&path).unwrap();
+        assert_eq!(FileIdentity::of(&path).unwrap(), first, "unchanged");
+        // Replaced by a rename (another inode), with the same length.
+        let other = dir.path().join("g");
+        std::fs::write(&other, b"other").unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        let replaced = FileIdentity::of(&path).unwrap();
+        assert_ne!(replaced, first, "replaced");
+        // Rewritten in place: the same inode, a new length or modification time.
+        std::fs::write(&path, b"longer bytes").unwrap();
+        assert_ne!(FileIdentity::of(&path).unwrap(), replaced, "rewritten");
+    }
 }
