@@ -135,9 +135,6 @@ pub struct Compressor {
     codec: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     snappy: snap::raw::Encoder,
-    /// [`compress`](Compressor::compress)'s framed output before it is appended, kept between
-    /// calls (see [`compress_at`](Compressor::compress_at)).
-    scratch: Vec<u8>,
 }
 
 impl Compressor {
@@ -160,7 +157,6 @@ impl Compressor {
             codec,
             zstd,
             snappy: snap::raw::Encoder::new(),
-            scratch: Vec::new(),
         })
     }
 
@@ -168,21 +164,11 @@ impl Compressor {
         self.codec
     }
 
-    /// Appends the framed compressed form of `raw` to `out`.
-    pub fn compress(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        let mut framed = std::mem::take(&mut self.scratch);
-        let end = self.compress_at(raw, &mut framed, 0);
-        if let Ok(end) = end {
-            out.extend_from_slice(&framed[..end]);
-        }
-        self.scratch = framed;
-        end.map(|_| ())
-    }
-
     /// Writes the framed compressed form of `raw` into `buf` from `at` and returns where it
     /// ends. `buf` is lengthened (with zeros) when it is too short and never shortened: a
-    /// caller that keeps one buffer for its blocks has the codecs write straight into it, with
-    /// no zeroing and no copy per block. Bytes of `buf` past the returned end are unspecified.
+    /// caller that keeps one buffer for its blocks (the block encoder) has the codecs write
+    /// straight into it, with no zeroing and no copy per block. Bytes of `buf` past the
+    /// returned end are unspecified.
     pub fn compress_at(&mut self, raw: &[u8], buf: &mut Vec<u8>, at: usize) -> Result<usize> {
         let codec = self.codec;
         match codec {
@@ -466,6 +452,14 @@ fn codec_err(codec: Compression, e: impl std::fmt::Display) -> FormatError {
 mod tests {
     use super::*;
 
+    /// The framed compressed form of `raw`, alone in a buffer.
+    fn framed_form(c: &mut Compressor, raw: &[u8]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let end = c.compress_at(raw, &mut buf, 0).unwrap();
+        buf.truncate(end);
+        buf
+    }
+
     fn sample(n: usize) -> Vec<u8> {
         (0..n)
             .map(|i| ((i * 7) % 251) as u8 ^ ((i / 1000) as u8))
@@ -487,8 +481,7 @@ mod tests {
                 600_000,
             ] {
                 let raw = sample(n);
-                let mut framed = Vec::new();
-                c.compress(&raw, &mut framed).unwrap();
+                let framed = framed_form(&mut c, &raw);
                 let mut back = Vec::new();
                 d.decompress(&framed, raw.len(), &mut back).unwrap();
                 assert_eq!(back, raw, "{codec:?} {n}");
@@ -499,32 +492,20 @@ mod tests {
     #[test]
     fn block_framing_layout() {
         let raw = sample(1000);
-        let mut framed = Vec::new();
-        Compressor::new(Compression::Snappy)
-            .unwrap()
-            .compress(&raw, &mut framed)
-            .unwrap();
+        let framed = framed_form(&mut Compressor::new(Compression::Snappy).unwrap(), &raw);
         assert_eq!(&framed[0..4], &1000u32.to_be_bytes());
         let clen = u32::from_be_bytes([framed[4], framed[5], framed[6], framed[7]]) as usize;
         assert_eq!(framed.len(), 8 + clen);
         // Multi-chunk: one rawLen, several chunks, one empty trailing group.
         let big = sample(LZ4_MAX_INPUT * 2 + 5);
-        let mut framed = Vec::new();
-        Compressor::new(Compression::Lz4)
-            .unwrap()
-            .compress(&big, &mut framed)
-            .unwrap();
+        let framed = framed_form(&mut Compressor::new(Compression::Lz4).unwrap(), &big);
         assert_eq!(&framed[0..4], &(big.len() as u32).to_be_bytes());
         assert_eq!(&framed[framed.len() - 4..], &[0, 0, 0, 0]);
     }
 
     #[test]
     fn gzip_header_is_javas() {
-        let mut framed = Vec::new();
-        Compressor::new(Compression::Gz)
-            .unwrap()
-            .compress(b"hello", &mut framed)
-            .unwrap();
+        let framed = framed_form(&mut Compressor::new(Compression::Gz).unwrap(), b"hello");
         assert_eq!(&framed[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0]);
     }
 
@@ -554,11 +535,7 @@ mod tests {
                     .is_err(),
                 "{codec:?}"
             );
-            let mut framed = Vec::new();
-            Compressor::new(codec)
-                .unwrap()
-                .compress(b"abcdefgh", &mut framed)
-                .unwrap();
+            let framed = framed_form(&mut Compressor::new(codec).unwrap(), b"abcdefgh");
             assert!(
                 d.decompress(&framed, 9, &mut out).is_err(),
                 "{codec:?} wrong length"
