@@ -426,10 +426,9 @@ impl<W: Write> HFileWriter<W> {
         // are valid (`first` was checked before it was appended).
         let head = &mut self.row_key_head;
         head.clear();
-        head.extend_from_slice(&(first.row.len() as u16).to_be_bytes());
-        head.extend_from_slice(first.row);
-        head.push(first.family.len() as u8);
-        head.extend_from_slice(first.family);
+        let row_len = (first.row.len() as u16).to_be_bytes();
+        let family_len = [first.family.len() as u8];
+        crate::bytes::extend_pieces(head, [&row_len, first.row, &family_len, first.family]);
         let mut bytes = *block_bytes;
         let mut n = 0usize;
         let mut last_at = 0usize;
