@@ -15,9 +15,12 @@
 //! [`ColumnBatch::render`] turns each column into a [`ColumnText`] once per batch: string and
 //! binary columns are kept as the Arrow arrays (their bytes are the fields, never copied),
 //! every other column is written as text into one buffer. An import encodes its records
-//! straight from it ([`ColumnRow`] is a record's fields, read where they are); other readers
+//! straight from it: [`ColumnBatch::fill_rows`] puts a run of rows' field slices into a small
+//! table, column by column, and each row is encoded from its part of the table; other readers
 //! take [`csv::ByteRecord`]s ([`ColumnBatch::to_records`]). Building a record per row was most
-//! of a Parquet import's own cost (a copy and bookkeeping per field, ~8 ns).
+//! of a Parquet import's own cost (a copy and bookkeeping per field, ~8 ns); reading a field at
+//! a time from the columns cost a mispredicted jump on the column's kind per field (3.7% of a
+//! lineitem import, `benches/README.md`).
 
 use std::fmt::Write as _;
 
@@ -30,7 +33,6 @@ use arrow_array::{
 use arrow_schema::{DataType, TimeUnit};
 
 use super::parquet_source::RowGroupError;
-use super::rowkey::FieldSource;
 use super::timestamp::civil_from_days;
 
 /// One column of a batch as text fields.
@@ -81,6 +83,42 @@ impl ColumnText {
                 true => b"",
                 false => a.value(i),
             },
+        }
+    }
+
+    /// Puts the text of values `rows` into `table`, a row-major table of `stride` fields a
+    /// row: value `r` at `table[(r - rows.start) * stride + column]`. One match per column
+    /// and run of rows, where reading a field at a time would branch on the column's kind
+    /// per field (an indirect jump the CPU mispredicts as the row's columns alternate kinds).
+    pub fn fill<'a>(
+        &'a self,
+        rows: std::ops::Range<usize>,
+        table: &mut [&'a [u8]],
+        stride: usize,
+        column: usize,
+    ) {
+        let slots = table.iter_mut().skip(column).step_by(stride.max(1));
+        match self {
+            ColumnText::Text { bytes, ends } => {
+                let mut start = match rows.start {
+                    0 => 0,
+                    i => ends[i - 1],
+                };
+                for (slot, &end) in slots.zip(&ends[rows]) {
+                    *slot = &bytes[start..end];
+                    start = end;
+                }
+            }
+            ColumnText::Utf8View(a) if a.null_count() == 0 => {
+                for (slot, r) in slots.zip(rows) {
+                    *slot = a.value(r).as_bytes();
+                }
+            }
+            _ => {
+                for (slot, r) in slots.zip(rows) {
+                    *slot = self.value(r);
+                }
+            }
         }
     }
 
@@ -277,9 +315,21 @@ impl ColumnBatch {
         self.rows == 0
     }
 
-    /// The fields of row `row`.
-    pub fn row(&self, row: usize) -> ColumnRow<'_> {
-        ColumnRow { batch: self, row }
+    /// The fields of `rows` into `table` (cleared first), row by row: row `r`'s are
+    /// `table[(r - rows.start) * width..][..width]`, `width` being the batch's column count
+    /// ([`ColumnText::fill`]). An import encodes a run of rows from such a table.
+    pub fn fill_rows<'a>(&'a self, rows: std::ops::Range<usize>, table: &mut Vec<&'a [u8]>) {
+        let width = self.columns.len();
+        table.clear();
+        table.resize(rows.len() * width, &[]);
+        for (c, column) in self.columns.iter().enumerate() {
+            column.fill(rows.clone(), table, width, c);
+        }
+    }
+
+    /// The number of columns.
+    pub fn width(&self) -> usize {
+        self.columns.len()
     }
 
     /// Writes row `row` into `rec` (cleared first).
@@ -297,20 +347,6 @@ impl ColumnBatch {
         for (i, rec) in records.iter_mut().enumerate() {
             self.record(i, rec);
         }
-    }
-}
-
-/// The fields of one row of a [`ColumnBatch`], read where they are.
-#[derive(Clone, Copy)]
-pub struct ColumnRow<'a> {
-    batch: &'a ColumnBatch,
-    row: usize,
-}
-
-impl FieldSource for ColumnRow<'_> {
-    #[inline]
-    fn field(&self, column: usize) -> Option<&[u8]> {
-        self.batch.columns.get(column).map(|c| c.value(self.row))
     }
 }
 
@@ -391,6 +427,30 @@ fn four_digit_year_date(days: i64) -> Option<[u8; 10]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rowkey::FieldSource;
+
+    /// A string-view column without nulls (its own loop in `fill`): short values held in the
+    /// view and long ones in a data buffer, from every start row.
+    #[test]
+    fn views_without_nulls_fill_their_values() {
+        let values = [
+            "",
+            "short",
+            "twelve bytes",
+            "thirteen byte",
+            "a longer comment, in a buffer",
+        ];
+        let col = ColumnText::render(&StringViewArray::from(values.to_vec())).unwrap();
+        assert!(matches!(col, ColumnText::Utf8View(_)));
+        for from in 0..values.len() {
+            let mut table = vec![&b"?"[..]; 2 * (values.len() - from)];
+            col.fill(from..values.len(), &mut table, 2, 1);
+            for (k, v) in values[from..].iter().enumerate() {
+                assert_eq!(table[2 * k], b"?", "the other column's slot is left alone");
+                assert_eq!(table[2 * k + 1], v.as_bytes());
+            }
+        }
+    }
 
     #[test]
     fn decimals_and_dates_render_as_fmt_would() {
@@ -583,17 +643,24 @@ mod tests {
                 "0",
             ],
         ];
-        for (r, want) in want.iter().enumerate() {
-            let row = batch.row(r);
-            for (c, w) in want.iter().enumerate() {
-                let w: Vec<u8> = match c {
-                    3 | 4 => w.chars().map(|ch| ch as u8).collect(),
-                    _ => w.as_bytes().to_vec(),
-                };
-                assert_eq!(row.field(c), Some(w.as_slice()), "row {r} column {c}");
-                assert_eq!(&records[r][c], w.as_slice(), "row {r} column {c}");
+        // Every run of rows a table can hold, from every start.
+        let mut table = Vec::new();
+        for from in 0..want.len() {
+            for to in from..=want.len() {
+                batch.fill_rows(from..to, &mut table);
+                assert_eq!(table.len(), (to - from) * batch.width());
+                for (r, fields) in (from..to).zip(table.chunks_exact(batch.width())) {
+                    for (c, w) in want[r].iter().enumerate() {
+                        let w: Vec<u8> = match c {
+                            3 | 4 => w.chars().map(|ch| ch as u8).collect(),
+                            _ => w.as_bytes().to_vec(),
+                        };
+                        assert_eq!(fields.field(c), Some(w.as_slice()), "row {r} column {c}");
+                        assert_eq!(&records[r][c], w.as_slice(), "row {r} column {c}");
+                    }
+                    assert_eq!(fields.field(want[r].len()), None);
+                }
             }
-            assert_eq!(row.field(want.len()), None);
         }
         // A batch held column by column: its length, and a record's fields for messages.
         let b = crate::source::Batch {
