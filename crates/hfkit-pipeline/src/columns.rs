@@ -365,8 +365,13 @@ pub(crate) fn write_decimal(out: &mut Vec<u8>, v: i128, scale: i8) {
     let scale = scale as u32;
     // In 64 bits when the value fits (every price and quantity does): 128-bit division and
     // formatting cost several times more.
-    match u64::try_from(a) {
-        Ok(a) if scale <= 19 => {
+    match (u64::try_from(a), scale) {
+        // The usual scales (money's is 2) with their divisions by constants.
+        (Ok(a), 1) => push_scaled::<1>(out, a),
+        (Ok(a), 2) => push_scaled::<2>(out, a),
+        (Ok(a), 3) => push_scaled::<3>(out, a),
+        (Ok(a), 4) => push_scaled::<4>(out, a),
+        (Ok(a), ..=19) => {
             let p = 10u64.pow(scale);
             push_whole_and_fraction(out, a / p, a % p, scale);
         }
@@ -375,6 +380,22 @@ pub(crate) fn write_decimal(out: &mut Vec<u8>, v: i128, scale: i8) {
             push_whole_and_fraction(out, a / p, a % p, scale);
         }
     }
+}
+
+/// `a / 10^S` with exactly `S` fraction digits (`S` from 1 to 4), the fraction written digit
+/// by digit.
+#[inline(always)]
+fn push_scaled<const S: u32>(out: &mut Vec<u8>, a: u64) {
+    let p = 10u64.pow(S);
+    let mut b = itoa::Buffer::new();
+    out.extend_from_slice(b.format(a / p).as_bytes());
+    let mut frac = a % p;
+    let mut text = [b'.'; 5];
+    for d in text[1..=S as usize].iter_mut().rev() {
+        *d = b'0' + (frac % 10) as u8;
+        frac /= 10;
+    }
+    out.extend_from_slice(&text[..=S as usize]);
 }
 
 /// `whole.frac`, `frac` zero-padded to `scale` digits.
@@ -452,6 +473,36 @@ mod tests {
         }
     }
 
+    fn decimal_text(v: i128, scale: i8) -> String {
+        let mut got = Vec::new();
+        write_decimal(&mut got, v, scale);
+        String::from_utf8(got).unwrap()
+    }
+
+    /// The text `format!` gives a decimal.
+    fn decimal_by_fmt(v: i128, scale: i8) -> String {
+        if scale <= 0 {
+            return (v * 10i128.pow(scale.unsigned_abs() as u32)).to_string();
+        }
+        let p = 10u128.pow(scale as u32);
+        let sign = if v < 0 { "-" } else { "" };
+        let a = v.unsigned_abs();
+        format!("{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)
+    }
+
+    proptest::proptest! {
+        /// Every scale's text, for values around the 64-bit boundary as well as small ones.
+        #[test]
+        fn decimals_render_as_fmt_would(
+            v in -(1i128 << 66)..(1i128 << 66),
+            small in -100_000i128..100_000,
+            scale in 0i8..=38,
+        ) {
+            proptest::prop_assert_eq!(decimal_text(v, scale), decimal_by_fmt(v, scale));
+            proptest::prop_assert_eq!(decimal_text(small, scale), decimal_by_fmt(small, scale));
+        }
+    }
+
     #[test]
     fn decimals_and_dates_render_as_fmt_would() {
         for (v, scale) in [
@@ -470,19 +521,18 @@ mod tests {
             (5, 19),
             (5, 20),
             (-12_345, 38),
+            (0, 1),
+            (-9, 1),
+            (100_000, 3),
+            (-99_999, 4),
+            (i128::from(u64::MAX), 4),
+            (-i128::from(u64::MAX) - 1, 3),
         ] {
-            let mut got = Vec::new();
-            write_decimal(&mut got, v, scale);
-            let got = String::from_utf8(got).unwrap();
-            let want = if scale <= 0 {
-                (v * 10i128.pow(scale.unsigned_abs() as u32)).to_string()
-            } else {
-                let p = 10u128.pow(scale as u32);
-                let sign = if v < 0 { "-" } else { "" };
-                let a = v.unsigned_abs();
-                format!("{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)
-            };
-            assert_eq!(got, want, "{v} scale {scale}");
+            assert_eq!(
+                decimal_text(v, scale),
+                decimal_by_fmt(v, scale),
+                "{v} scale {scale}"
+            );
         }
         for (days, want) in [
             (0, "1970-01-01"),
