@@ -20,7 +20,6 @@ use hfkit::format::encoding::DataBlockEncoding;
 use hfkit::format::reader::HFileReader;
 use hfkit::format::writer::{HFileWriter, WriterOptions};
 
-/// Process CPU seconds (utime + stime), 0 where unknown.
 /// This thread's CPU time in nanoseconds, as seconds (the bench runs on one thread): the
 /// scheduler's own count (`/proc/thread-self/schedstat`), where the process's user and system
 /// ticks would count in 10 ms steps, 2% of a 0.5 s measurement.
