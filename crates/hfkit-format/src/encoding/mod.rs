@@ -168,8 +168,8 @@ pub trait CellDecoder: Send {
     /// Gives the payload buffer back for reuse.
     fn into_payload(self: Box<Self>) -> Vec<u8>;
 
-    /// The current cell.
-    #[inline]
+    /// The current cell (always inlined: a scan builds it where it uses it).
+    #[inline(always)]
     fn cell(&self) -> CellRef<'_> {
         self.layout()
             .cell(self.key(), self.value(), self.tags(), self.seq_id())
@@ -257,7 +257,7 @@ impl KeyLayout {
     }
 
     /// A cell from this layout's key and the other parts.
-    #[inline]
+    #[inline(always)]
     pub fn cell<'a>(
         &self,
         key: &'a [u8],

@@ -410,7 +410,7 @@ impl CellDecoder for NoneDecoder {
         Ok(false)
     }
 
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self) -> Result<bool> {
         if self.next >= self.end {
             return Ok(false);
@@ -460,6 +460,13 @@ impl CellDecoder for NoneDecoder {
     }
 
     fn into_payload(self: Box<Self>) -> Vec<u8> {
+        (*self).into_payload_vec()
+    }
+}
+
+impl NoneDecoder {
+    /// [`CellDecoder::into_payload`] for a decoder held by value.
+    pub fn into_payload_vec(self) -> Vec<u8> {
         self.payload.into_vec()
     }
 }
