@@ -255,6 +255,7 @@ impl<'r> Scanner<'r> {
 
     /// [`Scanner::next`] without handing out the cell: true when there is one
     /// ([`Scanner::current`]). For cursors, such as a merge, that read the cell later.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool> {
         if self.reader.half.is_some() {
             return Ok(self.next()?.is_some());
@@ -264,16 +265,25 @@ impl<'r> Scanner<'r> {
     }
 
     /// Advances to the next cell of the file, whatever the half; false at the end.
+    #[inline]
     fn step(&mut self) -> Result<bool> {
-        loop {
-            if let Some(d) = self.decoder.as_mut() {
-                if d.advance()? {
-                    if let Some(n) = self.cells_from_first.as_mut() {
-                        *n += 1;
-                    }
-                    return Ok(true);
+        // The next cell of the open block (the common case, inlined), else the next block's.
+        if let Some(d) = self.decoder.as_mut() {
+            if d.advance()? {
+                if let Some(n) = self.cells_from_first.as_mut() {
+                    *n += 1;
                 }
+                return Ok(true);
             }
+        }
+        self.step_to_next_block()
+    }
+
+    /// [`Scanner::step`] at the end of the open block (or before the first): the next data
+    /// block's first cell.
+    #[inline(never)]
+    fn step_to_next_block(&mut self) -> Result<bool> {
+        loop {
             match self.next_block {
                 Some(at) => {
                     if !self.load_from(at)? {
@@ -281,6 +291,14 @@ impl<'r> Scanner<'r> {
                     }
                 }
                 None => return Ok(false),
+            }
+            if let Some(d) = self.decoder.as_mut() {
+                if d.advance()? {
+                    if let Some(n) = self.cells_from_first.as_mut() {
+                        *n += 1;
+                    }
+                    return Ok(true);
+                }
             }
         }
     }
