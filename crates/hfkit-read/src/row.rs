@@ -109,11 +109,14 @@ impl<'a> RowRef<'a> {
         self.buf.slots.is_empty()
     }
 
-    /// Cell `i` (families in byte order, then cell order), `None` past the end.
+    /// Cell `i` (families in byte order, then cell order), `None` past the end. Always
+    /// inlined, as `slot_cell`: a cell handed back through memory by a call costs its copy.
+    #[inline(always)]
     pub fn cell(&self, i: usize) -> Option<CellRef<'a>> {
         self.buf.slots.get(i).map(|s| self.slot_cell(s))
     }
 
+    #[inline(always)]
     fn slot_cell(&self, s: &Slot) -> CellRef<'a> {
         let buf: &'a RowBuf = self.buf;
         // The slots are built by `push` from the buffer itself: their ranges are in it.

@@ -7,6 +7,7 @@ use crate::rowkey::{KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
 use crate::timestamp::TimestampFormat;
 use crate::value::{decode_value_into, encode_value};
 use crate::RowkeyError;
+use hfkit_format::bytes::equal_bytes;
 use hfkit_format::cell::CellRef;
 use hfkit_read::RowRef;
 use hfkit_table::{to_string_binary, ImportMapping, TimestampSource, ValueType};
@@ -233,7 +234,7 @@ impl RecordDecoder {
     /// cells come in the order of `by_cell`, so the next one is usually the one after the last).
     fn lookup(&self, family: &[u8], qualifier: &[u8], hint: usize) -> Option<usize> {
         if let Some((f, q, _)) = self.by_cell.get(hint) {
-            if f == family && q == qualifier {
+            if equal_bytes(f, family) && equal_bytes(q, qualifier) {
                 return Some(hint);
             }
         }
@@ -255,12 +256,12 @@ impl RecordDecoder {
         match s {
             // A string column imports its field's bytes as they are (`encode_value`).
             Source::Value(c) if self.columns[c].value_type == ValueType::String => {
-                text == cell.value
+                equal_bytes(text, cell.value)
             }
             Source::Value(c) => {
                 buf.clear();
                 encode_value(self.columns[c].value_type, "", text, buf).is_ok()
-                    && buf.as_slice() == cell.value
+                    && equal_bytes(buf, cell.value)
             }
             Source::Timestamp(c) => {
                 self.columns[c].ts_format.to_millis(text).ok() == Some(cell.timestamp)
@@ -350,7 +351,7 @@ impl RecordDecoder {
                     vals[col.field] = Some(v);
                     src[col.field] = Some(Source::Value(ci));
                 }
-                (Some(v), _) if *v == c.value => {}
+                (Some(v), _) if equal_bytes(v, c.value) => {}
                 (Some(v), s) => {
                     return Err(field_err(
                         col.field,
