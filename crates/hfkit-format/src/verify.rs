@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use super::block::{BlockDecoder, BlockType, HEADER_LEN};
 use super::bloom::{BloomKind, BloomQuery, BloomType};
 use super::cell::{compare_flat_keys, compare_keys, KeyView};
-use super::encoding::new_decoder;
+use super::encoding::{new_decoder, CellDecoder};
 use super::fileinfo::{keys, TimeRangeTracker};
 use super::index::{parse_non_root, IndexEntry};
 use super::reader::HFileReader;
@@ -208,7 +208,7 @@ pub fn verify(reader: &HFileReader) -> VerifyReport {
                             }
                         }
                         info.last_key = last_key.clone();
-                        payload = d.into_payload();
+                        payload = d.into_payload_vec();
                     }
                 }
                 data_blocks.push(info);

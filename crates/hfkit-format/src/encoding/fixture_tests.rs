@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{new_decoder, new_encoder, DataBlockEncoding, EncodingContext};
+use super::{new_decoder, new_encoder, CellDecoder, DataBlockEncoding, EncodingContext};
 use crate::block::{BlockDecoder, BlockType};
 use crate::cell::{compare_cells, Cell};
 use crate::compression::Compression;
@@ -76,7 +76,7 @@ fn decode_file(file: &[u8]) -> Decoded {
             {
                 cells.push(dec.cell().to_owned());
             }
-            out.push((h.block_type, dec.into_payload(), cells));
+            out.push((h.block_type, dec.into_payload_vec(), cells));
         }
         offset += h.on_disk_size_with_header();
     }

@@ -1,7 +1,7 @@
 //! Golden bytes: the worked examples of `formats/encodings.md`, byte for byte. Each payload
 //! is also decoded back to the cells. (The same example is in the document, annotated.)
 
-use super::{new_decoder, new_encoder, DataBlockEncoding, EncodingContext};
+use super::{new_decoder, new_encoder, CellDecoder, DataBlockEncoding, EncodingContext};
 use crate::cell::{Cell, CellType, CellTypeOwned};
 
 /// The three cells of the worked example (family `cf`, bulk-load context: tags and MVCC on).

@@ -144,7 +144,7 @@ fn decoder(
     payload: Vec<u8>,
     ctx: EncodingContext,
 ) -> Box<dyn CellDecoder> {
-    new_decoder(encoding.block_type(), payload, ctx, 0).unwrap()
+    Box::new(new_decoder(encoding.block_type(), payload, ctx, 0).unwrap())
 }
 
 fn target_key(row: &[u8], family: &[u8], qualifier: &[u8], ts: i64, t: u8) -> Vec<u8> {

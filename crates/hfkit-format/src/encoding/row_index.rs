@@ -304,7 +304,7 @@ impl CellDecoder for RowIndexDecoder {
     }
 
     fn into_payload(self: Box<Self>) -> Vec<u8> {
-        Box::new(self.cells).into_payload()
+        self.cells.into_payload_vec()
     }
 
     /// Binary-searches the row index for the first row ≥ the target's row, then scans from

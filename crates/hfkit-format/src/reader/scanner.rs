@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::block::{BlockDecoder, BlockType};
 use crate::block_cache::CachedBlock;
 use crate::cell::{compare_flat_keys, compare_keys, CellRef, KeyView};
-use crate::encoding::{new_decoder, CellDecoder, NoneDecoder, Payload};
+use crate::encoding::{new_decoder, CellDecoder, DataBlockDecoder, Payload};
 use crate::error::{FormatError, Result};
 
 use super::{HFileReader, HalfRange};
@@ -41,7 +41,7 @@ impl HFileReader {
 pub struct Scanner<'r> {
     reader: &'r HFileReader,
     blocks: BlockDecoder,
-    decoder: Option<BlockCells>,
+    decoder: Option<DataBlockDecoder>,
     /// Offset of the block the decoder reads.
     block_offset: u64,
     /// Offset to look for the next data block at, or `None` after the last one.
@@ -57,53 +57,11 @@ pub struct Scanner<'r> {
     past_half: bool,
 }
 
-/// The open data block's decoder: a NONE block's (most files') held by its type, so that the
-/// per-cell calls of a scan (`advance`, `cell`) are direct and inline into the merge and the
-/// row loop, the cell built where it is used; the other encodings' through the trait object,
-/// whose cell comes back through memory from a call (table scan 14.0 -> 15.0M cells/s with
-/// the inlining of `advance` and `cell`, `benches/read_bench.sh`, AMD EPYC).
-enum BlockCells {
-    None(NoneDecoder),
-    Other(Box<dyn CellDecoder>),
-}
-
-impl BlockCells {
-    #[inline(always)]
-    fn advance(&mut self) -> Result<bool> {
-        match self {
-            BlockCells::None(d) => d.advance(),
-            BlockCells::Other(d) => d.advance(),
-        }
-    }
-
-    #[inline(always)]
-    fn cell(&self) -> CellRef<'_> {
-        match self {
-            BlockCells::None(d) => d.cell(),
-            BlockCells::Other(d) => d.cell(),
-        }
-    }
-
-    fn seek(&mut self, target: &KeyView<'_>) -> Result<bool> {
-        match self {
-            BlockCells::None(d) => d.seek(target),
-            BlockCells::Other(d) => d.seek(target),
-        }
-    }
-
-    fn into_payload(self) -> Vec<u8> {
-        match self {
-            BlockCells::None(d) => d.into_payload_vec(),
-            BlockCells::Other(d) => d.into_payload(),
-        }
-    }
-}
-
 impl<'r> Scanner<'r> {
     /// Back to before the first cell, as a new scanner.
     fn restart(&mut self) {
         if let Some(old) = self.decoder.take() {
-            self.spare = old.into_payload();
+            self.spare = old.into_payload_vec();
         }
         self.block_offset = 0;
         self.next_block = Some(0);
@@ -132,16 +90,12 @@ impl<'r> Scanner<'r> {
         next: u64,
     ) -> Result<()> {
         if let Some(old) = self.decoder.take() {
-            let spare = old.into_payload();
+            let spare = old.into_payload_vec();
             if spare.capacity() > 0 {
                 self.spare = spare;
             }
         }
-        let ctx = self.reader.ctx;
-        self.decoder = Some(match block_type {
-            BlockType::Data => BlockCells::None(NoneDecoder::new(payload, 0, ctx, offset)),
-            _ => BlockCells::Other(new_decoder(block_type, payload, ctx, offset)?),
-        });
+        self.decoder = Some(new_decoder(block_type, payload, self.reader.ctx, offset)?);
         self.block_offset = offset;
         self.last_data_block = Some(offset);
         self.next_block = Some(next);
@@ -268,15 +222,25 @@ impl<'r> Scanner<'r> {
     #[inline]
     fn step(&mut self) -> Result<bool> {
         // The next cell of the open block (the common case, inlined), else the next block's.
-        if let Some(d) = self.decoder.as_mut() {
-            if d.advance()? {
-                if let Some(n) = self.cells_from_first.as_mut() {
-                    *n += 1;
-                }
-                return Ok(true);
-            }
+        if self.step_in_block()? {
+            return Ok(true);
         }
         self.step_to_next_block()
+    }
+
+    /// The open block's next cell (counted from the first of the file), if it has one.
+    #[inline(always)]
+    fn step_in_block(&mut self) -> Result<bool> {
+        let Some(d) = self.decoder.as_mut() else {
+            return Ok(false);
+        };
+        let found = d.advance()?;
+        if found {
+            if let Some(n) = self.cells_from_first.as_mut() {
+                *n += 1;
+            }
+        }
+        Ok(found)
     }
 
     /// [`Scanner::step`] at the end of the open block (or before the first): the next data
@@ -292,13 +256,8 @@ impl<'r> Scanner<'r> {
                 }
                 None => return Ok(false),
             }
-            if let Some(d) = self.decoder.as_mut() {
-                if d.advance()? {
-                    if let Some(n) = self.cells_from_first.as_mut() {
-                        *n += 1;
-                    }
-                    return Ok(true);
-                }
+            if self.step_in_block()? {
+                return Ok(true);
             }
         }
     }
