@@ -535,6 +535,18 @@ mod tests {
         v
     }
 
+    /// A NONE block payload of `cells`.
+    fn block(ctx: EncodingContext, cells: &[Cell]) -> Vec<u8> {
+        let mut enc = NoneEncoder::new(ctx);
+        let mut payload = Vec::new();
+        enc.start_block(&mut payload);
+        for c in cells {
+            enc.encode(&c.as_ref(), &mut payload).unwrap();
+        }
+        enc.finish_block(&mut payload);
+        payload
+    }
+
     proptest::proptest! {
         /// `cell`, which slices without bounds checks, gives what the checked accessors give
         /// (`key`, `value`, `tags` and the layout's own `cell`) for every cell read from any
@@ -548,13 +560,7 @@ mod tests {
             mvcc in proptest::prelude::any::<bool>(),
         ) {
             let ctx = EncodingContext { include_tags: tags, include_mvcc: mvcc, compress_tags: false };
-            let mut enc = NoneEncoder::new(ctx);
-            let mut payload = Vec::new();
-            enc.start_block(&mut payload);
-            for c in cells().iter().take(20) {
-                enc.encode(&c.as_ref(), &mut payload).unwrap();
-            }
-            enc.finish_block(&mut payload);
+            let mut payload = block(ctx, &cells()[..20]);
             for (at, byte) in damage {
                 let len = payload.len().max(1);
                 if let Some(b) = payload.get_mut(at % len) {
@@ -645,13 +651,7 @@ mod tests {
                 include_mvcc: mvcc,
                 compress_tags: false,
             };
-            let mut enc = NoneEncoder::new(ctx);
-            let mut payload = Vec::new();
-            enc.start_block(&mut payload);
-            for c in cells().iter().take(6) {
-                enc.encode(&c.as_ref(), &mut payload).unwrap();
-            }
-            enc.finish_block(&mut payload);
+            let payload = block(ctx, &cells()[..6]);
             let mut variants = Vec::new();
             for n in 0..=payload.len() {
                 variants.push(payload[..n].to_vec());
