@@ -142,3 +142,108 @@ fn a_dry_run_counts_every_store_lists_every_bad_record_and_writes_nothing() {
     left.sort();
     assert_eq!(left, ["in.csv", "r.json", "s.toml"]);
 }
+
+/// The same records from a Parquet file (two row groups, read column by column as the import
+/// reads them): the same counts, and each bad record named by its row group and row.
+#[test]
+fn a_parquet_dry_run_reports_what_the_csv_one_does() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let tmp = tmpdir();
+    let schema = tmp.path().join("s.toml");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let column = |v: &[Option<&str>]| -> ArrayRef { Arc::new(StringArray::from(v.to_vec())) };
+    let fields = ["id", "op", "name", "score"]
+        .map(|n| Field::new(n, DataType::Utf8, true))
+        .to_vec();
+    let arrow_schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(
+        arrow_schema.clone(),
+        vec![
+            column(&[
+                Some("a"),
+                Some("b"),
+                Some("c"),
+                Some("n"),
+                Some("z"),
+                Some(""),
+                Some("o"),
+            ]),
+            column(&[
+                Some("I"),
+                Some("I"),
+                Some("I"),
+                Some("Q"),
+                Some("I"),
+                Some("I"),
+                Some("D"),
+            ]),
+            column(&[
+                Some("ann"),
+                Some("bob"),
+                Some("cid"),
+                Some("nia"),
+                Some("zoe"),
+                Some("nobody"),
+                None,
+            ]),
+            column(&[
+                Some("1"),
+                Some("x"),
+                None,
+                Some("2"),
+                Some("3"),
+                Some("4"),
+                None,
+            ]),
+        ],
+    )
+    .unwrap();
+    let input = tmp.path().join("in.parquet");
+    // Row groups of 4 rows: rows 0-3 and 4-6.
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(4))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&input).unwrap(),
+        arrow_schema,
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        schema.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(
+        stdout.starts_with("dry run: 7 records read, 3 would be rejected; nothing written\n"),
+        "{stdout}"
+    );
+    let rejected: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("rejected: "))
+        .collect();
+    let at =
+        |g: usize, r: usize| format!("rejected: {}: row group {g}, row {r}: ", input.display());
+    assert_eq!(rejected.len(), 3, "{stdout}");
+    for (line, want) in rejected.iter().zip([at(0, 1), at(0, 3), at(1, 1)]) {
+        assert!(line.starts_with(&want), "{line} (want {want})");
+    }
+    for line in [
+        "  region ['', 'm') family d: 2 cells (0 delete markers), 18 bytes",
+        "  region ['', 'm') family m: 1 cells (0 delete markers), 15 bytes",
+        "  region ['m', '') family d: 2 cells (1 delete markers), 11 bytes",
+        "  region ['m', '') family m: 2 cells (1 delete markers), 17 bytes",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+}

@@ -111,15 +111,18 @@ pub fn dry_run(
     let mut batch = Batch::default();
     let mut encoded = Vec::new();
     for path in inputs {
+        // As the import: Parquet records encoded where their fields are, column by column
+        // (an `[explode]` builds a record per list item, from records).
+        let columnar = mapping.explode.is_none();
         let Some((mut units, columns)) =
-            open_input(path, format, &wanted, DEFAULT_BATCH_ROWS, false)?
+            open_input(path, format, &wanted, DEFAULT_BATCH_ROWS, columnar)?
         else {
             continue;
         };
         let bound = bind(&compiled, mapping, &families, &columns, path, import_time)?;
         for unit in &mut units {
             while unit(&mut batch)? {
-                records_read += batch.records.len() as u64;
+                records_read += batch.len() as u64;
                 encode_batch(&batch, &bound, &mut encoded);
                 for e in &encoded {
                     for (i, reason) in &e.rejected {
