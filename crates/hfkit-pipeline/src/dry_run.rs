@@ -128,13 +128,23 @@ pub fn dry_run(
                     for (i, reason) in &e.rejected {
                         rejected.push(format!("{}: {reason}", batch.position(*i)));
                     }
+                    // A record's cells of one table share its row (one range of the arena):
+                    // its region is looked up once, not per cell.
+                    let mut last: Option<(usize, (u32, u32), usize)> = None;
                     for c in &e.cells {
                         let f = usize::from(c.family);
                         let (t, name) = &family_of[f];
-                        let row = slice(&e.arena, c.row);
-                        let region = regions[*t]
-                            .split_keys()
-                            .partition_point(|s| s.as_slice() <= row);
+                        let region = match last {
+                            Some((lt, lr, region)) if lt == *t && lr == c.row => region,
+                            _ => {
+                                let row = slice(&e.arena, c.row);
+                                let region = regions[*t]
+                                    .split_keys()
+                                    .partition_point(|s| s.as_slice() <= row);
+                                last = Some((*t, c.row, region));
+                                region
+                            }
+                        };
                         let within = if *t == 0 { f } else { f - n_main - (t - 1) };
                         let store = &mut counts[*t][region][within];
                         store.cells += 1;
