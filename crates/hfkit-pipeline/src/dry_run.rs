@@ -138,9 +138,7 @@ pub fn dry_run(
                             Some((lt, lr, region)) if lt == *t && lr == c.row => region,
                             _ => {
                                 let row = slice(&e.arena, c.row);
-                                let region = regions[*t]
-                                    .split_keys()
-                                    .partition_point(|s| s.as_slice() <= row);
+                                let region = regions[*t].region_of(row);
                                 last = Some((*t, c.row, region));
                                 region
                             }

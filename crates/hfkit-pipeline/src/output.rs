@@ -362,7 +362,7 @@ impl BulkOutput {
 
     /// The region index of `row`.
     pub fn region_of(&self, row: &[u8]) -> usize {
-        self.splits.partition_point(|s| s.as_slice() <= row)
+        hfkit_table::region_of_row(&self.splits, row)
     }
 
     /// Regions of the table.

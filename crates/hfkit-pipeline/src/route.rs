@@ -272,7 +272,7 @@ impl Router {
             .splits
             .get(f)
             .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
-        let region = splits.partition_point(|s| s.as_slice() <= row);
+        let region = hfkit_table::region_of_row(splits, row);
         let lanes = &mut self.lanes[f];
         if lanes.is_empty() {
             lanes.resize_with(splits.len() + 1, || Lane::Unused);

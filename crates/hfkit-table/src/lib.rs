@@ -50,8 +50,8 @@ pub use schema::{
     TableName, TableSchema, TimestampSource, TtlSource, ValueType,
 };
 pub use split::{
-    push_string_binary, sample_splits, to_bytes_binary, to_string_binary, BytesBinaryError,
-    Regions, SplitAlgorithm, Splitter,
+    push_string_binary, region_of_row, sample_splits, to_bytes_binary, to_string_binary,
+    BytesBinaryError, Regions, SplitAlgorithm, Splitter,
 };
 
 use std::path::{Path, PathBuf};
