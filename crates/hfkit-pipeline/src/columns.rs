@@ -14,7 +14,9 @@
 //!
 //! [`ColumnBatch::render`] turns each column into a [`ColumnText`] once per batch: string and
 //! binary columns are kept as the Arrow arrays (their bytes are the fields, never copied),
-//! every other column is written as text into one buffer. An import encodes its records
+//! every other column is written as text into one buffer ([`ColumnBatch::render_into`] writes a
+//! reader's next batch into the buffers of its last, and converts each day's date once per
+//! input). An import encodes its records
 //! straight from it: [`ColumnBatch::fill_rows`] puts a run of rows' field slices into a small
 //! table, column by column, and each row is encoded from its part of the table; other readers
 //! take [`csv::ByteRecord`]s ([`ColumnBatch::to_records`]). Building a record per row was most
@@ -124,57 +126,61 @@ impl ColumnText {
 
     /// Renders `col` (see the module doc).
     pub fn render(col: &dyn Array) -> Result<ColumnText, RowGroupError> {
-        let text = |f: &dyn Fn(&mut Text)| {
-            let mut t = Text::with_capacity(col.len());
-            f(&mut t);
-            ColumnText::Text {
-                bytes: t.bytes,
-                ends: t.ends,
+        ColumnText::render_with(col, &mut Reuse::default())
+    }
+
+    /// [`render`](Self::render), writing text into a buffer kept from an earlier batch and
+    /// dates through the memo of the days seen, when `reuse` has them.
+    fn render_with(col: &dyn Array, reuse: &mut Reuse) -> Result<ColumnText, RowGroupError> {
+        match col.data_type() {
+            DataType::Utf8 => return Ok(ColumnText::Utf8(col.as_string::<i32>().clone())),
+            DataType::LargeUtf8 => {
+                return Ok(ColumnText::LargeUtf8(col.as_string::<i64>().clone()))
             }
-        };
-        Ok(match col.data_type() {
-            DataType::Utf8 => ColumnText::Utf8(col.as_string::<i32>().clone()),
-            DataType::LargeUtf8 => ColumnText::LargeUtf8(col.as_string::<i64>().clone()),
-            DataType::Utf8View => ColumnText::Utf8View(col.as_string_view().clone()),
-            DataType::Binary => ColumnText::Binary(col.as_binary::<i32>().clone()),
-            DataType::LargeBinary => ColumnText::LargeBinary(col.as_binary::<i64>().clone()),
+            DataType::Utf8View => return Ok(ColumnText::Utf8View(col.as_string_view().clone())),
+            DataType::Binary => return Ok(ColumnText::Binary(col.as_binary::<i32>().clone())),
+            DataType::LargeBinary => {
+                return Ok(ColumnText::LargeBinary(col.as_binary::<i64>().clone()))
+            }
+            _ => {}
+        }
+        let mut t = reuse.text(col.len());
+        match col.data_type() {
             DataType::Boolean => {
                 let a = col.as_boolean();
-                text(&|t| {
-                    t.each(col, |i, out| {
-                        out.extend_from_slice(if a.value(i) { b"true" } else { b"false" })
-                    })
+                t.each(col, |i, out| {
+                    out.extend_from_slice(if a.value(i) { b"true" } else { b"false" })
                 })
             }
-            DataType::Int8 => text(&|t| t.integers::<Int8Type>(col)),
-            DataType::Int16 => text(&|t| t.integers::<Int16Type>(col)),
-            DataType::Int32 => text(&|t| t.integers::<Int32Type>(col)),
-            DataType::Int64 => text(&|t| t.integers::<Int64Type>(col)),
-            DataType::UInt8 => text(&|t| t.integers::<UInt8Type>(col)),
-            DataType::UInt16 => text(&|t| t.integers::<UInt16Type>(col)),
-            DataType::UInt32 => text(&|t| t.integers::<UInt32Type>(col)),
-            DataType::UInt64 => text(&|t| t.integers::<UInt64Type>(col)),
+            DataType::Int8 => t.integers::<Int8Type>(col),
+            DataType::Int16 => t.integers::<Int16Type>(col),
+            DataType::Int32 => t.integers::<Int32Type>(col),
+            DataType::Int64 => t.integers::<Int64Type>(col),
+            DataType::UInt8 => t.integers::<UInt8Type>(col),
+            DataType::UInt16 => t.integers::<UInt16Type>(col),
+            DataType::UInt32 => t.integers::<UInt32Type>(col),
+            DataType::UInt64 => t.integers::<UInt64Type>(col),
             // Rust's shortest round-trip form (not ryu's, which writes exponents).
             DataType::Float32 => {
                 let a = col.as_primitive::<Float32Type>();
-                text(&|t| t.formatted(col, |i, s| write!(s, "{}", a.value(i))))
+                t.formatted(col, |i, s| write!(s, "{}", a.value(i)))
             }
             DataType::Float64 => {
                 let a = col.as_primitive::<Float64Type>();
-                text(&|t| t.formatted(col, |i, s| write!(s, "{}", a.value(i))))
+                t.formatted(col, |i, s| write!(s, "{}", a.value(i)))
             }
             DataType::Decimal128(_, scale) => {
                 let a = col.as_primitive::<Decimal128Type>();
                 let scale = *scale;
-                text(&|t| t.each(col, |i, out| write_decimal(out, a.value(i), scale)))
+                t.each(col, |i, out| write_decimal(out, a.value(i), scale))
             }
             DataType::Date32 => {
                 let a = col.as_primitive::<Date32Type>();
-                text(&|t| t.dates(col, |i| i64::from(a.value(i))))
+                t.dates(col, |i| i64::from(a.value(i)), &mut reuse.dates)
             }
             DataType::Date64 => {
                 let a = col.as_primitive::<Date64Type>();
-                text(&|t| t.dates(col, |i| a.value(i).div_euclid(86_400_000)))
+                t.dates(col, |i| a.value(i).div_euclid(86_400_000), &mut reuse.dates)
             }
             DataType::Timestamp(unit, _) => {
                 let ms: Box<dyn Fn(usize) -> i64> = match unit {
@@ -195,19 +201,84 @@ impl ColumnText {
                         Box::new(move |i| a.value(i).div_euclid(1_000_000))
                     }
                 };
-                text(&|t| {
-                    let mut b = itoa::Buffer::new();
-                    t.each(col, |i, out| {
-                        out.extend_from_slice(b.format(ms(i)).as_bytes())
-                    })
+                let mut b = itoa::Buffer::new();
+                t.each(col, |i, out| {
+                    out.extend_from_slice(b.format(ms(i)).as_bytes())
                 })
             }
             other => return Err(RowGroupError::UnsupportedType(other.clone())),
+        }
+        Ok(ColumnText::Text {
+            bytes: t.bytes,
+            ends: t.ends,
         })
     }
 }
 
+/// What rendering keeps from one batch to the next ([`ColumnBatch::render_into`]): the text
+/// columns' buffers, so a batch's text is written into memory already allocated and touched
+/// (not fresh pages from the allocator each batch), and the text of the days seen.
+#[derive(Clone, Debug, Default)]
+struct Reuse {
+    texts: Vec<Text>,
+    dates: DateMemo,
+}
+
+impl Reuse {
+    /// An empty text column with room for `n` values: a kept buffer when there is one.
+    fn text(&mut self, n: usize) -> Text {
+        match self.texts.pop() {
+            Some(mut t) => {
+                t.bytes.clear();
+                t.ends.clear();
+                t.ends.reserve(n);
+                t
+            }
+            None => Text::with_capacity(n),
+        }
+    }
+}
+
+/// The text of days already converted, in a small table indexed by the day (an input's dates
+/// usually span a few years, and its date columns the same years), so a date is converted once
+/// per input rather than once per batch and column. A slot holds one day; another day with
+/// the same index replaces it.
+#[derive(Clone, Debug, Default)]
+struct DateMemo {
+    /// `DATE_SLOTS` slots of (day, text), allocated at the first date; `i64::MIN`: empty.
+    slots: Vec<(i64, [u8; 10])>,
+}
+
+const DATE_SLOTS: usize = 4096;
+
+impl DateMemo {
+    /// Appends the text of day `d` (days since 1970-01-01) to `out`.
+    #[inline]
+    fn push(&mut self, d: i64, out: &mut Vec<u8>) {
+        if self.slots.is_empty() {
+            self.slots = vec![(i64::MIN, [0; 10]); DATE_SLOTS];
+        }
+        let slot = &mut self.slots[d.rem_euclid(DATE_SLOTS as i64) as usize];
+        if slot.0 == d {
+            out.extend_from_slice(&slot.1);
+            return;
+        }
+        match four_digit_year_date(d) {
+            Some(text) => {
+                out.extend_from_slice(&text);
+                *slot = (d, text);
+            }
+            None => {
+                let mut buf = String::new();
+                write_date(&mut buf, d);
+                out.extend_from_slice(buf.as_bytes());
+            }
+        }
+    }
+}
+
 /// A text column being written.
+#[derive(Clone, Debug)]
 struct Text {
     bytes: Vec<u8>,
     ends: Vec<usize>,
@@ -257,32 +328,9 @@ impl Text {
         });
     }
 
-    /// Writes the date of `days(i)` for each value. The text of each day is kept in a small
-    /// table indexed by the day (a batch's dates usually span a few years), so a date repeated
-    /// in the batch is converted once.
-    fn dates(&mut self, col: &dyn Array, days: impl Fn(usize) -> i64) {
-        const SLOTS: usize = 4096;
-        let mut known: Vec<(i64, [u8; 10])> = vec![(i64::MIN, [0; 10]); SLOTS];
-        let mut buf = String::new();
-        self.each(col, |i, out| {
-            let d = days(i);
-            let slot = &mut known[d.rem_euclid(SLOTS as i64) as usize];
-            if slot.0 == d {
-                out.extend_from_slice(&slot.1);
-                return;
-            }
-            match four_digit_year_date(d) {
-                Some(text) => {
-                    out.extend_from_slice(&text);
-                    *slot = (d, text);
-                }
-                None => {
-                    buf.clear();
-                    write_date(&mut buf, d);
-                    out.extend_from_slice(buf.as_bytes());
-                }
-            }
-        });
+    /// Writes the date of `days(i)` for each value, through `memo`.
+    fn dates(&mut self, col: &dyn Array, days: impl Fn(usize) -> i64, memo: &mut DateMemo) {
+        self.each(col, |i, out| memo.push(days(i), out));
     }
 }
 
@@ -291,20 +339,38 @@ impl Text {
 pub struct ColumnBatch {
     rows: usize,
     columns: Vec<ColumnText>,
+    reuse: Reuse,
 }
 
 impl ColumnBatch {
     /// Renders every column of `rb`.
     pub fn render(rb: &RecordBatch) -> Result<ColumnBatch, RowGroupError> {
-        let columns = rb
-            .columns()
-            .iter()
-            .map(|c| ColumnText::render(c.as_ref()))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ColumnBatch {
-            rows: rb.num_rows(),
-            columns,
-        })
+        let mut batch = ColumnBatch::default();
+        batch.render_into(rb)?;
+        Ok(batch)
+    }
+
+    /// Renders every column of `rb` in place of this batch's, writing the text into the
+    /// buffers of the columns it replaces (a reader renders each of its batches into one of
+    /// the same few `ColumnBatch`es). On an error the batch is left empty.
+    pub fn render_into(&mut self, rb: &RecordBatch) -> Result<(), RowGroupError> {
+        self.rows = 0;
+        for column in self.columns.drain(..) {
+            if let ColumnText::Text { bytes, ends } = column {
+                self.reuse.texts.push(Text { bytes, ends });
+            }
+        }
+        for c in rb.columns() {
+            match ColumnText::render_with(c.as_ref(), &mut self.reuse) {
+                Ok(column) => self.columns.push(column),
+                Err(e) => {
+                    self.columns.clear();
+                    return Err(e);
+                }
+            }
+        }
+        self.rows = rb.num_rows();
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -564,6 +630,71 @@ mod tests {
         d.clear();
         write_decimal(&mut d, -5, 2);
         assert_eq!(d, b"-0.05");
+    }
+
+    /// Batches rendered one after another into one `ColumnBatch` (its text buffers and date
+    /// memo kept) give each batch's own fields, the same as a fresh render: nothing of the
+    /// batch before is left, whatever the types and row counts; days whose memo slots
+    /// collide (4096 apart) each keep their own date.
+    #[test]
+    fn batches_rendered_into_one_column_batch_are_each_their_own() {
+        use arrow_array::{ArrayRef, Date32Array, Decimal128Array, Int64Array};
+        use arrow_schema::{Field, Schema};
+        use std::sync::Arc;
+        let batch_of = |cols: Vec<ArrayRef>| {
+            let fields: Vec<Field> = cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true))
+                .collect();
+            RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
+        };
+        let days = |d: Vec<Option<i32>>| -> ArrayRef { Arc::new(Date32Array::from(d)) };
+        let batches = [
+            batch_of(vec![
+                Arc::new(Int64Array::from(vec![123_456_789, -1, 0])),
+                days(vec![Some(10_000), Some(0), None]),
+                Arc::new(
+                    Decimal128Array::from(vec![Some(1_795_455), None, Some(-5)])
+                        .with_precision_and_scale(15, 2)
+                        .unwrap(),
+                ),
+            ]),
+            // Fewer rows, other types in other places; day 10_000 + 4096 takes the slot of
+            // 10_000, then 10_000 comes back.
+            batch_of(vec![
+                days(vec![Some(10_000 + 4096), Some(10_000)]),
+                Arc::new(StringArray::from(vec!["x", "yz"])),
+                Arc::new(Int64Array::from(vec![7, 8])),
+            ]),
+            batch_of(vec![
+                Arc::new(Int64Array::from(vec![Some(42), None, Some(5), Some(6)])),
+                days(vec![Some(-1), Some(10_000 + 4096), Some(10_000), Some(-1)]),
+            ]),
+        ];
+        let fields = |b: &ColumnBatch| {
+            let mut records = Vec::new();
+            b.to_records(&mut records);
+            records
+                .iter()
+                .map(|r| r.iter().map(<[u8]>::to_vec).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
+        let mut kept = ColumnBatch::default();
+        for rb in &batches {
+            kept.render_into(rb).unwrap();
+            let fresh = ColumnBatch::render(rb).unwrap();
+            assert_eq!(kept.len(), rb.num_rows());
+            assert_eq!(fields(&kept), fields(&fresh));
+        }
+        assert_eq!(
+            fields(&kept)[1],
+            [b"".to_vec(), b"2008-08-05".to_vec()],
+            "{:?}",
+            fields(&kept)
+        );
+        assert_eq!(fields(&kept)[0][1], b"1969-12-31");
+        assert_eq!(fields(&kept)[2][1], b"1997-05-19");
     }
 
     /// Every string and binary type read in place, and the other types written as text, give

@@ -170,7 +170,9 @@ impl ParquetSource {
         match self.columnar {
             true => {
                 batch.records.clear();
-                batch.columns = Some(ColumnBatch::render(&rb).map_err(at)?);
+                // Into the batch's columns from its last use, reusing their buffers.
+                let columns = batch.columns.get_or_insert_with(ColumnBatch::default);
+                columns.render_into(&rb).map_err(at)?;
             }
             false => {
                 batch.columns = None;
