@@ -48,7 +48,7 @@ impl CellColumns {
         self.family.append_value(c.family);
         self.qualifier.append_value(c.qualifier);
         self.timestamp.append_value(c.timestamp);
-        self.kind.append_value(format!("{:?}", c.cell_type));
+        self.kind.append_value(c.cell_type.name());
         self.value.append_value(c.value);
     }
 
@@ -415,9 +415,10 @@ impl Table {
         let out = py.detach(|| -> Result<CellColumns, hfkit_table::TableError> {
             let mut out = CellColumns::default();
             let mut rows = self.reader.scan(&opts)?;
-            while let Some(r) = rows.next_row()? {
-                for c in &r.cells {
-                    out.push(&c.as_ref());
+            // Each row's cells borrowed from the scanner (no owned row per row).
+            while let Some(r) = rows.next_row_ref()? {
+                for c in r.cells() {
+                    out.push(&c);
                 }
             }
             Ok(out)

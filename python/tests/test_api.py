@@ -96,6 +96,28 @@ def test_attach_of_many_directories_is_one_commit_per_table(tmp_path):
     assert all(b"2" <= r < b"3" for r in part.column("row").to_pylist())
 
 
+def test_a_raw_scan_gives_the_cells_and_types_the_cli_scan_prints(tmp_path):
+    # Two days of accounts: puts, and delete markers of both kinds (DeleteFamily,
+    # DeleteColumn), each cell as the CLI's `scan --format cells` prints it
+    # (row, family, qualifier and value in hex, "-" for empty; the type by its HBase name).
+    t = tmp_path / "t"
+    for day in ("day1", "day2"):
+        r = subprocess.run([hfkit_bin(), "import", "--schema", str(SEEDS / "accounts.toml"),
+                            str(SEEDS / f"accounts-{day}.csv"), "--table", str(t), "--quiet"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    r = subprocess.run([hfkit_bin(), "scan", str(t), "--raw", "--versions", "1000",
+                        "--format", "cells"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = [tuple(line.split(" ")[:6]) for line in r.stdout.splitlines()]
+    b = hfkit.Table(str(t)).scan(raw=True, versions=1000).to_pydict()
+    got = [(b["row"][i].hex(), b["family"][i].hex(), b["qualifier"][i].hex() or "-",
+            str(b["timestamp"][i]), b["type"][i], b["value"][i].hex() or "-")
+           for i in range(len(b["row"]))]
+    assert got == want
+    assert {"Put", "DeleteFamily", "DeleteColumn"} <= set(b["type"])
+
+
 def test_attach_refuses_more_files_per_region_and_family_than_its_limit(tmp_path):
     # HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily: 32 by default.
     schema = hfkit.Schema.from_toml(
