@@ -37,6 +37,17 @@ timestamp = 5
 value = "D"
 "#;
 
+/// What the dry run of the records of both tests says of each store. Bytes are row + family +
+/// qualifier + value. Region ['', 'm'): d:name of a and c (1 + 1 + 4 + 3 each), m:score of a
+/// (1 + 1 + 5 + 8, an int64); c has no score. Region ['m', ''): z's cells (9 and 15 bytes) and
+/// o's DeleteFamily in d and in m (1 + 1 bytes each).
+const STORES: [&str; 4] = [
+    "  region ['', 'm') family d: 2 cells (0 delete markers), 18 bytes",
+    "  region ['', 'm') family m: 1 cells (0 delete markers), 15 bytes",
+    "  region ['m', '') family d: 2 cells (1 delete markers), 11 bytes",
+    "  region ['m', '') family m: 2 cells (1 delete markers), 17 bytes",
+];
+
 #[test]
 fn a_dry_run_counts_every_store_lists_every_bad_record_and_writes_nothing() {
     let tmp = tmpdir();
@@ -96,16 +107,7 @@ fn a_dry_run_counts_every_store_lists_every_bad_record_and_writes_nothing() {
         assert!(
             stdout.starts_with("dry run: 7 records read, 3 would be rejected; nothing written\n")
         );
-        // Bytes are row + family + qualifier + value. Region ['', 'm'): d:name of a and c
-        // (1 + 1 + 4 + 3 each), m:score of a (1 + 1 + 5 + 8, an int64); c has no score.
-        // Region ['m', ''): z's cells (9 and 15 bytes) and o's DeleteFamily in d and in m
-        // (1 + 1 bytes each).
-        for line in [
-            "  region ['', 'm') family d: 2 cells (0 delete markers), 18 bytes",
-            "  region ['', 'm') family m: 1 cells (0 delete markers), 15 bytes",
-            "  region ['m', '') family d: 2 cells (1 delete markers), 11 bytes",
-            "  region ['m', '') family m: 2 cells (1 delete markers), 17 bytes",
-        ] {
+        for line in STORES {
             assert!(stdout.contains(line), "{line}\n{stdout}");
         }
         let r: serde_json::Value =
@@ -238,12 +240,7 @@ fn a_parquet_dry_run_reports_what_the_csv_one_does() {
     for (line, want) in rejected.iter().zip([at(0, 1), at(0, 3), at(1, 1)]) {
         assert!(line.starts_with(&want), "{line} (want {want})");
     }
-    for line in [
-        "  region ['', 'm') family d: 2 cells (0 delete markers), 18 bytes",
-        "  region ['', 'm') family m: 1 cells (0 delete markers), 15 bytes",
-        "  region ['m', '') family d: 2 cells (1 delete markers), 11 bytes",
-        "  region ['m', '') family m: 2 cells (1 delete markers), 17 bytes",
-    ] {
+    for line in STORES {
         assert!(stdout.contains(line), "{line}\n{stdout}");
     }
 }
