@@ -17,7 +17,8 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
+use arrow_array::builder::{ArrayBuilder, BinaryBuilder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
@@ -28,7 +29,7 @@ use hfkit_format::cell::CellRef;
 use hfkit_read::{ReadOptions, RowRef};
 use hfkit_table::directory::Table;
 use hfkit_table::export::{ExportReport, RowWriter};
-use hfkit_table::{to_string_binary, TableError};
+use hfkit_table::{push_string_binary, TableError};
 
 /// Cells per Parquet row group (bounds the writer's memory).
 pub const PARQUET_ROW_GROUP_CELLS: usize = 65_536;
@@ -57,8 +58,8 @@ pub fn export_cells(
     };
     let (version, cells) = table.export_rows(snapshot, dest, &opts, |file| {
         Ok::<_, TableError>(match format {
-            ExportFormat::Csv => CellWriter::Csv(CsvCells::new(file)?),
-            ExportFormat::Parquet => CellWriter::Parquet(ParquetCells::new(file)?),
+            ExportFormat::Csv => CellWriter::Csv(Box::new(CsvCells::new(file)?)),
+            ExportFormat::Parquet => CellWriter::Parquet(Box::new(ParquetCells::new(file)?)),
         })
     })?;
     Ok(ExportReport {
@@ -73,8 +74,8 @@ pub fn export_cells(
 
 /// The writer of a cell export.
 enum CellWriter {
-    Csv(CsvCells),
-    Parquet(ParquetCells),
+    Csv(Box<CsvCells>),
+    Parquet(Box<ParquetCells>),
 }
 
 impl RowWriter for CellWriter {
@@ -101,6 +102,9 @@ impl RowWriter for CellWriter {
 struct CsvCells {
     w: csv::Writer<BufWriter<File>>,
     cells: u64,
+    /// The `Bytes.toStringBinary` text of the row, family, qualifier and value being written
+    /// (buffers kept from cell to cell; the row's is made once per row).
+    text: [String; 4],
 }
 
 fn csv_error(e: impl std::fmt::Display) -> TableError {
@@ -112,19 +116,35 @@ impl CsvCells {
         let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
         w.write_record(["row", "family", "qualifier", "timestamp", "type", "value"])
             .map_err(csv_error)?;
-        Ok(CsvCells { w, cells: 0 })
+        Ok(CsvCells {
+            w,
+            cells: 0,
+            text: Default::default(),
+        })
     }
 
     fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
+        let [row_text, family, qualifier, value] = &mut self.text;
+        row_text.clear();
+        push_string_binary(row_text, row.row());
+        let mut timestamp = itoa::Buffer::new();
         for c in row.cells() {
+            for (text, bytes) in [
+                (&mut *family, c.family),
+                (&mut *qualifier, c.qualifier),
+                (&mut *value, c.value),
+            ] {
+                text.clear();
+                push_string_binary(text, bytes);
+            }
             self.w
                 .write_record([
-                    to_string_binary(c.row),
-                    to_string_binary(c.family),
-                    to_string_binary(c.qualifier),
-                    c.timestamp.to_string(),
-                    c.cell_type.name().to_string(),
-                    to_string_binary(c.value),
+                    row_text.as_bytes(),
+                    family.as_bytes(),
+                    qualifier.as_bytes(),
+                    timestamp.format(c.timestamp).as_bytes(),
+                    c.cell_type.name().as_bytes(),
+                    value.as_bytes(),
                 ])
                 .map_err(csv_error)?;
             self.cells += 1;
@@ -201,44 +221,41 @@ pub fn cell_schema() -> Schema {
     ])
 }
 
-/// Columns of cells being gathered for one record batch.
+/// Columns of cells being gathered for one record batch: each field appended to its column's
+/// buffer (no allocation per cell).
 #[derive(Default)]
 struct CellBatch {
-    row: Vec<Vec<u8>>,
-    family: Vec<Vec<u8>>,
-    qualifier: Vec<Vec<u8>>,
-    timestamp: Vec<i64>,
-    cell_type: Vec<&'static str>,
-    value: Vec<Vec<u8>>,
+    row: BinaryBuilder,
+    family: BinaryBuilder,
+    qualifier: BinaryBuilder,
+    timestamp: Int64Builder,
+    cell_type: StringBuilder,
+    value: BinaryBuilder,
 }
 
 impl CellBatch {
     fn len(&self) -> usize {
-        self.row.len()
+        self.timestamp.len()
     }
 
     fn push(&mut self, c: &CellRef<'_>) {
-        self.row.push(c.row.to_vec());
-        self.family.push(c.family.to_vec());
-        self.qualifier.push(c.qualifier.to_vec());
-        self.timestamp.push(c.timestamp);
-        self.cell_type.push(c.cell_type.name());
-        self.value.push(c.value.to_vec());
+        self.row.append_value(c.row);
+        self.family.append_value(c.family);
+        self.qualifier.append_value(c.qualifier);
+        self.timestamp.append_value(c.timestamp);
+        self.cell_type.append_value(c.cell_type.name());
+        self.value.append_value(c.value);
     }
 
+    /// The cells gathered, as a record batch; the builders are left empty.
     fn take(&mut self, schema: &Arc<Schema>) -> Result<RecordBatch, TableError> {
-        let bin = |v: &mut Vec<Vec<u8>>| -> ArrayRef {
-            let a = BinaryArray::from_iter_values(v.iter());
-            v.clear();
-            Arc::new(a)
-        };
         let cols: Vec<ArrayRef> = vec![
-            bin(&mut self.row),
-            bin(&mut self.family),
-            bin(&mut self.qualifier),
-            Arc::new(Int64Array::from(std::mem::take(&mut self.timestamp))),
-            Arc::new(StringArray::from(std::mem::take(&mut self.cell_type))),
-            bin(&mut self.value),
+            Arc::new(self.row.finish()),
+            Arc::new(self.family.finish()),
+            Arc::new(self.qualifier.finish()),
+            Arc::new(self.timestamp.finish()),
+            Arc::new(self.cell_type.finish()),
+            Arc::new(self.value.finish()),
         ];
         RecordBatch::try_new(schema.clone(), cols).map_err(|e| parquet_error(format!("batch: {e}")))
     }
