@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Row-export bench (issue 24): a table imported from the first LINES lines of TPC-H lineitem CSV
-# (benches/lineitem.toml: SNAPPY, ROW Bloom, 16 regions), then `hfkit export --rows` to CSV and to
+# (benches/lineitem.toml: SNAPPY, ROW Bloom, 16 regions), then `hfkit export --rows --threads 1` to CSV and to
 # Parquet, each run in turn with the import (`--out`) of the same lines by benches/ab.py, pinned to
 # one core: CPU seconds (user + sys, medians), cells per CPU-second of each, and export/import.
 # The table's cells are the export's cells and the import's (every line gives its 16 cells).
@@ -33,7 +33,7 @@ IMPORT="rm -rf $W/imp; exec $B import --schema $S $W/sample.csv --out $W/imp --q
 for fmt in csv parquet; do
   out="$W/out.$fmt"
   benches/ab.py -n "$RUNS" --cpu "$CPU" --json --b "$IMPORT" \
-    --a "rm -f $out; exec $B export $W/table --format $fmt --rows --schema $S --to $out" |
+    --a "rm -f $out; exec $B export $W/table --format $fmt --rows --schema $S --to $out --threads 1" |
     tee "$W/ab-$fmt.txt"
   python3 - "$W/ab-$fmt.txt" "$CELLS" "$fmt" <<'EOF'
 import json, sys

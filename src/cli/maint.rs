@@ -58,7 +58,7 @@ pub enum MaintCommand {
     /// --schema S.toml for one record per row key with the fields of S's import mapping, which
     /// `hfkit import --schema S.toml` reads back into the same cells.
     #[command(after_help = examples!(
-        "hfkit export /tmp/hfkit-users --format csv --rows --schema fixtures/seeds/users.toml --to /tmp/hfkit-users.csv",
+        "hfkit export /tmp/hfkit-users --format csv --rows --schema fixtures/seeds/users.toml --to /tmp/hfkit-users.csv --threads 2",
         "hfkit export /tmp/hfkit-users --format parquet --to /tmp/hfkit-users-cells.parquet",
         "hfkit export /tmp/hfkit-users --bulkload /tmp/hfkit-users-bulk",
         "hfkit export /tmp/hfkit-users --to /tmp/hfkit-users-copy --json",
@@ -85,6 +85,10 @@ pub enum MaintCommand {
         /// "Now" for TTL in cell exports, epoch ms (default: the clock).
         #[arg(long)]
         now_ms: Option<i64>,
+        /// With --rows: threads that decode and encode regions, each region whole to one
+        /// (default: all cores). The file is the same for any number.
+        #[arg(long, requires = "rows")]
+        threads: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -296,12 +300,24 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             rows,
             schema,
             now_ms: now,
+            threads,
             json,
         } => {
             let t = open(&table)?;
             let snap = snapshot.as_deref();
             if let (true, Some(schema), Some(file), Some(f)) = (rows, &schema, &to, format) {
-                return export_rows(&t, &table, schema, snap, f, file, now, json, out);
+                let threads = threads.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+                });
+                let export = RowExport {
+                    schema,
+                    snapshot: snap,
+                    format: f,
+                    file,
+                    now,
+                    threads,
+                };
+                return export_rows(&t, &table, &export, json, out);
             }
             let r: ExportReport =
                 match (to, bulkload, format) {
@@ -339,19 +355,32 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     }
 }
 
+/// What `export --rows` was asked for.
+struct RowExport<'a> {
+    schema: &'a Path,
+    snapshot: Option<&'a str>,
+    format: FormatArg,
+    file: &'a Path,
+    now: Option<i64>,
+    threads: usize,
+}
+
 /// `export --rows --schema S`: one record per row key through S's import mapping.
-#[allow(clippy::too_many_arguments)]
 fn export_rows(
     t: &Table,
     table: &Path,
-    schema: &Path,
-    snapshot: Option<&str>,
-    format: FormatArg,
-    file: &Path,
-    now: Option<i64>,
+    export: &RowExport<'_>,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
+    let RowExport {
+        schema,
+        snapshot,
+        format,
+        file,
+        now,
+        threads,
+    } = *export;
     let parsed = TableSchema::from_file(schema).map_err(|e| CliError::failure(e.to_string()))?;
     let format = match format {
         FormatArg::Csv => ExportFormat::Csv,
@@ -364,6 +393,7 @@ fn export_rows(
         file,
         snapshot,
         now.unwrap_or_else(now_ms),
+        threads,
     )
     .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;
     let c = &r.counts;

@@ -135,8 +135,17 @@ fn round_trip(tmp: &Path, a: &Table, s: &ParsedSchema, name: &str) -> [RowExport
         (ExportFormat::Parquet, "parquet", InputFormat::Parquet),
     ] {
         let file = tmp.join(format!("{name}-rows.{ext}"));
-        let r = export_rows(a, &s.mapping, format, &file, None, NOW)
+        let r = export_rows(a, &s.mapping, format, &file, None, NOW, 3)
             .unwrap_or_else(|e| panic!("{name} {ext}: {e}"));
+        // The regions' parts are joined in region order: one thread writes the same file.
+        let one = tmp.join(format!("{name}-rows-1.{ext}"));
+        let r1 = export_rows(a, &s.mapping, format, &one, None, NOW, 1)
+            .unwrap_or_else(|e| panic!("{name} {ext}, one thread: {e}"));
+        assert_eq!(r1.counts, r.counts, "{name} {ext}");
+        assert!(
+            std::fs::read(&one).unwrap() == std::fs::read(&file).unwrap(),
+            "{name} {ext}: one thread wrote another file than three"
+        );
         assert_eq!(r.counts.rows as usize, rows_of(&want), "{name} {ext}");
         assert_eq!(r.counts.cells as usize, want.len(), "{name} {ext}");
         assert_eq!(r.counts.unmapped_cells, 0);
@@ -280,6 +289,7 @@ fn the_newest_version_is_exported() {
         &file,
         Some("before"),
         NOW,
+        2,
     )
     .unwrap();
     let b = create(&t.join("users-before"), &s);
@@ -364,7 +374,7 @@ timestamp = 1
     std::fs::write(&input, "ts,id,v\n1700000000000,a,1\n").unwrap();
     import(&a, &s, &input, csv_format(b','));
     let dest = t.join("daily.csv.out");
-    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -385,7 +395,7 @@ timestamp = 1
     // Two variable-width fields with nothing between them.
     let adjacent = text.replace("bucket(ts, day) + \"_\" + id", "id + ts");
     let s3 = TableSchema::from_toml_str(&adjacent, "daily.toml", None).unwrap();
-    let e = export_rows(&a, &s3.mapping, ExportFormat::Parquet, &dest, None, NOW)
+    let e = export_rows(&a, &s3.mapping, ExportFormat::Parquet, &dest, None, NOW, 2)
         .unwrap_err()
         .to_string();
     assert!(
@@ -403,7 +413,7 @@ timestamp = 1
         )
         .replace("cell = \"d:v\"", "cell = \"x:v\"");
     let s4 = TableSchema::from_toml_str(&other, "daily.toml", None).unwrap();
-    let e = export_rows(&a, &s4.mapping, ExportFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&a, &s4.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -452,7 +462,7 @@ timestamp = 10
     std::fs::write(&input, "id,o,n\nk2,zz,2\n").unwrap();
     import(&a, &other, &input, csv_format(b','));
     let dest = t.join("kv.out.csv");
-    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -475,7 +485,7 @@ timestamp = 10
     let c = create(&t.join("kv3"), &s_text);
     std::fs::write(&input, "id,n\nk3,abc\n").unwrap();
     import(&c, &s_text, &input, csv_format(b','));
-    let e = export_rows(&c, &s.mapping, ExportFormat::Csv, &dest, None, NOW)
+    let e = export_rows(&c, &s.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -518,6 +528,8 @@ fn command_line_round_trip() {
         &s(&p("a.parquet")),
         "--now-ms",
         &now,
+        "--threads",
+        "3",
         "--json",
     ]));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

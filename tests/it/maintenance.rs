@@ -707,6 +707,103 @@ fn parse_cell(row: &str, fam: &str, q: &str, ts: &str, t: &str, v: &str) -> Stri
     cell_line(&c.as_ref(), false)
 }
 
+/// `Table::export_parts` on three threads: the sink gets every region's parts in region order
+/// (the rows a read returns, each region ended by its marker) whichever worker made them, with
+/// the workers ahead held back by a queue of one part; an encoder's error in the middle region
+/// stops the export and leaves neither the file nor its staging directory.
+#[test]
+fn parallel_export_parts_come_in_region_order_and_an_error_leaves_no_file() {
+    use hfkit::read::{ReadOptions, RowRef};
+    use hfkit::table::export::{PartEncoder, PartSink};
+    use hfkit::table::TableError;
+
+    /// A part per row (its key), and one marker part per region end; fails on row `fail`.
+    #[derive(Debug)]
+    struct Keys {
+        fail: Option<Vec<u8>>,
+    }
+    impl PartEncoder for Keys {
+        type Part = Vec<u8>;
+        type Error = TableError;
+        fn write_row(&mut self, row: RowRef<'_>) -> Result<Option<Vec<u8>>, TableError> {
+            if self.fail.as_deref() == Some(row.row()) {
+                return Err(TableError::Invalid("refused row".into()));
+            }
+            Ok(Some(row.row().to_vec()))
+        }
+        fn end_region(&mut self) -> Result<Option<Vec<u8>>, TableError> {
+            Ok(Some(b"|".to_vec()))
+        }
+    }
+    #[derive(Debug)]
+    struct Lines(std::fs::File, Vec<Vec<u8>>);
+    impl PartSink for Lines {
+        type Part = Vec<u8>;
+        type Output = Vec<Vec<u8>>;
+        type Error = TableError;
+        fn write_part(&mut self, part: Vec<u8>) -> Result<(), TableError> {
+            use std::io::Write;
+            self.0.write_all(&part).unwrap();
+            self.1.push(part);
+            Ok(())
+        }
+        fn finish(self) -> Result<Vec<Vec<u8>>, TableError> {
+            Ok(self.1)
+        }
+    }
+
+    let tmp = tmpdir();
+    let (t, _) = random_table(tmp.path(), 7, 3);
+    let opts = ReadOptions {
+        max_versions: 1,
+        now_ms: NOW,
+        ..ReadOptions::default()
+    };
+    // What one region after the other gives: each region's row keys, then its marker.
+    let regions = t.manifest().unwrap().regions.len();
+    assert_eq!(regions, 3);
+    let export = |threads: usize, fail: Option<&[u8]>, dest: &Path| {
+        t.export_parts(
+            None,
+            dest,
+            &opts,
+            threads,
+            1,
+            |f| Ok(Lines(f, Vec::new())),
+            |_| {
+                Ok(Keys {
+                    fail: fail.map(<[u8]>::to_vec),
+                })
+            },
+        )
+    };
+    let (_, one, _) = export(1, None, &tmp.path().join("one")).unwrap();
+    let (_, three, encoders) = export(3, None, &tmp.path().join("three")).unwrap();
+    assert_eq!(encoders.len(), 3);
+    assert_eq!(three, one);
+    assert_eq!(
+        std::fs::read(tmp.path().join("three")).unwrap(),
+        std::fs::read(tmp.path().join("one")).unwrap()
+    );
+    let markers: Vec<usize> = (0..one.len()).filter(|&i| one[i] == b"|").collect();
+    assert_eq!(markers.len(), regions);
+    let rows: Vec<&Vec<u8>> = one.iter().filter(|p| p.as_slice() != b"|").collect();
+    assert!(rows.len() > 20, "{}", rows.len());
+    assert!(rows.windows(2).all(|w| w[0] < w[1]), "rows in key order");
+    // A row of the middle region refused.
+    let middle = one[markers[0] + 1].clone();
+    let dest = tmp.path().join("failed");
+    let e = export(3, Some(&middle), &dest).unwrap_err();
+    assert_eq!(e.to_string(), "refused row");
+    assert!(!dest.exists());
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("failed"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn exports_round_trip() {
     use arrow_array::cast::AsArray;

@@ -10,6 +10,9 @@
 //!                 with one sequence id)
 //! rows            Table::export_rows: the rows of a read (merge + matcher, the versions the
 //!                 read asks for, TTL at its clock) to a RowWriter, into one file
+//! parts           Table::export_parts: the same rows, regions encoded on several threads
+//!                 (each region whole to one PartEncoder), the parts joined in region order
+//!                 by one PartSink: the file is the same for any number of threads
 //! ```
 //!
 //! Every export holds the writers' lock, so no compaction or restore removes files under it,
@@ -18,12 +21,15 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
 use super::compact::open_region_stores;
 use super::directory::{unique_hex, verify_copy, verify_store_file, Table};
-use super::manifest::Manifest;
+use super::manifest::{Manifest, RegionEntry};
 use super::staging;
 use super::TableError;
 use hfkit_format::writer::HFileWriter;
@@ -103,6 +109,40 @@ pub trait RowWriter {
     fn write_row(&mut self, row: read::RowRef<'_>) -> Result<(), Self::Error>;
     /// Writes everything still buffered into the file.
     fn finish(self) -> Result<Self::Output, Self::Error>;
+}
+
+/// One worker of a parallel export ([`Table::export_parts`]): encodes the rows of the regions
+/// it is handed, each region whole, into parts of the output that one [`PartSink`] joins in
+/// region order.
+pub trait PartEncoder: Send {
+    /// A piece of the output: CSV lines, a Parquet row group's encoded column chunks.
+    type Part: Send;
+    type Error: From<TableError> + Send;
+    /// One row (key and cells borrowed from the scan, valid for this call); a part when one is
+    /// complete.
+    fn write_row(&mut self, row: read::RowRef<'_>) -> Result<Option<Self::Part>, Self::Error>;
+    /// The end of a region: its last rows as a part, if any (a part never holds rows of two
+    /// regions, so the parts do not depend on which worker had which region).
+    fn end_region(&mut self) -> Result<Option<Self::Part>, Self::Error>;
+}
+
+/// The file of a parallel export: the parts of every region, in region order.
+pub trait PartSink {
+    type Part;
+    /// What the sink reports when done.
+    type Output;
+    type Error;
+    fn write_part(&mut self, part: Self::Part) -> Result<(), Self::Error>;
+    /// Writes everything still buffered into the file.
+    fn finish(self) -> Result<Self::Output, Self::Error>;
+}
+
+/// What a worker of [`Table::export_parts`] sends for its region.
+enum PartMsg<T, E> {
+    Part(T),
+    /// The region's rows are all in the parts sent.
+    Done,
+    Failed(E),
 }
 
 impl Table {
@@ -259,6 +299,167 @@ impl Table {
             w.finish()
         })?;
         Ok((m.version, out))
+    }
+
+    /// Every row a read with `opts` returns (as [`export_rows`](Self::export_rows)), encoded by
+    /// `threads` encoders on threads of their own, each region whole to one of them, and the
+    /// parts written in region order by the sink `open` makes of the file for `dest` (written
+    /// under a temporary name, renamed into place when the sink has finished). The encoders are
+    /// made by `encoder` from the sink (the settings they share with it). Returns the manifest
+    /// version exported, what the sink's `finish` returned, and the encoders (their counts).
+    ///
+    /// At most `parts_ahead` parts of each region being encoded wait for the sink, so memory is
+    /// bounded by the threads, `parts_ahead` and the parts' size; a worker a whole region ahead
+    /// waits when its region's parts exceed that (a table of few large regions gains less). On
+    /// an error, the workers stop at their next part and nothing is left of the file.
+    #[allow(clippy::too_many_arguments)]
+    pub fn export_parts<S, P>(
+        &self,
+        snapshot: Option<&str>,
+        dest: &Path,
+        opts: &ReadOptions,
+        threads: usize,
+        parts_ahead: usize,
+        open: impl FnOnce(File) -> Result<S, P::Error>,
+        encoder: impl Fn(&S) -> Result<P, P::Error>,
+    ) -> Result<(u64, S::Output, Vec<P>), P::Error>
+    where
+        P: PartEncoder,
+        S: PartSink<Part = P::Part, Error = P::Error>,
+    {
+        let _lock = self.lock()?;
+        let m = self.export_manifest(snapshot)?;
+        let (output, encoders) = write_atomically(dest, |file| -> Result<_, P::Error> {
+            let mut sink = open(file)?;
+            let encoders = (0..threads.max(1))
+                .map(|_| encoder(&sink))
+                .collect::<Result<Vec<P>, P::Error>>()?;
+            let encoders = self.encode_regions(&m, opts, encoders, parts_ahead, &mut |part| {
+                sink.write_part(part)
+            })?;
+            Ok((sink.finish()?, encoders))
+        })?;
+        Ok((m.version, output, encoders))
+    }
+
+    /// Runs each encoder on a thread of its own over the regions of `m` (a region to the next
+    /// worker free, in region order) and hands their parts to `put` in region order. Each
+    /// region's parts go through a channel of `parts_ahead` parts, where a worker ahead of
+    /// `put` waits when it is full. Returns the encoders.
+    fn encode_regions<P: PartEncoder>(
+        &self,
+        m: &Manifest,
+        opts: &ReadOptions,
+        encoders: Vec<P>,
+        parts_ahead: usize,
+        put: &mut dyn FnMut(P::Part) -> Result<(), P::Error>,
+    ) -> Result<Vec<P>, P::Error> {
+        let (senders, receivers): (Vec<_>, Vec<_>) = m
+            .regions
+            .iter()
+            .map(|_| {
+                let (tx, rx) = sync_channel::<PartMsg<P::Part, P::Error>>(parts_ahead.max(1));
+                (Mutex::new(Some(tx)), rx)
+            })
+            .unzip();
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = encoders
+                .into_iter()
+                .map(|mut enc| {
+                    let (senders, next, stop) = (&senders, &next, &stop);
+                    scope.spawn(move || loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(slot) = senders.get(k) else {
+                            return enc;
+                        };
+                        // Taken once: the region is this worker's. After a failure it is only
+                        // closed (its receiver is never read).
+                        let Some(tx) = slot.lock().ok().and_then(|mut s| s.take()) else {
+                            continue;
+                        };
+                        if stop.load(Ordering::Relaxed) {
+                            continue;
+                        }
+                        let msg = match self.encode_region(m, &m.regions[k], opts, &mut enc, &tx) {
+                            Ok(true) => PartMsg::Done,
+                            // The receiver is gone: the export stopped.
+                            Ok(false) => continue,
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                PartMsg::Failed(e)
+                            }
+                        };
+                        let _ = tx.send(msg);
+                    })
+                })
+                .collect();
+            let mut result = Ok(());
+            'regions: for (region, rx) in m.regions.iter().zip(receivers) {
+                loop {
+                    let failure = match rx.recv() {
+                        Ok(PartMsg::Part(part)) => match put(part) {
+                            Ok(()) => continue,
+                            Err(e) => e,
+                        },
+                        Ok(PartMsg::Done) => continue 'regions,
+                        Ok(PartMsg::Failed(e)) => e,
+                        // The worker ended without a word (it panicked; see the join below).
+                        Err(_) => TableError::Invalid(format!(
+                            "internal: the export of region {} ended early",
+                            region.id
+                        ))
+                        .into(),
+                    };
+                    result = Err(failure);
+                    break 'regions;
+                }
+            }
+            // On an error the receivers left were dropped with the loop: a worker waiting to
+            // send is told so and stops.
+            stop.store(true, Ordering::Relaxed);
+            let mut encoders = Vec::new();
+            for w in workers {
+                match w.join() {
+                    Ok(enc) => encoders.push(enc),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            result.map(|()| encoders)
+        })
+    }
+
+    /// One region's rows through `enc`, its parts sent on `tx`. False when the receiver is gone
+    /// (the export stopped).
+    fn encode_region<P: PartEncoder>(
+        &self,
+        m: &Manifest,
+        region: &RegionEntry,
+        opts: &ReadOptions,
+        enc: &mut P,
+        tx: &SyncSender<PartMsg<P::Part, P::Error>>,
+    ) -> Result<bool, P::Error> {
+        let rerr = |e: read::ReadError| TableError::Read {
+            table: self.dir().to_path_buf(),
+            what: format!("region {}", region.id),
+            source: Box::new(e),
+        };
+        let stores = open_region_stores(self, m, &region.id)?;
+        let mut rows = read::scan(&stores, opts).map_err(rerr)?;
+        while let Some(row) = rows.next_row_ref().map_err(rerr)? {
+            if let Some(part) = enc.write_row(row)? {
+                if tx.send(PartMsg::Part(part)).is_err() {
+                    return Ok(false);
+                }
+            }
+        }
+        if let Some(part) = enc.end_region()? {
+            if tx.send(PartMsg::Part(part)).is_err() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Calls `f` with every row a read with `opts` returns, region by region.

@@ -22,7 +22,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `decode` | [`RecordDecoder`]: a row's key and cells to the record that imports as them |
-//! | `write` | [`RecordWriter`]: decoded records written as CSV or Parquet |
+//! | `write` | [`RecordParts`]: decoded records encoded as CSV or Parquet, region by region; [`RecordSink`]: the parts into one file |
 
 mod decode;
 mod write;
@@ -37,7 +37,7 @@ pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::{ImportMapping, TableError};
-pub use write::RecordWriter;
+pub use write::{RecordPart, RecordParts, RecordSink};
 
 /// Records per Parquet row group, at most.
 pub const PARQUET_ROW_GROUP_ROWS: usize = 65_536;
@@ -116,7 +116,8 @@ pub struct RowExportReport {
 }
 
 /// Exports `table` (or its `snapshot`) as one record per row key through `mapping`, in
-/// `format`, to the file `dest` (which must not exist). TTL is applied at `now_ms`.
+/// `format`, to the file `dest` (which must not exist), regions decoded and encoded on
+/// `threads` threads (the file is the same for any number). TTL is applied at `now_ms`.
 pub fn export_rows(
     table: &Table,
     mapping: &ImportMapping,
@@ -124,6 +125,7 @@ pub fn export_rows(
     dest: &Path,
     snapshot: Option<&str>,
     now_ms: i64,
+    threads: usize,
 ) -> Result<RowExportReport, ExportError> {
     let families: Vec<String> = table
         .manifest()?
@@ -137,9 +139,25 @@ pub fn export_rows(
         now_ms,
         ..ReadOptions::default()
     };
-    let (version, counts) = table.export_rows(snapshot, dest, &opts, |file| {
-        RecordWriter::new(&decoder, format, file, dest)
-    })?;
+    let (version, (), encoders) = table.export_parts(
+        snapshot,
+        dest,
+        &opts,
+        threads,
+        write::parts_ahead(format),
+        |file| RecordSink::new(&decoder, format, file, dest),
+        |sink| Ok(RecordParts::new(&decoder, sink)),
+    )?;
+    let counts = encoders
+        .iter()
+        .map(RecordParts::counts)
+        .fold(RowCounts::default(), |a, b| RowCounts {
+            rows: a.rows + b.rows,
+            cells: a.cells + b.cells,
+            rows_skipped: a.rows_skipped + b.rows_skipped,
+            unmapped_cells: a.unmapped_cells + b.unmapped_cells,
+            untimed_cells: a.untimed_cells + b.untimed_cells,
+        });
     Ok(RowExportReport {
         path: dest.to_path_buf(),
         version,

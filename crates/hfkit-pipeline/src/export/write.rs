@@ -1,7 +1,13 @@
-//! Writing exported records (`formats/table.md` §"Row exports"): [`RecordWriter`], the
-//! table's [`RowWriter`] for row exports, decodes each row and writes the record as a CSV line
-//! or into a Parquet row group (at most [`PARQUET_ROW_GROUP_ROWS`] rows or about
-//! [`PARQUET_ROW_GROUP_BYTES`] of fields).
+//! Writing exported records (`formats/table.md` §"Row exports"): [`RecordParts`], the
+//! table's [`PartEncoder`] for row exports, decodes each row of its regions and encodes the
+//! records as CSV lines or Parquet row groups (at most [`PARQUET_ROW_GROUP_ROWS`] rows or about
+//! [`PARQUET_ROW_GROUP_BYTES`] of fields, and never two regions' rows: a region's last rows end
+//! a row group); [`RecordSink`] writes the parts into the file in region order. So the file is
+//! the same whichever thread encoded which region, and however many there were.
+//!
+//! Parquet row groups are encoded where the rows are, by the column writers of the file's own
+//! `ArrowRowGroupWriterFactory`, and appended whole by the sink (the parquet crate's way of
+//! encoding on several threads).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -11,19 +17,34 @@ use std::sync::Arc;
 use arrow_array::builder::{Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
 
 use crate::cell_export::ExportFormat;
 use hfkit_read::RowRef;
-use hfkit_table::export::RowWriter;
+use hfkit_table::export::{PartEncoder, PartSink};
 use hfkit_table::to_string_binary;
 
 use super::{
     ExportError, ExportField, FieldType, Record, RecordDecoder, RowCounts, PARQUET_ROW_GROUP_BYTES,
     PARQUET_ROW_GROUP_ROWS,
 };
+
+/// CSV bytes gathered before they are handed to the file as a part.
+const CSV_PART_BYTES: usize = 1 << 20;
+
+/// Parts of a region that may wait for the file while the regions before it are written: 64 MiB
+/// of CSV, two Parquet row groups (each at most [`PARQUET_ROW_GROUP_BYTES`] of fields before
+/// encoding). A worker whose region is further ahead waits.
+pub(super) fn parts_ahead(format: ExportFormat) -> usize {
+    match format {
+        ExportFormat::Csv => 64,
+        ExportFormat::Parquet => 2,
+    }
+}
 
 /// Parquet columns being gathered for one row group.
 enum Builder {
@@ -32,47 +53,55 @@ enum Builder {
     Double(Float64Builder),
 }
 
-struct ParquetOut {
-    writer: ArrowWriter<File>,
-    schema: Arc<Schema>,
-    columns: Vec<Builder>,
-    rows: usize,
-    bytes: usize,
+/// One part of a row export's file.
+pub enum RecordPart {
+    /// CSV lines.
+    Csv(Vec<u8>),
+    /// One Parquet row group: its column chunks, encoded.
+    Parquet(Vec<ArrowColumnChunk>),
 }
 
-enum Out {
-    Csv(Box<csv::Writer<BufWriter<File>>>),
-    Parquet(Box<ParquetOut>),
-}
-
-/// A [`RowWriter`]: each row decoded into a record and written as CSV or Parquet.
-pub struct RecordWriter<'d> {
-    decoder: &'d RecordDecoder,
-    /// The destination, for messages.
+/// The file of a row export: its CSV header or Parquet footer, and the parts in order.
+pub struct RecordSink {
     path: PathBuf,
-    record: Record,
-    counts: RowCounts,
-    out: Out,
+    out: SinkOut,
 }
 
-impl<'d> RecordWriter<'d> {
-    /// A writer of `format` into `file` (destined for `path`); CSV gets its header here.
+enum SinkOut {
+    Csv(BufWriter<File>),
+    Parquet {
+        writer: Box<SerializedFileWriter<File>>,
+        factory: Arc<ArrowRowGroupWriterFactory>,
+        schema: Arc<Schema>,
+    },
+}
+
+fn write_error(path: &Path, detail: String) -> ExportError {
+    ExportError::Write {
+        path: path.to_path_buf(),
+        detail,
+    }
+}
+
+impl RecordSink {
+    /// The file of `format` for `decoder`'s fields, in `file` (destined for `path`); CSV gets
+    /// its header here.
     pub fn new(
-        decoder: &'d RecordDecoder,
+        decoder: &RecordDecoder,
         format: ExportFormat,
         file: File,
         path: &Path,
-    ) -> Result<RecordWriter<'d>, ExportError> {
-        let werr = |detail: String| ExportError::Write {
-            path: path.to_path_buf(),
-            detail,
-        };
+    ) -> Result<RecordSink, ExportError> {
+        let werr = |detail: String| write_error(path, detail);
         let out = match format {
             ExportFormat::Csv => {
                 let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
                 w.write_record(decoder.fields().iter().map(|f| f.name.as_str()))
                     .map_err(|e| werr(format!("CSV: {e}")))?;
-                Out::Csv(Box::new(w))
+                let file = w
+                    .into_inner()
+                    .map_err(|e| werr(format!("CSV: {}", e.error())))?;
+                SinkOut::Csv(file)
             }
             ExportFormat::Parquet => {
                 let schema = Arc::new(Schema::new(
@@ -93,44 +122,146 @@ impl<'d> RecordWriter<'d> {
                     .set_compression(ParquetCompression::SNAPPY)
                     .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
                     .build();
-                let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+                let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
+                    .and_then(ArrowWriter::into_serialized_writer)
                     .map_err(|e| werr(format!("Parquet: {e}")))?;
-                let mut p = ParquetOut {
-                    writer,
+                SinkOut::Parquet {
+                    writer: Box::new(writer),
+                    factory: Arc::new(factory),
                     schema,
-                    columns: Vec::new(),
-                    rows: 0,
-                    bytes: 0,
-                };
-                p.columns = new_builders(decoder.fields());
-                Out::Parquet(Box::new(p))
+                }
             }
         };
-        Ok(RecordWriter {
-            decoder,
+        Ok(RecordSink {
             path: path.to_path_buf(),
-            record: Record::default(),
-            counts: RowCounts::default(),
             out,
         })
     }
+}
 
-    fn werr(&self, detail: String) -> ExportError {
-        ExportError::Write {
-            path: self.path.clone(),
-            detail,
+impl PartSink for RecordSink {
+    type Part = RecordPart;
+    type Output = ();
+    type Error = ExportError;
+
+    fn write_part(&mut self, part: RecordPart) -> Result<(), ExportError> {
+        let r = match (&mut self.out, part) {
+            (SinkOut::Csv(w), RecordPart::Csv(bytes)) => {
+                w.write_all(&bytes).map_err(|e| format!("CSV: {e}"))
+            }
+            (SinkOut::Parquet { writer, .. }, RecordPart::Parquet(chunks)) => writer
+                .next_row_group()
+                .and_then(|mut group| {
+                    for chunk in chunks {
+                        chunk.append_to_row_group(&mut group)?;
+                    }
+                    group.close().map(|_| ())
+                })
+                .map_err(|e| format!("Parquet: {e}")),
+            _ => Err("internal: a part of another format".to_string()),
+        };
+        r.map_err(|detail| write_error(&self.path, detail))
+    }
+
+    fn finish(self) -> Result<(), ExportError> {
+        let r = match self.out {
+            SinkOut::Csv(mut w) => w.flush().map_err(|e| format!("CSV: {e}")),
+            SinkOut::Parquet { writer, .. } => writer
+                .into_inner()
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| f.flush().map_err(|e| e.to_string()))
+                .map_err(|e| format!("Parquet: {e}")),
+        };
+        r.map_err(|detail| write_error(&self.path, detail))
+    }
+}
+
+/// Parquet columns being gathered for one row group, and what encodes them.
+struct ParquetRows {
+    factory: Arc<ArrowRowGroupWriterFactory>,
+    schema: Arc<Schema>,
+    columns: Vec<Builder>,
+    rows: usize,
+    bytes: usize,
+}
+
+enum PartsOut {
+    Csv(Box<csv::Writer<Vec<u8>>>),
+    Parquet(Box<ParquetRows>),
+}
+
+/// A [`PartEncoder`]: each row decoded into a record and encoded as CSV or Parquet.
+pub struct RecordParts<'d> {
+    decoder: &'d RecordDecoder,
+    /// The destination, for messages.
+    path: PathBuf,
+    record: Record,
+    counts: RowCounts,
+    out: PartsOut,
+}
+
+impl<'d> RecordParts<'d> {
+    /// An encoder of the parts `sink` takes.
+    pub fn new(decoder: &'d RecordDecoder, sink: &RecordSink) -> RecordParts<'d> {
+        let out = match &sink.out {
+            SinkOut::Csv(_) => PartsOut::Csv(Box::new(csv::Writer::from_writer(Vec::new()))),
+            SinkOut::Parquet {
+                factory, schema, ..
+            } => PartsOut::Parquet(Box::new(ParquetRows {
+                factory: factory.clone(),
+                schema: schema.clone(),
+                columns: new_builders(decoder.fields()),
+                rows: 0,
+                bytes: 0,
+            })),
+        };
+        RecordParts {
+            decoder,
+            path: sink.path.clone(),
+            record: Record::default(),
+            counts: RowCounts::default(),
+            out,
         }
     }
 
-    /// Writes the gathered Parquet rows as one row group.
-    fn flush_row_group(&mut self) -> Result<(), ExportError> {
-        let Out::Parquet(p) = &mut self.out else {
-            return Ok(());
+    /// What this encoder's rows counted.
+    pub fn counts(&self) -> RowCounts {
+        self.counts
+    }
+
+    fn werr(&self, detail: String) -> ExportError {
+        write_error(&self.path, detail)
+    }
+
+    /// The records gathered as a part (none if there are none).
+    fn take_part(&mut self) -> Result<Option<RecordPart>, ExportError> {
+        let r = match &mut self.out {
+            PartsOut::Csv(w) => match w.flush() {
+                Ok(()) if w.get_ref().is_empty() => Ok(None),
+                // The lines so far, out of the CSV writer (which has no way to lend its output
+                // buffer): a fresh writer for the next part.
+                Ok(()) => std::mem::replace(&mut **w, csv::Writer::from_writer(Vec::new()))
+                    .into_inner()
+                    .map(|bytes| Some(RecordPart::Csv(bytes)))
+                    .map_err(|e| format!("CSV: {}", e.error())),
+                Err(e) => Err(format!("CSV: {e}")),
+            },
+            PartsOut::Parquet(p) => p
+                .encode_row_group()
+                .map(|chunks| chunks.map(RecordPart::Parquet))
+                .map_err(|e| format!("Parquet: {e}")),
         };
-        if p.rows == 0 {
-            return Ok(());
+        r.map_err(|detail| self.werr(detail))
+    }
+}
+
+impl ParquetRows {
+    /// The gathered rows as one row group's encoded column chunks.
+    fn encode_row_group(&mut self) -> Result<Option<Vec<ArrowColumnChunk>>, String> {
+        if self.rows == 0 {
+            return Ok(None);
         }
-        let arrays: Vec<ArrayRef> = p
+        let arrays: Vec<ArrayRef> = self
             .columns
             .iter_mut()
             .map(|b| -> ArrayRef {
@@ -141,13 +272,29 @@ impl<'d> RecordWriter<'d> {
                 }
             })
             .collect();
-        let r = RecordBatch::try_new(p.schema.clone(), arrays)
-            .map_err(|e| e.to_string())
-            .and_then(|batch| p.writer.write(&batch).map_err(|e| e.to_string()))
-            .and_then(|()| p.writer.flush().map_err(|e| e.to_string()));
-        p.rows = 0;
-        p.bytes = 0;
-        r.map_err(|e| self.werr(format!("Parquet: {e}")))
+        self.rows = 0;
+        self.bytes = 0;
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| e.to_string())?;
+        // The row group's index only matters to encrypted files, which exports do not write.
+        let mut writers = self
+            .factory
+            .create_column_writers(0)
+            .map_err(|e| e.to_string())?;
+        let mut leaf_writers = writers.iter_mut();
+        for (field, array) in self.schema.fields().iter().zip(batch.columns()) {
+            for leaf in compute_leaves(field, array).map_err(|e| e.to_string())? {
+                leaf_writers
+                    .next()
+                    .ok_or("internal: more Parquet leaves than column writers")?
+                    .write(&leaf)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        writers
+            .into_iter()
+            .map(|w| w.close().map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
     }
 }
 
@@ -162,19 +309,19 @@ fn new_builders(fields: &[ExportField]) -> Vec<Builder> {
         .collect()
 }
 
-impl RowWriter for RecordWriter<'_> {
-    type Output = RowCounts;
+impl PartEncoder for RecordParts<'_> {
+    type Part = RecordPart;
     type Error = ExportError;
 
-    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), ExportError> {
+    fn write_row(&mut self, row: RowRef<'_>) -> Result<Option<RecordPart>, ExportError> {
         if !self
             .decoder
             .decode(row, &mut self.record, &mut self.counts)?
         {
-            return Ok(());
+            return Ok(None);
         }
         let full = match &mut self.out {
-            Out::Csv(w) => {
+            PartsOut::Csv(w) => {
                 let r = w.write_record(
                     self.record
                         .values()
@@ -184,9 +331,9 @@ impl RowWriter for RecordWriter<'_> {
                 if let Err(e) = r {
                     return Err(self.werr(format!("CSV: {e}")));
                 }
-                false
+                w.get_ref().len() >= CSV_PART_BYTES
             }
-            Out::Parquet(p) => {
+            PartsOut::Parquet(p) => {
                 for ((b, v), f) in p
                     .columns
                     .iter_mut()
@@ -227,26 +374,12 @@ impl RowWriter for RecordWriter<'_> {
             }
         };
         if full {
-            self.flush_row_group()?;
+            return self.take_part();
         }
-        Ok(())
+        Ok(None)
     }
 
-    fn finish(mut self) -> Result<RowCounts, ExportError> {
-        self.flush_row_group()?;
-        let r = match self.out {
-            Out::Csv(mut w) => w.flush().map_err(|e| format!("CSV: {e}")),
-            Out::Parquet(p) => p
-                .writer
-                .into_inner()
-                .map_err(|e| e.to_string())
-                .and_then(|mut f| f.flush().map_err(|e| e.to_string()))
-                .map_err(|e| format!("Parquet: {e}")),
-        };
-        r.map_err(|detail| ExportError::Write {
-            path: self.path.clone(),
-            detail,
-        })?;
-        Ok(self.counts)
+    fn end_region(&mut self) -> Result<Option<RecordPart>, ExportError> {
+        self.take_part()
     }
 }
