@@ -90,6 +90,33 @@ fn seeds_as_s3_tables_equal_local() {
             std::fs::read(&b).unwrap(),
             "{schema}: export"
         );
+        // A row export, regions read from S3 on three threads: the local table's file.
+        let (a, b) = (format!("{local}-a.rows.csv"), format!("{local}-b.rows.csv"));
+        let rows = |table: &str, to: &str, threads: &str| {
+            run(
+                &server,
+                &[
+                    "export",
+                    table,
+                    "--format",
+                    "csv",
+                    "--rows",
+                    "--schema",
+                    &schema,
+                    "--to",
+                    to,
+                    "--threads",
+                    threads,
+                ],
+            )
+        };
+        rows(local, &a, "1");
+        rows(&remote, &b, "3");
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{schema}: row export"
+        );
         let listed = run(&server, &["snapshot", "list", &remote]);
         assert!(listed.starts_with("s1\tversion 2\t"), "{listed}");
     }
