@@ -302,9 +302,10 @@ impl Table {
     }
 
     /// Every row a read with `opts` returns (as [`export_rows`](Self::export_rows)), encoded by
-    /// `threads` encoders on threads of their own, each region whole to one of them, and the
-    /// parts written in region order by the sink `open` makes of the file for `dest` (written
-    /// under a temporary name, renamed into place when the sink has finished). The encoders are
+    /// `threads` encoders (at most one per region) on threads of their own, each region whole
+    /// to one of them, and the parts written in region order by the sink `open` makes of the
+    /// file for `dest` (written under a temporary name, renamed into place when the sink has
+    /// finished). The encoders are
     /// made by `encoder` from the sink (the settings they share with it). Returns the manifest
     /// version exported, what the sink's `finish` returned, and the encoders (their counts).
     ///
@@ -331,7 +332,9 @@ impl Table {
         let m = self.export_manifest(snapshot)?;
         let (output, encoders) = write_atomically(dest, |file| -> Result<_, P::Error> {
             let mut sink = open(file)?;
-            let encoders = (0..threads.max(1))
+            // No more workers than regions (a region is never split between two).
+            let workers = threads.min(m.regions.len()).max(1);
+            let encoders = (0..workers)
                 .map(|_| encoder(&sink))
                 .collect::<Result<Vec<P>, P::Error>>()?;
             let encoders = self.encode_regions(&m, opts, encoders, parts_ahead, &mut |part| {
