@@ -443,19 +443,14 @@ impl Table {
         enc: &mut P,
         tx: &SyncSender<PartMsg<P::Part, P::Error>>,
     ) -> Result<bool, P::Error> {
-        let rerr = |e: read::ReadError| TableError::Read {
-            table: self.dir().to_path_buf(),
-            what: format!("region {}", region.id),
-            source: Box::new(e),
-        };
-        let stores = open_region_stores(self, m, &region.id)?;
-        let mut rows = read::scan(&stores, opts).map_err(rerr)?;
-        while let Some(row) = rows.next_row_ref().map_err(rerr)? {
-            if let Some(part) = enc.write_row(row)? {
-                if tx.send(PartMsg::Part(part)).is_err() {
-                    return Ok(false);
-                }
-            }
+        let whole = self.read_region_rows(m, region, opts, &mut |row| -> Result<_, P::Error> {
+            Ok(match enc.write_row(row)? {
+                Some(part) => tx.send(PartMsg::Part(part)).is_ok(),
+                None => true,
+            })
+        })?;
+        if !whole {
+            return Ok(false);
         }
         if let Some(part) = enc.end_region()? {
             if tx.send(PartMsg::Part(part)).is_err() {
@@ -473,17 +468,32 @@ impl Table {
         f: &mut dyn FnMut(read::RowRef<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         for region in &m.regions {
-            let rerr = |e: read::ReadError| TableError::Read {
-                table: self.dir().to_path_buf(),
-                what: format!("region {}", region.id),
-                source: Box::new(e),
-            };
-            let stores = open_region_stores(self, m, &region.id)?;
-            let mut rows = read::scan(&stores, opts).map_err(rerr)?;
-            while let Some(row) = rows.next_row_ref().map_err(rerr)? {
-                f(row)?;
-            }
+            self.read_region_rows(m, region, opts, &mut |row| f(row).map(|()| true))?;
         }
         Ok(())
+    }
+
+    /// Calls `f` with every row of `region` a read with `opts` returns, until `f` returns false
+    /// (then false: the region was not read to its end).
+    fn read_region_rows<E: From<TableError>>(
+        &self,
+        m: &Manifest,
+        region: &RegionEntry,
+        opts: &ReadOptions,
+        f: &mut dyn FnMut(read::RowRef<'_>) -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        let rerr = |e: read::ReadError| TableError::Read {
+            table: self.dir().to_path_buf(),
+            what: format!("region {}", region.id),
+            source: Box::new(e),
+        };
+        let stores = open_region_stores(self, m, &region.id)?;
+        let mut rows = read::scan(&stores, opts).map_err(rerr)?;
+        while let Some(row) = rows.next_row_ref().map_err(rerr)? {
+            if !f(row)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
