@@ -59,7 +59,7 @@ pub enum MaintCommand {
     /// `hfkit import --schema S.toml` reads back into the same cells.
     #[command(after_help = examples!(
         "hfkit export /tmp/hfkit-users --format csv --rows --schema fixtures/seeds/users.toml --to /tmp/hfkit-users.csv --threads 2",
-        "hfkit export /tmp/hfkit-users --format parquet --to /tmp/hfkit-users-cells.parquet",
+        "hfkit export /tmp/hfkit-users --format parquet --to /tmp/hfkit-users-cells.parquet --threads 2",
         "hfkit export /tmp/hfkit-users --bulkload /tmp/hfkit-users-bulk",
         "hfkit export /tmp/hfkit-users --to /tmp/hfkit-users-copy --json",
     ))]
@@ -85,9 +85,9 @@ pub enum MaintCommand {
         /// "Now" for TTL in cell exports, epoch ms (default: the clock).
         #[arg(long)]
         now_ms: Option<i64>,
-        /// With --rows: threads that decode and encode regions, each region whole to one
+        /// With --format: threads that read and encode regions, each region whole to one
         /// (default: all cores). The file is the same for any number.
-        #[arg(long, requires = "rows")]
+        #[arg(long, requires = "format")]
         threads: Option<usize>,
         #[arg(long)]
         json: bool,
@@ -305,10 +305,10 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         } => {
             let t = open(&table)?;
             let snap = snapshot.as_deref();
+            let threads = threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
             if let (true, Some(schema), Some(file), Some(f)) = (rows, &schema, &to, format) {
-                let threads = threads.unwrap_or_else(|| {
-                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-                });
                 let export = RowExport {
                     schema,
                     snapshot: snap,
@@ -319,22 +319,24 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 };
                 return export_rows(&t, &table, &export, json, out);
             }
-            let r: ExportReport =
-                match (to, bulkload, format) {
-                    (Some(to), None, None) => t.export_table(snap, &to),
-                    (None, Some(dir), None) => t.export_bulkload(snap, &dir),
-                    (Some(file), None, Some(f)) => {
-                        let format = match f {
-                            FormatArg::Csv => ExportFormat::Csv,
-                            FormatArg::Parquet => ExportFormat::Parquet,
-                        };
-                        export_cells(&t, snap, format, &file, now.unwrap_or_else(now_ms))
-                    }
-                    _ => return Err(CliError::usage(
-                        "export needs --to DIR, --bulkload DIR, or --format csv|parquet --to FILE",
-                    )),
+            let r: ExportReport = match (to, bulkload, format) {
+                (Some(to), None, None) => t.export_table(snap, &to).map_err(fail(&table))?,
+                (None, Some(dir), None) => t.export_bulkload(snap, &dir).map_err(fail(&table))?,
+                (Some(file), None, Some(f)) => {
+                    let format = match f {
+                        FormatArg::Csv => ExportFormat::Csv,
+                        FormatArg::Parquet => ExportFormat::Parquet,
+                    };
+                    let now = now.unwrap_or_else(now_ms);
+                    export_cells(&t, snap, format, &file, now, threads)
+                        .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?
                 }
-                .map_err(fail(&table))?;
+                _ => {
+                    return Err(CliError::usage(
+                        "export needs --to DIR, --bulkload DIR, or --format csv|parquet --to FILE",
+                    ))
+                }
+            };
             if json {
                 let v = serde_json::to_value(&r).map_err(|e| CliError::failure(e.to_string()))?;
                 print_json(out, &v)?;

@@ -481,6 +481,7 @@ fn exports_of_a_damaged_table_fail_and_leave_nothing() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let damaged = damage_a_data_block(&t);
     let before = names(tmp.path());
+    let users_schema = format!("{}/fixtures/seeds/users.toml", env!("CARGO_MANIFEST_DIR"));
     let out = tmp.path().join("out");
     let out = out.to_str().unwrap();
     for args in [
@@ -503,6 +504,41 @@ fn exports_of_a_damaged_table_fail_and_leave_nothing() {
             out,
         ],
         vec!["snapshot", "clone", table.to_str().unwrap(), "s", out],
+        // Cell and row exports, their regions read on three threads: the worker that reads
+        // the damaged file stops them all, and no file is left.
+        vec![
+            "export",
+            table.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--to",
+            out,
+            "--threads",
+            "3",
+        ],
+        vec![
+            "export",
+            table.to_str().unwrap(),
+            "--format",
+            "parquet",
+            "--to",
+            out,
+            "--threads",
+            "3",
+        ],
+        vec![
+            "export",
+            table.to_str().unwrap(),
+            "--format",
+            "parquet",
+            "--rows",
+            "--schema",
+            &users_schema,
+            "--to",
+            out,
+            "--threads",
+            "3",
+        ],
     ] {
         let o = hfkit(&args);
         let err = String::from_utf8_lossy(&o.stderr);

@@ -831,8 +831,13 @@ fn exports_round_trip() {
     assert!(want.len() > 50);
 
     let csv_path = tmp.path().join("cells.csv");
-    let r = export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW).unwrap();
+    let r = export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW, 3).unwrap();
     assert_eq!(r.cells as usize, want.len());
+    // Regions read on three threads and on one: the same file (parts joined in region order).
+    let one = tmp.path().join("cells-1.csv");
+    let r1 = export_cells(&t, None, ExportFormat::Csv, &one, NOW, 1).unwrap();
+    assert_eq!(r1.cells, r.cells);
+    assert!(std::fs::read(&one).unwrap() == std::fs::read(&csv_path).unwrap());
     let mut rd = csv::Reader::from_path(&csv_path).unwrap();
     assert_eq!(
         rd.headers().unwrap().iter().collect::<Vec<_>>(),
@@ -846,15 +851,20 @@ fn exports_round_trip() {
         })
         .collect();
     same(&got, &want, "CSV");
-    assert!(export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW).is_err());
+    assert!(export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW, 3).is_err());
 
     let pq_path = tmp.path().join("cells.parquet");
-    export_cells(&t, None, ExportFormat::Parquet, &pq_path, NOW).unwrap();
+    export_cells(&t, None, ExportFormat::Parquet, &pq_path, NOW, 3).unwrap();
+    let one = tmp.path().join("cells-1.parquet");
+    export_cells(&t, None, ExportFormat::Parquet, &one, NOW, 1).unwrap();
+    assert!(std::fs::read(&one).unwrap() == std::fs::read(&pq_path).unwrap());
     let f = std::fs::File::open(&pq_path).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap();
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+    // A row group never holds two regions' cells: one per region with cells.
+    let regions = t.manifest().unwrap().regions.len();
+    assert_eq!(builder.metadata().num_row_groups(), regions);
+    let reader = builder.build().unwrap();
     let mut got = Vec::new();
     for b in reader {
         let b = b.unwrap();
@@ -909,7 +919,7 @@ fn bulkload_and_snapshot_exports() {
     fresh.attach(&bulk).unwrap();
     same(&scan_live(&fresh, NOW), &at_s, "bulk load of the export");
     let csv_path = tmp.path().join("s.csv");
-    let r = export_cells(&t, Some("s"), ExportFormat::Csv, &csv_path, NOW).unwrap();
+    let r = export_cells(&t, Some("s"), ExportFormat::Csv, &csv_path, NOW, 2).unwrap();
     assert_eq!(r.cells as usize, at_s.len());
     let copy = t.export_table(Some("s"), &tmp.path().join("copy")).unwrap();
     assert_eq!(scan_live(&Table::open(&copy.path).unwrap(), NOW), at_s);

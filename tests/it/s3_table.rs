@@ -82,9 +82,23 @@ fn seeds_as_s3_tables_equal_local() {
             compacted, scan,
             "{schema}: the major compaction changed what reads return"
         );
+        // A cell export: the local table's on one thread, the S3 table's regions on three.
         let (a, b) = (format!("{local}-a.csv"), format!("{local}-b.csv"));
-        run(&server, &["export", local, "--format", "csv", "--to", &a]);
-        run(&server, &["export", &remote, "--format", "csv", "--to", &b]);
+        let cells = |table: &str, to: &str, threads: &str| {
+            let args = [
+                "export",
+                table,
+                "--format",
+                "csv",
+                "--to",
+                to,
+                "--threads",
+                threads,
+            ];
+            run(&server, &args)
+        };
+        cells(local, &a, "1");
+        cells(&remote, &b, "3");
         assert_eq!(
             std::fs::read(&a).unwrap(),
             std::fs::read(&b).unwrap(),

@@ -6,33 +6,45 @@
 //! csv      header, then row,family,qualifier,timestamp,type,value — bytes as
 //!          Bytes.toStringBinary text (printable ASCII as is, others \xNN)
 //! parquet  row, family, qualifier, value: binary; timestamp: int64; type: utf8;
-//!          row groups of PARQUET_ROW_GROUP_CELLS cells, Snappy
+//!          row groups of 65,536 cells or 8 MiB of cells, ended at row ends, Snappy
 //! ```
 //!
-//! The table layer reads the rows (`Table::export_rows`, which also makes the file appear
-//! atomically); the writers here turn them into bytes.
+//! The table layer reads the regions on `threads` threads (`Table::export_parts`, each region
+//! whole to one [`CellParts`], which encodes 1 MiB parts of CSV lines or Parquet row groups)
+//! and the row export's sink ([`RecordSink`], with the cells' header and schema) writes the
+//! parts in region order, so the file is the same for any number of threads. A Parquet row
+//! group ends at the first row end after [`PARQUET_ROW_GROUP_CELLS`] cells or
+//! [`PARQUET_ROW_GROUP_CELL_BYTES`], and at a region's end.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression as ParquetCompression;
-use parquet::file::properties::WriterProperties;
+use parquet::arrow::arrow_writer::ArrowRowGroupWriterFactory;
 use serde::Serialize;
 
+use crate::export::{
+    csv_part_writer, encode_row_group, parts_ahead, take_csv_part, ExportError, RecordPart,
+    RecordSink, CSV_PART_BYTES,
+};
 use hfkit_format::cell::CellRef;
 use hfkit_read::{ReadOptions, RowRef};
 use hfkit_table::directory::Table;
-use hfkit_table::export::{ExportReport, RowWriter};
-use hfkit_table::{push_string_binary, TableError};
+use hfkit_table::export::{ExportReport, PartEncoder};
+use hfkit_table::push_string_binary;
 
-/// Cells per Parquet row group (bounds the writer's memory).
+/// Cells per Parquet row group: a row group ends at the first row end after this many cells,
+/// or after [`PARQUET_ROW_GROUP_CELL_BYTES`].
 pub const PARQUET_ROW_GROUP_CELLS: usize = 65_536;
+/// Bytes of cells (row, family, qualifier, value) after which a Parquet row group ends at the
+/// next row end, whatever its cells: with [`PARQUET_PARTS_AHEAD`], what bounds the memory of
+/// big cells.
+pub const PARQUET_ROW_GROUP_CELL_BYTES: usize = 8 << 20;
+/// Parquet row groups of a region that may wait for the file while the regions before it are
+/// written (at most 64 MiB of cells before encoding; CSV parts wait as row exports' do).
+const PARQUET_PARTS_AHEAD: usize = 8;
 
 /// The file formats of exports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -43,169 +55,157 @@ pub enum ExportFormat {
 
 /// Every cell a user would read of `table` (or of its snapshot `snapshot`): all versions the
 /// families keep, TTL at `now_ms`, region by region, rows in order, as `format` at `dest` (a
-/// file, written under a temporary name and renamed into place when complete).
+/// file, written under a temporary name and renamed into place when complete). The regions
+/// are read and encoded on `threads` threads; the file is the same for any number.
 pub fn export_cells(
     table: &Table,
     snapshot: Option<&str>,
     format: ExportFormat,
     dest: &Path,
     now_ms: i64,
-) -> Result<ExportReport, TableError> {
+    threads: usize,
+) -> Result<ExportReport, ExportError> {
     let opts = ReadOptions {
         max_versions: u32::MAX,
         now_ms,
         ..ReadOptions::default()
     };
-    let (version, cells) = table.export_rows(snapshot, dest, &opts, |file| {
-        Ok::<_, TableError>(match format {
-            ExportFormat::Csv => CellWriter::Csv(Box::new(CsvCells::new(file)?)),
-            ExportFormat::Parquet => CellWriter::Parquet(Box::new(ParquetCells::new(file)?)),
-        })
-    })?;
+    let (version, (), encoders) = table.export_parts(
+        snapshot,
+        dest,
+        &opts,
+        threads,
+        match format {
+            ExportFormat::Csv => parts_ahead(format),
+            ExportFormat::Parquet => PARQUET_PARTS_AHEAD,
+        },
+        |file| RecordSink::with_schema(cell_schema(), PARQUET_ROW_GROUP_CELLS, format, file, dest),
+        |sink| Ok(CellParts::new(sink)),
+    )?;
     Ok(ExportReport {
         path: dest.to_path_buf(),
         version,
         snapshot: snapshot.map(String::from),
         files: 1,
-        cells,
+        cells: encoders.iter().map(|e| e.cells).sum(),
         bytes: std::fs::metadata(dest).map(|md| md.len()).unwrap_or(0),
     })
 }
 
-/// The writer of a cell export.
-enum CellWriter {
-    Csv(Box<CsvCells>),
-    Parquet(Box<ParquetCells>),
-}
-
-impl RowWriter for CellWriter {
-    /// Cells written.
-    type Output = u64;
-    type Error = TableError;
-
-    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
-        match self {
-            CellWriter::Csv(w) => w.write_row(row),
-            CellWriter::Parquet(w) => w.write_row(row),
-        }
-    }
-
-    fn finish(self) -> Result<u64, TableError> {
-        match self {
-            CellWriter::Csv(w) => w.finish(),
-            CellWriter::Parquet(w) => w.finish(),
-        }
-    }
-}
-
-/// Cells as CSV lines.
-struct CsvCells {
-    w: csv::Writer<BufWriter<File>>,
+/// A [`PartEncoder`] of cell exports: each cell as a CSV line or a Parquet row.
+struct CellParts {
+    /// The destination, for messages.
+    path: PathBuf,
+    out: CellsOut,
     cells: u64,
     /// The `Bytes.toStringBinary` text of the row, family, qualifier and value being written
     /// (buffers kept from cell to cell; the row's is made once per row).
     text: [String; 4],
 }
 
-fn csv_error(e: impl std::fmt::Display) -> TableError {
-    TableError::Invalid(format!("CSV: {e}"))
+enum CellsOut {
+    Csv(Box<csv::Writer<Vec<u8>>>),
+    Parquet {
+        factory: Arc<ArrowRowGroupWriterFactory>,
+        schema: Arc<Schema>,
+        batch: Box<CellBatch>,
+    },
 }
 
-impl CsvCells {
-    fn new(file: File) -> Result<CsvCells, TableError> {
-        let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
-        w.write_record(["row", "family", "qualifier", "timestamp", "type", "value"])
-            .map_err(csv_error)?;
-        Ok(CsvCells {
-            w,
+impl CellParts {
+    fn new(sink: &RecordSink) -> CellParts {
+        let out = match sink.row_group_writers() {
+            None => CellsOut::Csv(Box::new(csv_part_writer())),
+            Some((factory, schema)) => CellsOut::Parquet {
+                factory,
+                schema,
+                batch: Box::default(),
+            },
+        };
+        CellParts {
+            path: sink.path().to_path_buf(),
+            out,
             cells: 0,
             text: Default::default(),
-        })
+        }
     }
 
-    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
-        let [row_text, family, qualifier, value] = &mut self.text;
-        row_text.clear();
-        push_string_binary(row_text, row.row());
-        let mut timestamp = itoa::Buffer::new();
-        for c in row.cells() {
-            for (text, bytes) in [
-                (&mut *family, c.family),
-                (&mut *qualifier, c.qualifier),
-                (&mut *value, c.value),
-            ] {
-                text.clear();
-                push_string_binary(text, bytes);
+    fn werr(&self, detail: String) -> ExportError {
+        ExportError::Write {
+            path: self.path.clone(),
+            detail,
+        }
+    }
+
+    /// The cells gathered as a part (none if there are none).
+    fn take_part(&mut self) -> Result<Option<RecordPart>, ExportError> {
+        let r = match &mut self.out {
+            CellsOut::Csv(w) => take_csv_part(w),
+            CellsOut::Parquet {
+                factory,
+                schema,
+                batch,
+            } if batch.len() > 0 => encode_row_group(factory, schema, batch.take())
+                .map(|chunks| Some(RecordPart::Parquet(chunks)))
+                .map_err(|e| format!("Parquet: {e}")),
+            CellsOut::Parquet { .. } => Ok(None),
+        };
+        r.map_err(|detail| self.werr(detail))
+    }
+}
+
+impl PartEncoder for CellParts {
+    type Part = RecordPart;
+    type Error = ExportError;
+
+    fn write_row(&mut self, row: RowRef<'_>) -> Result<Option<RecordPart>, ExportError> {
+        let full = match &mut self.out {
+            CellsOut::Csv(w) => {
+                let [row_text, family, qualifier, value] = &mut self.text;
+                row_text.clear();
+                push_string_binary(row_text, row.row());
+                let mut timestamp = itoa::Buffer::new();
+                for c in row.cells() {
+                    for (text, bytes) in [
+                        (&mut *family, c.family),
+                        (&mut *qualifier, c.qualifier),
+                        (&mut *value, c.value),
+                    ] {
+                        text.clear();
+                        push_string_binary(text, bytes);
+                    }
+                    let r = w.write_record([
+                        row_text.as_bytes(),
+                        family.as_bytes(),
+                        qualifier.as_bytes(),
+                        timestamp.format(c.timestamp).as_bytes(),
+                        c.cell_type.name().as_bytes(),
+                        value.as_bytes(),
+                    ]);
+                    if let Err(e) = r {
+                        return Err(self.werr(format!("CSV: {e}")));
+                    }
+                    self.cells += 1;
+                }
+                w.get_ref().len() >= CSV_PART_BYTES
             }
-            self.w
-                .write_record([
-                    row_text.as_bytes(),
-                    family.as_bytes(),
-                    qualifier.as_bytes(),
-                    timestamp.format(c.timestamp).as_bytes(),
-                    c.cell_type.name().as_bytes(),
-                    value.as_bytes(),
-                ])
-                .map_err(csv_error)?;
-            self.cells += 1;
-        }
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<u64, TableError> {
-        self.w.flush().map_err(csv_error)?;
-        Ok(self.cells)
-    }
-}
-
-/// Cells as Parquet rows, in row groups of [`PARQUET_ROW_GROUP_CELLS`].
-struct ParquetCells {
-    w: ArrowWriter<File>,
-    schema: Arc<Schema>,
-    batch: CellBatch,
-    cells: u64,
-}
-
-fn parquet_error(e: impl std::fmt::Display) -> TableError {
-    TableError::Invalid(format!("Parquet: {e}"))
-}
-
-impl ParquetCells {
-    fn new(file: File) -> Result<ParquetCells, TableError> {
-        let schema = Arc::new(cell_schema());
-        let props = WriterProperties::builder()
-            .set_compression(ParquetCompression::SNAPPY)
-            .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_CELLS))
-            .build();
-        let w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(parquet_error)?;
-        Ok(ParquetCells {
-            w,
-            schema,
-            batch: CellBatch::default(),
-            cells: 0,
-        })
-    }
-
-    fn write_row(&mut self, row: RowRef<'_>) -> Result<(), TableError> {
-        for c in row.cells() {
-            self.batch.push(&c);
-            self.cells += 1;
-            if self.batch.len() >= PARQUET_ROW_GROUP_CELLS {
-                let b = self.batch.take(&self.schema)?;
-                self.w.write(&b).map_err(parquet_error)?;
+            CellsOut::Parquet { batch, .. } => {
+                for c in row.cells() {
+                    batch.push(&c);
+                    self.cells += 1;
+                }
+                batch.len() >= PARQUET_ROW_GROUP_CELLS
+                    || batch.bytes >= PARQUET_ROW_GROUP_CELL_BYTES
             }
+        };
+        if full {
+            return self.take_part();
         }
-        Ok(())
+        Ok(None)
     }
 
-    fn finish(mut self) -> Result<u64, TableError> {
-        if self.batch.len() > 0 {
-            let b = self.batch.take(&self.schema)?;
-            self.w.write(&b).map_err(parquet_error)?;
-        }
-        let mut inner = self.w.into_inner().map_err(parquet_error)?;
-        inner.flush().map_err(parquet_error)?;
-        Ok(self.cells)
+    fn end_region(&mut self) -> Result<Option<RecordPart>, ExportError> {
+        self.take_part()
     }
 }
 
@@ -231,6 +231,8 @@ struct CellBatch {
     timestamp: Int64Builder,
     cell_type: StringBuilder,
     value: BinaryBuilder,
+    /// Bytes of the rows, families, qualifiers and values gathered.
+    bytes: usize,
 }
 
 impl CellBatch {
@@ -239,6 +241,7 @@ impl CellBatch {
     }
 
     fn push(&mut self, c: &CellRef<'_>) {
+        self.bytes += c.row.len() + c.family.len() + c.qualifier.len() + c.value.len();
         self.row.append_value(c.row);
         self.family.append_value(c.family);
         self.qualifier.append_value(c.qualifier);
@@ -247,16 +250,17 @@ impl CellBatch {
         self.value.append_value(c.value);
     }
 
-    /// The cells gathered, as a record batch; the builders are left empty.
-    fn take(&mut self, schema: &Arc<Schema>) -> Result<RecordBatch, TableError> {
-        let cols: Vec<ArrayRef> = vec![
+    /// The cells gathered, one array per column of [`cell_schema`]; the builders are left
+    /// empty.
+    fn take(&mut self) -> Vec<ArrayRef> {
+        self.bytes = 0;
+        vec![
             Arc::new(self.row.finish()),
             Arc::new(self.family.finish()),
             Arc::new(self.qualifier.finish()),
             Arc::new(self.timestamp.finish()),
             Arc::new(self.cell_type.finish()),
             Arc::new(self.value.finish()),
-        ];
-        RecordBatch::try_new(schema.clone(), cols).map_err(|e| parquet_error(format!("batch: {e}")))
+        ]
     }
 }

@@ -1,6 +1,6 @@
 //! Export: a table (live, or as of a snapshot) as a self-contained table directory, as a
-//! bulk-load directory for `hbase completebulkload`, or as the rows a read returns handed to a
-//! [`RowWriter`] (the CSV and Parquet writers live in `hfkit-pipeline`, which owns the file
+//! bulk-load directory for `hbase completebulkload`, or as the rows a read returns handed to
+//! [`PartEncoder`]s (the CSV and Parquet writers live in `hfkit-pipeline`, which owns the file
 //! formats). Spec: `formats/table.md` §"Export".
 //!
 //! ```text
@@ -8,11 +8,10 @@
 //! --bulkload DIR  DIR/<family>/<hfile>: one file per region × family (several files of a
 //!                 store are merged, the newest of equal keys kept, as HBase would load them
 //!                 with one sequence id)
-//! rows            Table::export_rows: the rows of a read (merge + matcher, the versions the
-//!                 read asks for, TTL at its clock) to a RowWriter, into one file
-//! parts           Table::export_parts: the same rows, regions encoded on several threads
-//!                 (each region whole to one PartEncoder), the parts joined in region order
-//!                 by one PartSink: the file is the same for any number of threads
+//! parts           Table::export_parts: the rows of a read (merge + matcher, the versions the
+//!                 read asks for, TTL at its clock), regions encoded on several threads (each
+//!                 region whole to one PartEncoder), the parts joined in region order by one
+//!                 PartSink into one file: the same file for any number of threads
 //! ```
 //!
 //! Every export holds the writers' lock, so no compaction or restore removes files under it,
@@ -96,19 +95,6 @@ fn sync_parent(path: &Path) -> Result<(), TableError> {
     File::open(parent)
         .and_then(|d| d.sync_all())
         .map_err(io_err(parent))
-}
-
-/// Writes the rows of a read into an export file ([`Table::export_rows`]); row-per-key
-/// exports through an import mapping (`pipeline::export`) are one.
-pub trait RowWriter {
-    /// What the writer reports when done.
-    type Output;
-    type Error: From<TableError>;
-    /// One row: its key and cells (newest version of each column), in order, borrowed from
-    /// the scan's row buffer (valid for this call).
-    fn write_row(&mut self, row: read::RowRef<'_>) -> Result<(), Self::Error>;
-    /// Writes everything still buffered into the file.
-    fn finish(self) -> Result<Self::Output, Self::Error>;
 }
 
 /// One worker of a parallel export ([`Table::export_parts`]): encodes the rows of the regions
@@ -279,30 +265,7 @@ impl Table {
     }
 
     /// Every row a read with `opts` returns (its versions, time range and TTL clock; start,
-    /// stop and limit are not used), region by region, rows in order, handed to the writer
-    /// `open` makes of the file for `dest` (written under a temporary name, renamed into place
-    /// when the writer has finished). Returns the manifest version exported and what the
-    /// writer's `finish` returned. Row exports (newest version of each column) and cell exports
-    /// (every version) of `pipeline::export` are written this way.
-    pub fn export_rows<W: RowWriter>(
-        &self,
-        snapshot: Option<&str>,
-        dest: &Path,
-        opts: &ReadOptions,
-        open: impl FnOnce(File) -> Result<W, W::Error>,
-    ) -> Result<(u64, W::Output), W::Error> {
-        let _lock = self.lock()?;
-        let m = self.export_manifest(snapshot)?;
-        let out = write_atomically(dest, |file| {
-            let mut w = open(file)?;
-            self.for_each_read_row(&m, opts, &mut |row| w.write_row(row))?;
-            w.finish()
-        })?;
-        Ok((m.version, out))
-    }
-
-    /// Every row a read with `opts` returns (as [`export_rows`](Self::export_rows)), encoded by
-    /// `threads` encoders (at most one per region) on threads of their own, each region whole
+    /// stop and limit are not used), encoded by `threads` encoders (at most one per region) on threads of their own, each region whole
     /// to one of them, and the parts written in region order by the sink `open` makes of the
     /// file for `dest` (written under a temporary name, renamed into place when the sink has
     /// finished). The encoders are
@@ -458,19 +421,6 @@ impl Table {
             }
         }
         Ok(true)
-    }
-
-    /// Calls `f` with every row a read with `opts` returns, region by region.
-    fn for_each_read_row<E: From<TableError>>(
-        &self,
-        m: &Manifest,
-        opts: &ReadOptions,
-        f: &mut dyn FnMut(read::RowRef<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        for region in &m.regions {
-            self.read_region_rows(m, region, opts, &mut |row| f(row).map(|()| true))?;
-        }
-        Ok(())
     }
 
     /// Calls `f` with every row of `region` a read with `opts` returns, until `f` returns false

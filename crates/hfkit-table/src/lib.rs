@@ -20,7 +20,7 @@
 //! | [`compact`] | compaction (HBase's selection and compaction rules) | `table.md` §"Compaction" |
 //! | [`alter`] | `alter`: a family's settings changed in a new manifest version | `table.md` §"Alter" |
 //! | [`snapshot`] | snapshots: create, list, delete, restore, clone | `table.md` §"Snapshots" |
-//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet cells; rows to a [`export::RowWriter`] | `table.md` §"Export" |
+//! | [`export`] | export as a table, a bulk-load directory, CSV or Parquet cells; rows to [`export::PartEncoder`]s on several threads | `table.md` §"Export" |
 //!
 //! Schema problems are [`SchemaError`]s (naming file, line and column, family, attribute or
 //! key); everything about a table directory is a [`TableError`].

@@ -22,7 +22,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `decode` | [`RecordDecoder`]: a row's key and cells to the record that imports as them |
-//! | `write` | [`RecordParts`]: decoded records encoded as CSV or Parquet, region by region; [`RecordSink`]: the parts into one file |
+//! | `write` | [`RecordParts`]: decoded records encoded as CSV or Parquet, region by region; [`RecordSink`]: the parts into one file (cell exports' too, with their header and schema); the CSV part and Parquet row group encoders both share |
 
 mod decode;
 mod write;
@@ -37,6 +37,9 @@ pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::{ImportMapping, TableError};
+pub(crate) use write::{
+    csv_part_writer, encode_row_group, parts_ahead, take_csv_part, CSV_PART_BYTES,
+};
 pub use write::{RecordPart, RecordParts, RecordSink};
 
 /// Records per Parquet row group, at most.

@@ -34,12 +34,12 @@ use super::{
 };
 
 /// CSV bytes gathered before they are handed to the file as a part.
-const CSV_PART_BYTES: usize = 1 << 20;
+pub(crate) const CSV_PART_BYTES: usize = 1 << 20;
 
 /// Parts of a region that may wait for the file while the regions before it are written: 64 MiB
 /// of CSV, two Parquet row groups (each at most [`PARQUET_ROW_GROUP_BYTES`] of fields before
 /// encoding). A worker whose region is further ahead waits.
-pub(super) fn parts_ahead(format: ExportFormat) -> usize {
+pub(crate) fn parts_ahead(format: ExportFormat) -> usize {
     match format {
         ExportFormat::Csv => 64,
         ExportFormat::Parquet => 2,
@@ -92,11 +92,38 @@ impl RecordSink {
         file: File,
         path: &Path,
     ) -> Result<RecordSink, ExportError> {
+        let schema = Schema::new(
+            decoder
+                .fields()
+                .iter()
+                .map(|f| {
+                    let t = match f.parquet_type {
+                        FieldType::Utf8 => DataType::Utf8,
+                        FieldType::Int64 => DataType::Int64,
+                        FieldType::Double => DataType::Float64,
+                    };
+                    Field::new(&f.name, t, true)
+                })
+                .collect::<Vec<_>>(),
+        );
+        RecordSink::with_schema(schema, PARQUET_ROW_GROUP_ROWS, format, file, path)
+    }
+
+    /// The file of `format` whose CSV header is the names of `schema`'s fields and whose
+    /// Parquet columns are `schema`'s, in row groups of at most `row_group_rows` rows (cell
+    /// exports use it with their own schema).
+    pub(crate) fn with_schema(
+        schema: Schema,
+        row_group_rows: usize,
+        format: ExportFormat,
+        file: File,
+        path: &Path,
+    ) -> Result<RecordSink, ExportError> {
         let werr = |detail: String| write_error(path, detail);
         let out = match format {
             ExportFormat::Csv => {
                 let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
-                w.write_record(decoder.fields().iter().map(|f| f.name.as_str()))
+                w.write_record(schema.fields().iter().map(|f| f.name().as_str()))
                     .map_err(|e| werr(format!("CSV: {e}")))?;
                 let file = w
                     .into_inner()
@@ -104,23 +131,10 @@ impl RecordSink {
                 SinkOut::Csv(file)
             }
             ExportFormat::Parquet => {
-                let schema = Arc::new(Schema::new(
-                    decoder
-                        .fields()
-                        .iter()
-                        .map(|f| {
-                            let t = match f.parquet_type {
-                                FieldType::Utf8 => DataType::Utf8,
-                                FieldType::Int64 => DataType::Int64,
-                                FieldType::Double => DataType::Float64,
-                            };
-                            Field::new(&f.name, t, true)
-                        })
-                        .collect::<Vec<_>>(),
-                ));
+                let schema = Arc::new(schema);
                 let props = WriterProperties::builder()
                     .set_compression(ParquetCompression::SNAPPY)
-                    .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
+                    .set_max_row_group_row_count(Some(row_group_rows))
                     .build();
                 let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
                     .and_then(ArrowWriter::into_serialized_writer)
@@ -137,6 +151,72 @@ impl RecordSink {
             out,
         })
     }
+
+    /// The destination, for messages.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// For a Parquet file: what encodes its row groups, and its schema.
+    pub(crate) fn row_group_writers(
+        &self,
+    ) -> Option<(Arc<ArrowRowGroupWriterFactory>, Arc<Schema>)> {
+        match &self.out {
+            SinkOut::Csv(_) => None,
+            SinkOut::Parquet {
+                factory, schema, ..
+            } => Some((factory.clone(), schema.clone())),
+        }
+    }
+}
+
+/// A CSV writer of one part's lines, its buffer sized for the part (a part is cut at the
+/// first row end after [`CSV_PART_BYTES`]: a buffer that had to double past it would hold
+/// twice the bytes while the part waits for the file).
+pub(crate) fn csv_part_writer() -> csv::Writer<Vec<u8>> {
+    csv::Writer::from_writer(Vec::with_capacity(CSV_PART_BYTES + CSV_PART_BYTES / 8))
+}
+
+/// The lines `w` has gathered as a part (none if there are none), `w` left empty: the lines
+/// come out of the CSV writer (which has no way to lend its output buffer), and a fresh writer
+/// takes the next part's.
+pub(crate) fn take_csv_part(w: &mut csv::Writer<Vec<u8>>) -> Result<Option<RecordPart>, String> {
+    match w.flush() {
+        Ok(()) if w.get_ref().is_empty() => Ok(None),
+        Ok(()) => std::mem::replace(w, csv_part_writer())
+            .into_inner()
+            .map(|bytes| Some(RecordPart::Csv(bytes)))
+            .map_err(|e| format!("CSV: {}", e.error())),
+        Err(e) => Err(format!("CSV: {e}")),
+    }
+}
+
+/// `columns` (one array per field of `schema`) as one row group's column chunks, encoded by
+/// column writers of `factory` (the file's), for the sink to append.
+pub(crate) fn encode_row_group(
+    factory: &ArrowRowGroupWriterFactory,
+    schema: &Arc<Schema>,
+    columns: Vec<ArrayRef>,
+) -> Result<Vec<ArrowColumnChunk>, String> {
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
+    // The row group's index only matters to encrypted files, which exports do not write.
+    let mut writers = factory
+        .create_column_writers(0)
+        .map_err(|e| e.to_string())?;
+    let mut leaf_writers = writers.iter_mut();
+    for (field, array) in schema.fields().iter().zip(batch.columns()) {
+        for leaf in compute_leaves(field, array).map_err(|e| e.to_string())? {
+            leaf_writers
+                .next()
+                .ok_or("internal: more Parquet leaves than column writers")?
+                .write(&leaf)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    writers
+        .into_iter()
+        .map(|w| w.close().map_err(|e| e.to_string()))
+        .collect()
 }
 
 impl PartSink for RecordSink {
@@ -204,7 +284,7 @@ impl<'d> RecordParts<'d> {
     /// An encoder of the parts `sink` takes.
     pub fn new(decoder: &'d RecordDecoder, sink: &RecordSink) -> RecordParts<'d> {
         let out = match &sink.out {
-            SinkOut::Csv(_) => PartsOut::Csv(Box::new(csv::Writer::from_writer(Vec::new()))),
+            SinkOut::Csv(_) => PartsOut::Csv(Box::new(csv_part_writer())),
             SinkOut::Parquet {
                 factory, schema, ..
             } => PartsOut::Parquet(Box::new(ParquetRows {
@@ -236,16 +316,7 @@ impl<'d> RecordParts<'d> {
     /// The records gathered as a part (none if there are none).
     fn take_part(&mut self) -> Result<Option<RecordPart>, ExportError> {
         let r = match &mut self.out {
-            PartsOut::Csv(w) => match w.flush() {
-                Ok(()) if w.get_ref().is_empty() => Ok(None),
-                // The lines so far, out of the CSV writer (which has no way to lend its output
-                // buffer): a fresh writer for the next part.
-                Ok(()) => std::mem::replace(&mut **w, csv::Writer::from_writer(Vec::new()))
-                    .into_inner()
-                    .map(|bytes| Some(RecordPart::Csv(bytes)))
-                    .map_err(|e| format!("CSV: {}", e.error())),
-                Err(e) => Err(format!("CSV: {e}")),
-            },
+            PartsOut::Csv(w) => take_csv_part(w),
             PartsOut::Parquet(p) => p
                 .encode_row_group()
                 .map(|chunks| chunks.map(RecordPart::Parquet))
@@ -274,27 +345,7 @@ impl ParquetRows {
             .collect();
         self.rows = 0;
         self.bytes = 0;
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| e.to_string())?;
-        // The row group's index only matters to encrypted files, which exports do not write.
-        let mut writers = self
-            .factory
-            .create_column_writers(0)
-            .map_err(|e| e.to_string())?;
-        let mut leaf_writers = writers.iter_mut();
-        for (field, array) in self.schema.fields().iter().zip(batch.columns()) {
-            for leaf in compute_leaves(field, array).map_err(|e| e.to_string())? {
-                leaf_writers
-                    .next()
-                    .ok_or("internal: more Parquet leaves than column writers")?
-                    .write(&leaf)
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-        writers
-            .into_iter()
-            .map(|w| w.close().map_err(|e| e.to_string()))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        encode_row_group(&self.factory, &self.schema, arrays).map(Some)
     }
 }
 
