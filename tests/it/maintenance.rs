@@ -864,6 +864,13 @@ fn exports_round_trip() {
     // A row group never holds two regions' cells: one per region with cells.
     let regions = t.manifest().unwrap().regions.len();
     assert_eq!(builder.metadata().num_row_groups(), regions);
+    // Statistics where they can rule out row groups (row, timestamp, value), none for the
+    // columns that take all their values in every row group.
+    let group = builder.metadata().row_group(0);
+    let with_stats: Vec<bool> = (0..6)
+        .map(|i| group.column(i).statistics().is_some())
+        .collect();
+    assert_eq!(with_stats, [true, false, false, true, false, true]);
     let reader = builder.build().unwrap();
     let mut got = Vec::new();
     for b in reader {

@@ -37,9 +37,7 @@ pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::{ImportMapping, TableError};
-pub(crate) use write::{
-    csv_part_writer, encode_row_group, parts_ahead, take_csv_part, CSV_PART_BYTES,
-};
+pub(crate) use write::{encode_row_group, parquet_properties, parts_ahead, CSV_PART_BYTES};
 pub use write::{RecordPart, RecordParts, RecordSink};
 
 /// Records per Parquet row group, at most.

@@ -20,7 +20,7 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression as ParquetCompression;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::cell_export::ExportFormat;
@@ -106,15 +106,16 @@ impl RecordSink {
                 })
                 .collect::<Vec<_>>(),
         );
-        RecordSink::with_schema(schema, PARQUET_ROW_GROUP_ROWS, format, file, path)
+        let props = parquet_properties(PARQUET_ROW_GROUP_ROWS).build();
+        RecordSink::with_schema(schema, props, format, file, path)
     }
 
     /// The file of `format` whose CSV header is the names of `schema`'s fields and whose
-    /// Parquet columns are `schema`'s, in row groups of at most `row_group_rows` rows (cell
-    /// exports use it with their own schema).
+    /// Parquet columns are `schema`'s, written with `props` (from [`parquet_properties`]; cell
+    /// exports use it with their own schema and properties).
     pub(crate) fn with_schema(
         schema: Schema,
-        row_group_rows: usize,
+        props: WriterProperties,
         format: ExportFormat,
         file: File,
         path: &Path,
@@ -132,10 +133,6 @@ impl RecordSink {
             }
             ExportFormat::Parquet => {
                 let schema = Arc::new(schema);
-                let props = WriterProperties::builder()
-                    .set_compression(ParquetCompression::SNAPPY)
-                    .set_max_row_group_row_count(Some(row_group_rows))
-                    .build();
                 let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
                     .and_then(ArrowWriter::into_serialized_writer)
                     .map_err(|e| werr(format!("Parquet: {e}")))?;
@@ -173,14 +170,22 @@ impl RecordSink {
 /// A CSV writer of one part's lines, its buffer sized for the part (a part is cut at the
 /// first row end after [`CSV_PART_BYTES`]: a buffer that had to double past it would hold
 /// twice the bytes while the part waits for the file).
-pub(crate) fn csv_part_writer() -> csv::Writer<Vec<u8>> {
+fn csv_part_writer() -> csv::Writer<Vec<u8>> {
     csv::Writer::from_writer(Vec::with_capacity(CSV_PART_BYTES + CSV_PART_BYTES / 8))
+}
+
+/// The Parquet properties of exports: Snappy, row groups of at most `row_group_rows` rows
+/// (a caller may set more).
+pub(crate) fn parquet_properties(row_group_rows: usize) -> WriterPropertiesBuilder {
+    WriterProperties::builder()
+        .set_compression(ParquetCompression::SNAPPY)
+        .set_max_row_group_row_count(Some(row_group_rows))
 }
 
 /// The lines `w` has gathered as a part (none if there are none), `w` left empty: the lines
 /// come out of the CSV writer (which has no way to lend its output buffer), and a fresh writer
 /// takes the next part's.
-pub(crate) fn take_csv_part(w: &mut csv::Writer<Vec<u8>>) -> Result<Option<RecordPart>, String> {
+fn take_csv_part(w: &mut csv::Writer<Vec<u8>>) -> Result<Option<RecordPart>, String> {
     match w.flush() {
         Ok(()) if w.get_ref().is_empty() => Ok(None),
         Ok(()) => std::mem::replace(w, csv_part_writer())
