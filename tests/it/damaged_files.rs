@@ -504,42 +504,23 @@ fn exports_of_a_damaged_table_fail_and_leave_nothing() {
             out,
         ],
         vec!["snapshot", "clone", table.to_str().unwrap(), "s", out],
+    ]
+    .into_iter()
+    .chain(
         // Cell and row exports, their regions read on three threads: the worker that reads
         // the damaged file stops them all, and no file is left.
-        vec![
-            "export",
-            table.to_str().unwrap(),
-            "--format",
-            "csv",
-            "--to",
-            out,
-            "--threads",
-            "3",
-        ],
-        vec![
-            "export",
-            table.to_str().unwrap(),
-            "--format",
-            "parquet",
-            "--to",
-            out,
-            "--threads",
-            "3",
-        ],
-        vec![
-            "export",
-            table.to_str().unwrap(),
-            "--format",
-            "parquet",
-            "--rows",
-            "--schema",
-            &users_schema,
-            "--to",
-            out,
-            "--threads",
-            "3",
-        ],
-    ] {
+        [
+            &["csv"][..],
+            &["parquet"],
+            &["parquet", "--rows", "--schema", &users_schema],
+        ]
+        .map(|format| {
+            let mut args = vec!["export", table.to_str().unwrap(), "--format"];
+            args.extend_from_slice(format);
+            args.extend_from_slice(&["--to", out, "--threads", "3"]);
+            args
+        }),
+    ) {
         let o = hfkit(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
