@@ -82,55 +82,27 @@ fn seeds_as_s3_tables_equal_local() {
             compacted, scan,
             "{schema}: the major compaction changed what reads return"
         );
-        // A cell export: the local table's on one thread, the S3 table's regions on three.
-        let (a, b) = (format!("{local}-a.csv"), format!("{local}-b.csv"));
-        let cells = |table: &str, to: &str, threads: &str| {
-            let args = [
-                "export",
-                table,
-                "--format",
-                "csv",
-                "--to",
-                to,
-                "--threads",
-                threads,
-            ];
-            run(&server, &args)
-        };
-        cells(local, &a, "1");
-        cells(&remote, &b, "3");
-        assert_eq!(
-            std::fs::read(&a).unwrap(),
-            std::fs::read(&b).unwrap(),
-            "{schema}: export"
-        );
-        // A row export, regions read from S3 on three threads: the local table's file.
-        let (a, b) = (format!("{local}-a.rows.csv"), format!("{local}-b.rows.csv"));
-        let rows = |table: &str, to: &str, threads: &str| {
-            run(
-                &server,
-                &[
-                    "export",
-                    table,
-                    "--format",
-                    "csv",
-                    "--rows",
-                    "--schema",
-                    &schema,
-                    "--to",
-                    to,
-                    "--threads",
-                    threads,
-                ],
-            )
-        };
-        rows(local, &a, "1");
-        rows(&remote, &b, "3");
-        assert_eq!(
-            std::fs::read(&a).unwrap(),
-            std::fs::read(&b).unwrap(),
-            "{schema}: row export"
-        );
+        // A cell export and a row export: the local table's on one thread, the S3 table's
+        // regions read on three; the same files.
+        for (what, extra) in [
+            ("export", &[][..]),
+            ("row export", &["--rows", "--schema", schema.as_str()][..]),
+        ] {
+            let (a, b) = (format!("{local}-a.csv"), format!("{local}-b.csv"));
+            for (table, to, threads) in [(local, &a, "1"), (remote.as_str(), &b, "3")] {
+                let mut args = vec!["export", table, "--format", "csv", "--to", to];
+                args.extend_from_slice(extra);
+                args.extend_from_slice(&["--threads", threads]);
+                run(&server, &args);
+            }
+            assert_eq!(
+                std::fs::read(&a).unwrap(),
+                std::fs::read(&b).unwrap(),
+                "{schema}: {what}"
+            );
+            std::fs::remove_file(&a).unwrap();
+            std::fs::remove_file(&b).unwrap();
+        }
         let listed = run(&server, &["snapshot", "list", &remote]);
         assert!(listed.starts_with("s1\tversion 2\t"), "{listed}");
     }

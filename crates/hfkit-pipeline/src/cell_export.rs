@@ -29,13 +29,13 @@ use serde::Serialize;
 
 use crate::export::{
     encode_row_group, parquet_properties, parts_ahead, ExportError, RecordPart, RecordSink,
-    CSV_PART_BYTES,
+    CSV_PART_BYTES, CSV_PART_CAPACITY,
 };
 use hfkit_format::cell::CellRef;
 use hfkit_read::{ReadOptions, RowRef};
 use hfkit_table::directory::Table;
 use hfkit_table::export::{ExportReport, PartEncoder};
-use hfkit_table::push_string_binary;
+use hfkit_table::{push_string_binary, to_string_binary};
 
 /// Cells per Parquet row group: a row group ends at the first row end after this many cells,
 /// or after [`PARQUET_ROW_GROUP_CELL_BYTES`].
@@ -117,7 +117,7 @@ enum CellsOut {
 impl CellParts {
     fn new(sink: &RecordSink) -> CellParts {
         let out = match sink.row_group_writers() {
-            None => CellsOut::Csv(String::with_capacity(CSV_PART_BYTES + CSV_PART_BYTES / 8)),
+            None => CellsOut::Csv(String::with_capacity(CSV_PART_CAPACITY)),
             Some((factory, schema)) => CellsOut::Parquet {
                 factory,
                 schema,
@@ -144,7 +144,7 @@ impl CellParts {
         let r = match &mut self.out {
             CellsOut::Csv(lines) if lines.is_empty() => Ok(None),
             CellsOut::Csv(lines) => {
-                let next = String::with_capacity(CSV_PART_BYTES + CSV_PART_BYTES / 8);
+                let next = String::with_capacity(CSV_PART_CAPACITY);
                 Ok(Some(RecordPart::Csv(
                     std::mem::replace(lines, next).into_bytes(),
                 )))
@@ -180,7 +180,14 @@ impl PartEncoder for CellParts {
             }
             CellsOut::Parquet { batch, .. } => {
                 for c in row.cells() {
-                    batch.push(&c);
+                    if !batch.push(&c) {
+                        return Err(ExportError::Row {
+                            row: to_string_binary(row.row()),
+                            reason: "its cells hold over 2 GiB, more than a Parquet binary \
+                                     column of one row group can (export it as CSV)"
+                                .into(),
+                        });
+                    }
                     self.cells += 1;
                 }
                 batch.len() >= PARQUET_ROW_GROUP_CELLS
@@ -281,19 +288,26 @@ impl CellBatch {
         self.timestamp.len()
     }
 
-    fn push(&mut self, c: &CellRef<'_>) {
-        self.bytes += c.row.len() + c.family.len() + c.qualifier.len() + c.value.len();
+    /// Adds a cell; false (and nothing added) when the batch's bytes would pass what an Arrow
+    /// binary column's 32-bit offsets reach (a row of over 2 GiB: a batch ends at the first row
+    /// end after [`PARQUET_ROW_GROUP_CELL_BYTES`]).
+    fn push(&mut self, c: &CellRef<'_>) -> bool {
+        let bytes = c.row.len() + c.family.len() + c.qualifier.len() + c.value.len();
+        if self.bytes + bytes > i32::MAX as usize {
+            return false;
+        }
+        self.bytes += bytes;
         self.row.append_value(c.row);
         self.family.append_value(c.family);
         self.qualifier.append_value(c.qualifier);
         self.timestamp.append_value(c.timestamp);
         self.cell_type.append_value(c.cell_type.name());
         self.value.append_value(c.value);
+        true
     }
 
     /// The cells gathered, one array per column of [`cell_schema`]; the builders are left
-    /// empty.
-    /// The next builders are made with the sizes of these, so a row group's columns are not
+    /// empty, made with the sizes of these, so a row group's columns are not
     /// grown (and copied) from empty each time.
     fn take(&mut self) -> Vec<ArrayRef> {
         self.bytes = 0;
@@ -337,6 +351,30 @@ mod tests {
             ],
             0..24,
         )
+    }
+
+    /// A cell that would take a batch past 2 GiB (what 32-bit Arrow offsets reach) is refused
+    /// and leaves the batch as it was; one that fits is taken.
+    #[test]
+    fn a_batch_refuses_cells_past_arrow_offsets() {
+        let cell = CellRef {
+            row: b"r",
+            family: b"f",
+            qualifier: b"q",
+            timestamp: 1,
+            cell_type: CellType::Put,
+            value: b"0123456",
+            tags: &[],
+            seq_id: 0,
+        };
+        let mut batch = CellBatch {
+            bytes: i32::MAX as usize - 10,
+            ..CellBatch::default()
+        };
+        assert!(batch.push(&cell));
+        assert_eq!((batch.len(), batch.bytes), (1, i32::MAX as usize));
+        assert!(!batch.push(&cell));
+        assert_eq!((batch.len(), batch.bytes), (1, i32::MAX as usize));
     }
 
     proptest! {

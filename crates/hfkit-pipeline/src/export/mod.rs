@@ -37,7 +37,9 @@ pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::{ImportMapping, TableError};
-pub(crate) use write::{encode_row_group, parquet_properties, parts_ahead, CSV_PART_BYTES};
+pub(crate) use write::{
+    encode_row_group, parquet_properties, parts_ahead, CSV_PART_BYTES, CSV_PART_CAPACITY,
+};
 pub use write::{RecordPart, RecordParts, RecordSink};
 
 /// Records per Parquet row group, at most.

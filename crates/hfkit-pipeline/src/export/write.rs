@@ -35,6 +35,10 @@ use super::{
 
 /// CSV bytes gathered before they are handed to the file as a part.
 pub(crate) const CSV_PART_BYTES: usize = 1 << 20;
+/// The buffer a CSV part is gathered in: a part is cut at the first row end after
+/// [`CSV_PART_BYTES`], and a buffer that had to double past it would hold twice the bytes while
+/// the part waits for the file.
+pub(crate) const CSV_PART_CAPACITY: usize = CSV_PART_BYTES + CSV_PART_BYTES / 8;
 
 /// Parts of a region that may wait for the file while the regions before it are written: 64 MiB
 /// of CSV, two Parquet row groups (each at most [`PARQUET_ROW_GROUP_BYTES`] of fields before
@@ -167,11 +171,9 @@ impl RecordSink {
     }
 }
 
-/// A CSV writer of one part's lines, its buffer sized for the part (a part is cut at the
-/// first row end after [`CSV_PART_BYTES`]: a buffer that had to double past it would hold
-/// twice the bytes while the part waits for the file).
+/// A CSV writer of one part's lines, its buffer sized for the part ([`CSV_PART_CAPACITY`]).
 fn csv_part_writer() -> csv::Writer<Vec<u8>> {
-    csv::Writer::from_writer(Vec::with_capacity(CSV_PART_BYTES + CSV_PART_BYTES / 8))
+    csv::Writer::from_writer(Vec::with_capacity(CSV_PART_CAPACITY))
 }
 
 /// The Parquet properties of exports: Snappy, row groups of at most `row_group_rows` rows
