@@ -328,6 +328,9 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                         FormatArg::Parquet => ExportFormat::Parquet,
                     };
                     let now = now.unwrap_or_else(now_ms);
+                    if format == ExportFormat::Parquet {
+                        crate::pipeline::sys::keep_freed_memory();
+                    }
                     export_cells(&t, snap, format, &file, now, threads)
                         .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?
                 }
