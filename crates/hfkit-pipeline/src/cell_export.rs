@@ -28,8 +28,8 @@ use parquet::schema::types::ColumnPath;
 use serde::Serialize;
 
 use crate::export::{
-    encode_row_group, parquet_properties, parts_ahead, ExportError, RecordPart, RecordSink,
-    CSV_PART_BYTES, CSV_PART_CAPACITY,
+    encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, ExportError,
+    RecordPart, RecordSink, CSV_PART_BYTES, CSV_PART_CAPACITY,
 };
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::CellRef;
@@ -298,7 +298,7 @@ impl CellBatch {
         let type_name = c.cell_type.name().as_bytes();
         let bytes =
             c.row.len() + c.family.len() + c.qualifier.len() + type_name.len() + c.value.len();
-        if self.bytes + bytes > i32::MAX as usize {
+        if !within_arrow_offsets(self.bytes, bytes) {
             return false;
         }
         self.bytes += bytes;

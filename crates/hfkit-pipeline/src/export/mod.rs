@@ -38,7 +38,8 @@ use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::{ImportMapping, TableError};
 pub(crate) use write::{
-    encode_row_group, parquet_properties, parts_ahead, CSV_PART_BYTES, CSV_PART_CAPACITY,
+    encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, CSV_PART_BYTES,
+    CSV_PART_CAPACITY,
 };
 pub use write::{RecordPart, RecordParts, RecordSink};
 

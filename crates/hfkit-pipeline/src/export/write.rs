@@ -263,6 +263,14 @@ impl PartSink for RecordSink {
     }
 }
 
+/// Whether `more` bytes fit beside the `gathered` bytes of a row group's byte columns: Arrow's
+/// binary and utf8 arrays reach 2 GiB with their 32-bit offsets (a builder panics past them).
+/// A row group ends after [`PARQUET_ROW_GROUP_BYTES`] (or the cell exports' bound), so only a
+/// row of nearly 2 GiB meets this.
+pub(crate) fn within_arrow_offsets(gathered: usize, more: usize) -> bool {
+    gathered.saturating_add(more) <= i32::MAX as usize
+}
+
 /// Parquet columns being gathered for one row group, and what encodes them.
 struct ParquetRows {
     factory: Arc<ArrowRowGroupWriterFactory>,
@@ -392,6 +400,15 @@ impl PartEncoder for RecordParts<'_> {
                 w.get_ref().len() >= CSV_PART_BYTES
             }
             PartsOut::Parquet(p) => {
+                let record_bytes: usize = self.record.values().iter().flatten().map(Vec::len).sum();
+                if !within_arrow_offsets(p.bytes, record_bytes) {
+                    return Err(ExportError::Row {
+                        row: to_string_binary(row.row()),
+                        reason: "its fields hold over 2 GiB, more than a Parquet utf8 column \
+                                 of one row group can (export it as CSV)"
+                            .into(),
+                    });
+                }
                 for ((b, v), f) in p
                     .columns
                     .iter_mut()
@@ -439,5 +456,55 @@ impl PartEncoder for RecordParts<'_> {
 
     fn end_region(&mut self) -> Result<Option<RecordPart>, ExportError> {
         self.take_part()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hfkit_format::cell::Cell;
+    use hfkit_read::RowBuf;
+
+    /// A row whose fields would take a Parquet row group's columns past 2 GiB (what Arrow's
+    /// 32-bit offsets reach) is refused naming the row; one that fits is taken.
+    #[test]
+    fn a_row_group_refuses_records_past_arrow_offsets() {
+        let text = "[table]\nname = \"t\"\n[[family]]\nname = \"d\"\n[rowkey]\nspec = 'k'\n\
+                    [[column]]\nsource = \"k\"\ncell = \"d:k\"\ntimestamp = 1\n\
+                    [[column]]\nsource = \"v\"\ncell = \"d:v\"\ntimestamp = 1\n";
+        let schema = hfkit_table::TableSchema::from_toml_str(text, "t.toml", None).unwrap();
+        let decoder = RecordDecoder::new(&schema.mapping, &["d".to_string()]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.parquet");
+        let file = File::create(&path).unwrap();
+        let sink = RecordSink::new(&decoder, ExportFormat::Parquet, file, &path).unwrap();
+        let mut parts = RecordParts::new(&decoder, &sink);
+        let gathered = |parts: &mut RecordParts<'_>| match &mut parts.out {
+            PartsOut::Parquet(p) => (p.rows, p.bytes),
+            PartsOut::Csv(_) => unreachable!("a Parquet sink"),
+        };
+        if let PartsOut::Parquet(p) = &mut parts.out {
+            p.bytes = i32::MAX as usize - 10;
+        }
+        let mut row = RowBuf::new();
+        let mut write = |parts: &mut RecordParts<'_>, key: &[u8], value: &[u8]| {
+            row.start_row(key);
+            row.push(&Cell::put(key, b"d", b"v", 1, value).as_ref());
+            parts.write_row(row.as_row_ref())
+        };
+        // 3 bytes of key and 8 of value: one byte too many.
+        let Err(e) = write(&mut parts, b"big", b"01234567") else {
+            panic!("a row past 2 GiB of fields was taken");
+        };
+        assert!(
+            matches!(&e, ExportError::Row { row, .. } if row == "big"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("2 GiB"), "{e}");
+        assert_eq!(gathered(&mut parts), (0, i32::MAX as usize - 10));
+        // 3 and 7: exactly at the limit, taken; the row group (past its byte bound) ends with it.
+        let part = write(&mut parts, b"fit", b"0123456");
+        assert!(matches!(part, Ok(Some(RecordPart::Parquet(_)))));
+        assert_eq!(gathered(&mut parts), (0, 0));
     }
 }
