@@ -17,7 +17,7 @@
 //!
 //! The matcher never reads the system clock: `now_ms` comes from the caller.
 
-use hfkit_format::bytes::equal_bytes;
+use hfkit_format::bytes::{equal_bytes, extend_short};
 use hfkit_format::cell::{CellRef, CellType};
 
 use super::{FamilyReadSettings, KeepDeletedCells, TimeRange};
@@ -333,7 +333,7 @@ impl ColumnTracker {
                     // A new column (store order guarantees it sorts after the previous one).
                     w.has_column = true;
                     w.column.clear();
-                    w.column.extend_from_slice(cell.qualifier);
+                    extend_short(&mut w.column, cell.qualifier);
                     w.count = 0;
                     w.latest = None;
                 } else if w.latest == Some((ts, code)) {
