@@ -182,7 +182,7 @@ fn benches(c: &mut Criterion) {
             let mut x = 0u32;
             for blk in &blocks {
                 for chunk in blk.chunks(16 * 1024) {
-                    x ^= crc32c::crc32c(chunk);
+                    x ^= hfkit::format::checksum::crc32c(chunk);
                 }
             }
             black_box(x)

@@ -36,11 +36,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     first = Some(c.row.to_vec());
                 }
                 for part in [c.row, c.family, c.qualifier, c.value] {
-                    h = crc32c::crc32c_append(h, &(part.len() as u32).to_be_bytes());
-                    h = crc32c::crc32c_append(h, part);
+                    h = hfkit::format::checksum::crc32c_append(
+                        h,
+                        &(part.len() as u32).to_be_bytes(),
+                    );
+                    h = hfkit::format::checksum::crc32c_append(h, part);
                 }
-                h = crc32c::crc32c_append(h, &c.timestamp.to_be_bytes());
-                h = crc32c::crc32c_append(h, &[c.cell_type.code()]);
+                h = hfkit::format::checksum::crc32c_append(h, &c.timestamp.to_be_bytes());
+                h = hfkit::format::checksum::crc32c_append(h, &[c.cell_type.code()]);
                 n += 1;
             }
             lines.push((first.unwrap_or_default(), format!("{h:08x} {n}")));

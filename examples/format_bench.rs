@@ -148,7 +148,7 @@ fn main() {
     let (_, ccpu, _) = measure(|| {
         cell_bytes
             .chunks(512)
-            .fold(0u32, |a, c| a ^ crc32c::crc32c(c))
+            .fold(0u32, |a, c| a ^ hfkit::format::checksum::crc32c(c))
     });
     let (_, icpu, _) = measure(|| {
         let mut n = 0usize;

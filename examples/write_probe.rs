@@ -52,7 +52,7 @@ fn main() {
     println!(
         "{} {:08x} {:.2}M cells/s",
         out.len(),
-        crc32c::crc32c(&out),
+        hfkit::format::checksum::crc32c(&out),
         n as f64 / best / 1e6
     );
 }

@@ -51,7 +51,7 @@ fn write_file(bulk: &Path, name: &str, n: usize) -> WrittenFile {
         path,
         size: bytes.len() as u64,
         cells: summary.entry_count,
-        crc32c: crc32c::crc32c(&bytes),
+        crc32c: hfkit::format::checksum::crc32c(&bytes),
     }
 }
 

@@ -7,9 +7,31 @@
 //! types:    0 NULL (4 zero bytes per chunk are still reserved), 1 CRC32 (IEEE), 2 CRC32C (Castagnoli)
 //! ```
 //!
-//! CRC computation uses the `crc32fast` and `crc32c` crates (hardware accelerated).
+//! CRC computation uses the `crc32fast` and `crc-fast` crates (hardware accelerated). CRC32C
+//! is every checksum hfkit keeps (blocks, manifests, sort runs, uploads), so it has one home
+//! here: [`crc32c`] and [`crc32c_append`]. `crc-fast` folds with AVX-512 VPCLMULQDQ where the
+//! CPU has it: 2.3-2.5x the `crc32c` crate's speed on 16 KiB chunks on the bench machine (table
+//! scans 1.01x, `import --table` 1.01x less CPU).
 
 use super::error::{FormatError, Result};
+
+/// The CRC32C (Castagnoli) of `bytes`.
+#[inline]
+pub fn crc32c(bytes: &[u8]) -> u32 {
+    crc_fast::crc32_iscsi(bytes)
+}
+
+/// The CRC32C of the bytes `crc` is the CRC32C of followed by `bytes`:
+/// `crc32c_append(crc32c(a), b) == crc32c(a ++ b)`, and `crc32c_append(0, b) == crc32c(b)`.
+pub fn crc32c_append(crc: u32, bytes: &[u8]) -> u32 {
+    // The digest's state is the register before the final XOR (with 0xFFFF_FFFF).
+    let mut digest = crc_fast::Digest::new_with_init_state(
+        crc_fast::CrcAlgorithm::Crc32Iscsi,
+        u64::from(crc ^ 0xFFFF_FFFF),
+    );
+    digest.update(bytes);
+    digest.finalize() as u32
+}
 
 /// HBase's default bytes per checksum chunk.
 pub const DEFAULT_BYTES_PER_CHECKSUM: u32 = 16 * 1024;
@@ -67,7 +89,7 @@ impl ChecksumType {
         match self {
             ChecksumType::Null => 0,
             ChecksumType::Crc32 => crc32fast::hash(chunk),
-            ChecksumType::Crc32c => crc32c::crc32c(chunk),
+            ChecksumType::Crc32c => crc32c(chunk),
         }
     }
 }
@@ -133,6 +155,26 @@ pub fn verify_checksums(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// CRC32C and its continuation equal the `crc32c` crate's (which hfkit used before) on
+        /// any bytes cut anywhere, from any earlier CRC.
+        #[test]
+        fn crc32c_is_the_crc32c_crates(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40_000),
+            cut in 0usize..40_000,
+            earlier in proptest::prelude::any::<u32>(),
+        ) {
+            let (a, b) = bytes.split_at(cut.min(bytes.len()));
+            proptest::prop_assert_eq!(crc32c(&bytes), crc32c::crc32c(&bytes));
+            proptest::prop_assert_eq!(crc32c_append(crc32c(a), b), crc32c(&bytes));
+            proptest::prop_assert_eq!(crc32c_append(0, &bytes), crc32c(&bytes));
+            proptest::prop_assert_eq!(
+                crc32c_append(earlier, b),
+                crc32c::crc32c_append(earlier, b)
+            );
+        }
+    }
 
     #[test]
     fn check_values() {

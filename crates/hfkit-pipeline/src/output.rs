@@ -203,7 +203,7 @@ impl WritebackFile {
 impl std::io::Write for WritebackFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.file.write(buf)?;
-        self.crc32c = crc32c::crc32c_append(self.crc32c, &buf[..n]);
+        self.crc32c = hfkit_format::checksum::crc32c_append(self.crc32c, &buf[..n]);
         self.written += n as u64;
         if self.written - self.requested >= WRITEBACK_BYTES {
             self.start_writeback();

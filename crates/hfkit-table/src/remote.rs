@@ -150,7 +150,7 @@ impl Fingerprint {
                 break;
             }
             size += n as u64;
-            crc = crc32c::crc32c_append(crc, &buf[..n]);
+            crc = hfkit_format::checksum::crc32c_append(crc, &buf[..n]);
             md5.update(&buf[..n]);
         }
         let md5 = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
@@ -301,7 +301,10 @@ impl RemoteTable {
         let mpath = dir.join(MANIFEST_DIR).join(&name);
         std::fs::write(&mpath, &latest.bytes).map_err(|e| io(&mpath, e))?;
         let cur = dir.join(CURRENT);
-        let pointer = format!("{name} {:08x}\n", crc32c::crc32c(&latest.bytes));
+        let pointer = format!(
+            "{name} {:08x}\n",
+            hfkit_format::checksum::crc32c(&latest.bytes)
+        );
         std::fs::write(&cur, pointer).map_err(|e| io(&cur, e))?;
         let mut latest = latest;
         let mut wanted: Vec<(String, String, String)> = latest
@@ -609,7 +612,7 @@ impl RemoteTable {
             let pointer = format!(
                 "{} {:08x}\n",
                 manifest_file_name(version),
-                crc32c::crc32c(&manifest)
+                hfkit_format::checksum::crc32c(&manifest)
             );
             match self.store.put(&loc, pointer.into_bytes(), cond) {
                 Ok(_) => return Ok(()),

@@ -586,7 +586,7 @@ fn check_written(w: &WrittenFile) -> Result<HFileReader, TableError> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(TableError::io(path, e)),
         };
-        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        crc = hfkit_format::checksum::crc32c_append(crc, &buf[..n]);
         read += n as u64;
     }
     if read != w.size || crc != w.crc32c {
