@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use hfkit_format::bytes::{compare_bytes, equal_bytes};
 use hfkit_format::cell::CellRef;
+use hfkit_format::checksum::crc32c_append;
 use hfkit_format::writer::{HFileWriter, WriterOptions};
 
 use super::retention::{ColumnVersions, HiddenCells, Retention};
@@ -203,7 +204,7 @@ impl WritebackFile {
 impl std::io::Write for WritebackFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.file.write(buf)?;
-        self.crc32c = hfkit_format::checksum::crc32c_append(self.crc32c, &buf[..n]);
+        self.crc32c = crc32c_append(self.crc32c, &buf[..n]);
         self.written += n as u64;
         if self.written - self.requested >= WRITEBACK_BYTES {
             self.start_writeback();

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::fsops::Fs;
 use super::TableError;
 use hfkit_format::bloom::BloomType;
+use hfkit_format::checksum::crc32c;
 use hfkit_format::compression::Compression;
 use hfkit_format::encoding::DataBlockEncoding;
 use hfkit_format::writer::{BulkLoadInfo, WriterOptions};
@@ -470,7 +471,7 @@ pub fn read_current(dir: &Path) -> Result<Manifest, TableError> {
     })?;
     let path = dir.join(MANIFEST_DIR).join(name);
     let bytes = std::fs::read(&path).map_err(|e| TableError::io(&path, e))?;
-    let actual = hfkit_format::checksum::crc32c(&bytes);
+    let actual = crc32c(&bytes);
     if actual != crc {
         return Err(TableError::Corrupt {
             path,
@@ -501,7 +502,7 @@ pub fn publish(fs: &dyn Fs, dir: &Path, manifest: &Manifest) -> Result<PathBuf, 
         fs.rename(&tmp, &final_path)
             .map_err(|e| TableError::io(&final_path, e))?;
         fs.sync_dir(&mdir).map_err(|e| TableError::io(&mdir, e))?;
-        let pointer = format!("{name} {:08x}\n", hfkit_format::checksum::crc32c(&bytes));
+        let pointer = format!("{name} {:08x}\n", crc32c(&bytes));
         fs.write_file(&ptmp, pointer.as_bytes())
             .map_err(|e| TableError::io(&ptmp, e))?;
         let cur = dir.join(CURRENT);

@@ -24,6 +24,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use hfkit_format::checksum::{crc32c, crc32c_append};
 use hfkit_storage::{store_for, Location, PutCondition, StorageError, Store};
 
 use super::directory::{AttachOptions, Table, DATA_DIR, STAGING_DIR};
@@ -150,7 +151,7 @@ impl Fingerprint {
                 break;
             }
             size += n as u64;
-            crc = hfkit_format::checksum::crc32c_append(crc, &buf[..n]);
+            crc = crc32c_append(crc, &buf[..n]);
             md5.update(&buf[..n]);
         }
         let md5 = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
@@ -301,10 +302,7 @@ impl RemoteTable {
         let mpath = dir.join(MANIFEST_DIR).join(&name);
         std::fs::write(&mpath, &latest.bytes).map_err(|e| io(&mpath, e))?;
         let cur = dir.join(CURRENT);
-        let pointer = format!(
-            "{name} {:08x}\n",
-            hfkit_format::checksum::crc32c(&latest.bytes)
-        );
+        let pointer = format!("{name} {:08x}\n", crc32c(&latest.bytes));
         std::fs::write(&cur, pointer).map_err(|e| io(&cur, e))?;
         let mut latest = latest;
         let mut wanted: Vec<(String, String, String)> = latest
@@ -612,7 +610,7 @@ impl RemoteTable {
             let pointer = format!(
                 "{} {:08x}\n",
                 manifest_file_name(version),
-                hfkit_format::checksum::crc32c(&manifest)
+                crc32c(&manifest)
             );
             match self.store.put(&loc, pointer.into_bytes(), cond) {
                 Ok(_) => return Ok(()),

@@ -409,6 +409,7 @@ impl PartEncoder for RecordParts<'_> {
                             .into(),
                     });
                 }
+                p.bytes += record_bytes;
                 for ((b, v), f) in p
                     .columns
                     .iter_mut()
@@ -428,7 +429,6 @@ impl PartEncoder for RecordParts<'_> {
                         }
                         continue;
                     };
-                    p.bytes += v.len();
                     let text = std::str::from_utf8(v).map_err(|_| {
                         ferr("the value is not UTF-8, which a Parquet utf8 column cannot hold (export as CSV)")
                     })?;

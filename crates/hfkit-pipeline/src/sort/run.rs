@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::record::{record_len, Head, RECORD_HEADER};
 use super::SortError;
+use hfkit_format::checksum::{crc32c, crc32c_append};
 
 /// Bytes of records a block holds (a larger record is a block of its own). Snappy compresses
 /// 64 KiB fragments independently, so larger blocks would not compress better.
@@ -87,10 +88,7 @@ impl RunWriter {
         let mut header = [0u8; BLOCK_HEADER];
         header[0..4].copy_from_slice(&raw_len.to_be_bytes());
         header[4..8].copy_from_slice(&stored_len.to_be_bytes());
-        let crc = hfkit_format::checksum::crc32c_append(
-            hfkit_format::checksum::crc32c(&header[..8]),
-            &self.stored[..n],
-        );
+        let crc = crc32c_append(crc32c(&header[..8]), &self.stored[..n]);
         header[8..12].copy_from_slice(&crc.to_be_bytes());
         self.file.write_all(&header).map_err(|e| self.io(e))?;
         self.file
@@ -182,11 +180,7 @@ impl RunReader {
         if got != stored_len {
             return Err(self.corrupt("truncated block"));
         }
-        if hfkit_format::checksum::crc32c_append(
-            hfkit_format::checksum::crc32c(&header[..8]),
-            &self.stored,
-        ) != crc
-        {
+        if crc32c_append(crc32c(&header[..8]), &self.stored) != crc {
             return Err(self.corrupt("block checksum mismatch"));
         }
         if snap::raw::decompress_len(&self.stored).ok() != Some(raw_len) {

@@ -17,6 +17,7 @@ use crate::fsops::follow_links;
 use crate::manifest::{Manifest, StoreFileEntry};
 use crate::TableError;
 use hfkit_format::cell::KeyView;
+use hfkit_format::checksum::crc32c_append;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::verify::verify;
 use hfkit_format::writer::HFileWriter;
@@ -586,7 +587,7 @@ fn check_written(w: &WrittenFile) -> Result<HFileReader, TableError> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(TableError::io(path, e)),
         };
-        crc = hfkit_format::checksum::crc32c_append(crc, &buf[..n]);
+        crc = crc32c_append(crc, &buf[..n]);
         read += n as u64;
     }
     if read != w.size || crc != w.crc32c {
