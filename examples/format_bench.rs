@@ -4,7 +4,8 @@
 //! in nanoseconds) is reported beside wall time, so a busy second core does not skew it.
 //!
 //! Usage: cargo run --release --example format_bench [CELLS] [CASE-SUBSTRING] [write]
-//! (with `FORMAT_BENCH_DUMP=FILE`, the cells are also written to FILE for a peer to load)
+//! (with `FORMAT_BENCH_DUMP=FILE`, the cells are also written to FILE for a peer to load;
+//! `FORMAT_BENCH_CALL_KIB=N` hands `append_records` N KiB of records per call, 128 by default)
 
 // A bench or probe, not a library path: a failed unwrap stops it with the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -224,6 +225,22 @@ fn main() {
                 rows_out == bytes,
                 "append_row wrote other bytes than append"
             );
+            // The cells already in the file's record layout (HBase's KeyValue bytes), handed
+            // over 128 KiB at a time (`append_records`; the import's lanes stage that much).
+            let (records, calls) = records_of(&data, &opts);
+            let mut records_out = Vec::with_capacity(bytes.len());
+            let (_, kcpu, kwall) = measure(|| {
+                records_out.clear();
+                let mut w = HFileWriter::new(&mut records_out, opts.clone()).unwrap();
+                for c in calls.windows(2) {
+                    w.append_records(&records[c[0]..c[1]]).unwrap();
+                }
+                w.finish().unwrap();
+            });
+            assert!(
+                records_out == bytes,
+                "append_records wrote other bytes than append"
+            );
             println!(
                 "{:<28} {:>10.2} {:>14.2}   write {:.0}/{:.0} ms; x snappy alone: append {:.2}, append_row {:.2}",
                 format!("{name} (rows)"),
@@ -233,6 +250,15 @@ fn main() {
                 rwall * 1e3,
                 snappy_cpu / wcpu,
                 snappy_cpu / rcpu
+            );
+            println!(
+                "{:<28} {:>10.2} {:>14.2}   write {:.0}/{:.0} ms; x snappy alone: append_records {:.3}",
+                format!("{name} (records)"),
+                size / cells,
+                cells / kcpu / 1e6,
+                kcpu * 1e3,
+                kwall * 1e3,
+                snappy_cpu / kcpu
             );
         }
         if write_only {
@@ -266,4 +292,34 @@ fn main() {
             swall * 1e3
         );
     }
+}
+
+/// The cells in the record layout of a file written with `opts`, and the offsets that cut
+/// them into calls of about 128 KiB or `FORMAT_BENCH_CALL_KIB` (whole records), from 0 to
+/// the end.
+fn records_of(data: &lineitem::Lineitem, opts: &WriterOptions) -> (Vec<u8>, Vec<usize>) {
+    use hfkit::format::encoding::{CellEncoder, EncodingContext, NoneEncoder};
+    let mut enc = NoneEncoder::new(EncodingContext {
+        include_tags: opts.include_tags,
+        include_mvcc: opts.include_mvcc,
+        compress_tags: opts.compress_tags,
+    });
+    let mut records = Vec::new();
+    let mut calls = vec![0];
+    data.for_each(|c| {
+        enc.encode(c, &mut records).unwrap();
+        if records.len() - calls[calls.len() - 1]
+            >= std::env::var("FORMAT_BENCH_CALL_KIB")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(128)
+                * 1024
+        {
+            calls.push(records.len());
+        }
+    });
+    if calls[calls.len() - 1] < records.len() {
+        calls.push(records.len());
+    }
+    (records, calls)
 }

@@ -234,6 +234,8 @@ pub struct BlockEncoder {
     block: Vec<u8>,
     /// The block's checksums.
     sums: Vec<u8>,
+    /// The header's bytes (a buffer kept from block to block).
+    header: Vec<u8>,
 }
 
 /// What [`BlockEncoder::encode`] wrote.
@@ -258,6 +260,7 @@ impl BlockEncoder {
             compressor: Compressor::new(settings.compression)?,
             block: Vec::new(),
             sums: Vec::new(),
+            header: Vec::with_capacity(HEADER_LEN),
         })
     }
 
@@ -296,9 +299,11 @@ impl BlockEncoder {
             bytes_per_checksum: self.settings.bytes_per_checksum,
             on_disk_data_size_with_header: data_len as u32,
         };
-        let mut hb = Vec::with_capacity(HEADER_LEN);
+        let mut hb = std::mem::take(&mut self.header);
+        hb.clear();
         header.write(&mut hb);
         self.block[..HEADER_LEN].copy_from_slice(&hb);
+        self.header = hb;
         // Checksums cover the header and the on-disk payload.
         self.sums.clear();
         checksum::append_checksums(

@@ -22,12 +22,14 @@
 //! | `options` | [`WriterOptions`], [`BulkLoadInfo`], [`WriteSummary`] |
 //! | `block` | blocks out: the block sink (offsets, the per-type chain), the data block's cell encoder, cutting a data block and its index entry, the inline blocks |
 //! | `close` | the file's end: last blocks, the load-on-open section (root index, meta index, FILE_INFO, Bloom metas) and the trailer |
+//! | `records` | `append_records`: cells handed over in the file's own record layout, copied into the block as they are |
 //! | `run` | `append_row`'s loop over a row's plain cells: checks, records and statistics in one pass, the file's tags and MVCC layout fixed per instantiation |
 //! | this module | [`HFileWriter`]: appending cells (order checks, Bloom adds, statistics) |
 
 mod block;
 mod close;
 mod options;
+mod records;
 mod run;
 
 use std::cmp::Ordering;
@@ -68,6 +70,18 @@ impl KeyShape {
             timestamp: cell.timestamp,
             type_code: cell.cell_type.code(),
         }
+    }
+
+    /// The shape of a flat key (`None` if it does not parse).
+    fn of_key(key: &[u8]) -> Option<KeyShape> {
+        let v = KeyView::parse(key)?;
+        Some(KeyShape {
+            row_len: v.row.len(),
+            family_len: v.family.len(),
+            qualifier_len: v.qualifier.len(),
+            timestamp: v.timestamp,
+            type_code: v.type_code,
+        })
     }
 
     /// The view of `key`, whose shape this is (`None` if the lengths do not fit).
@@ -593,6 +607,12 @@ impl<W: Write> HFileWriter<W> {
     fn append_unchecked(&mut self, cell: &CellRef<'_>, dup: bool, same_row: bool) -> Result<()> {
         self.offer_to_blooms(cell, same_row);
         self.make_room(dup)?;
+        self.encode_into_block(cell)
+    }
+
+    /// `append`'s last step, once the cell is checked and offered to the Blooms and the open
+    /// block has room: encodes it and records it as the last cell.
+    fn encode_into_block(&mut self, cell: &CellRef<'_>) -> Result<()> {
         let cell_at = self.payload.len();
         self.cell_encoder.encode(cell, &mut self.payload)?;
 

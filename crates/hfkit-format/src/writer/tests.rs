@@ -208,3 +208,288 @@ fn append_row_refuses_a_repeated_row_that_sorts_earlier() {
     }
     assert_eq!(w.entry_count(), n + 1);
 }
+
+// ---- append_records ----
+
+use crate::encoding::{CellEncoder, EncodingContext, NoneEncoder};
+
+/// The records of `cells` in the layout of a file written with `o` (what `append_records`
+/// takes), and where each record starts (plus the end).
+fn records_of(cells: &[Cell], o: &WriterOptions) -> (Vec<u8>, Vec<usize>) {
+    let mut enc = NoneEncoder::new(EncodingContext {
+        include_tags: o.include_tags,
+        include_mvcc: o.include_mvcc,
+        compress_tags: o.compress_tags,
+    });
+    let mut out = Vec::new();
+    let mut starts = vec![0];
+    for c in cells {
+        enc.encode(&c.as_ref(), &mut out).unwrap();
+        starts.push(out.len());
+    }
+    (out, starts)
+}
+
+/// `append` of each cell, and `append_records` of the same cells' records handed over in
+/// calls of `per_call` records: the same file and summary.
+fn assert_records_write_as_append(cells: &[Cell], o: &WriterOptions, per_call: usize, case: &str) {
+    let mut a = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+    cells.iter().for_each(|c| a.append(&c.as_ref()).unwrap());
+    let want = a.finish().unwrap();
+    let (records, starts) = records_of(cells, o);
+    let mut b = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+    for w in starts
+        .chunks(per_call.max(1))
+        .map(|c| c[0])
+        .collect::<Vec<_>>()
+        .windows(2)
+    {
+        b.append_records(&records[w[0]..w[1]]).unwrap();
+    }
+    let last = starts[(starts.len() - 1) / per_call.max(1) * per_call.max(1)];
+    b.append_records(&records[last..]).unwrap();
+    assert_eq!(b.entry_count(), cells.len() as u64, "{case}");
+    let got = b.finish().unwrap();
+    assert_eq!(got.1, want.1, "{case}");
+    assert!(got.0 == want.0, "{case}: other bytes");
+}
+
+#[test]
+fn append_records_writes_the_bytes_of_append_on_wide_rows() {
+    let rows = wide_rows(300);
+    for block_size in [64, 300, 1000, 4096, 64 * 1024] {
+        for bloom in [
+            None,
+            Some(BloomType::Row),
+            Some(BloomType::RowCol),
+            Some(BloomType::RowPrefixFixedLength(4)),
+        ] {
+            for (include_tags, include_mvcc) in
+                [(true, true), (true, false), (false, true), (false, false)]
+            {
+                let o = WriterOptions {
+                    include_tags,
+                    include_mvcc,
+                    ..opts(block_size, bloom)
+                };
+                let cells: Vec<Cell> = rows
+                    .iter()
+                    .flatten()
+                    .filter(|c| include_tags || c.tags.is_empty())
+                    .cloned()
+                    .collect();
+                for per_call in [1, 7, 100, usize::MAX] {
+                    let case = format!(
+                        "block size {block_size}, {bloom:?}, tags {include_tags}, mvcc {include_mvcc}, {per_call} per call"
+                    );
+                    assert_records_write_as_append(&cells, &o, per_call.min(cells.len()), &case);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn append_records_of_a_file_in_another_encoding_writes_the_bytes_of_append() {
+    let cells: Vec<Cell> = wide_rows(120).into_iter().flatten().collect();
+    for encoding in DataBlockEncoding::ALL {
+        let o = WriterOptions {
+            encoding,
+            ..opts(1000, Some(BloomType::Row))
+        };
+        assert_records_write_as_append(&cells, &o, 50, encoding.name());
+    }
+}
+
+#[test]
+fn append_records_refuses_a_record_out_of_order_and_keeps_those_before() {
+    let cells: Vec<Cell> = wide_rows(60).into_iter().flatten().collect();
+    for block_size in [64, 1000, 64 * 1024] {
+        let o = opts(block_size, Some(BloomType::Row));
+        for bad in [5usize, 300, cells.len() - 2] {
+            // Cells `bad` and `bad + 1` swapped: the one at `bad + 1` is refused when the two
+            // keys differ (a swapped duplicate key is still in order).
+            let mut swapped = cells.clone();
+            swapped.swap(bad, bad + 1);
+            if swapped[bad].as_ref().key() == swapped[bad + 1].as_ref().key() {
+                continue;
+            }
+            let (records, starts) = records_of(&swapped, &o);
+            let mut w = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+            let err = w.append_records(&records).unwrap_err();
+            assert!(
+                matches!(err, FormatError::OutOfOrder { index, .. } if index == bad as u64 + 1),
+                "{err}"
+            );
+            assert_eq!(w.entry_count(), bad as u64 + 1);
+            // The writer goes on from the refused record's successor as `append` does.
+            w.append_records(&records[starts[bad + 2]..]).unwrap();
+            let mut a = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+            for (i, c) in swapped.iter().enumerate() {
+                if i != bad + 1 {
+                    a.append(&c.as_ref()).unwrap();
+                }
+            }
+            let (want, got) = (a.finish().unwrap(), w.finish().unwrap());
+            assert!(
+                got.0 == want.0,
+                "block size {block_size}, bad {bad}: other bytes"
+            );
+        }
+    }
+}
+
+#[test]
+fn append_records_refuses_what_is_not_a_whole_record() {
+    let cells: Vec<Cell> = wide_rows(10).into_iter().flatten().collect();
+    let o = opts(1000, Some(BloomType::Row));
+    let (records, starts) = records_of(&cells, &o);
+    // Cut inside the last record: the records before it are appended, then an error naming
+    // the cut record's offset.
+    let cut = records.len() - 3;
+    let mut w = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+    let err = w.append_records(&records[..cut]).unwrap_err();
+    let at = starts[cells.len() - 1];
+    assert!(err.to_string().contains("cell record"), "{err}");
+    assert!(err.to_string().contains(&format!("offset {at}")), "{err}");
+    assert_eq!(w.entry_count(), cells.len() as u64 - 1);
+    // A key too short to hold a key's fixed fields (then the tags length and sequence id).
+    let mut w = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+    let mut bad = records[..starts[3]].to_vec();
+    bad.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 1, 2, 3, 4]);
+    bad.extend_from_slice(&[0; 3][..2 * usize::from(o.include_tags) + usize::from(o.include_mvcc)]);
+    let err = w.append_records(&bad).unwrap_err();
+    assert!(err.to_string().contains("malformed cell key"), "{err}");
+    assert_eq!(w.entry_count(), 3);
+    // An unknown cell type in an otherwise whole record.
+    let mut odd = records[..starts[2]].to_vec();
+    let mut third = records[starts[2]..starts[3]].to_vec();
+    let key_len = u32::from_be_bytes(third[..4].try_into().unwrap()) as usize;
+    third[8 + key_len - 1] = 99;
+    odd.extend_from_slice(&third);
+    let mut w = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+    let err = w.append_records(&odd).unwrap_err();
+    assert!(err.to_string().contains("unknown cell type 99"), "{err}");
+    assert_eq!(w.entry_count(), 2);
+}
+
+#[test]
+fn append_records_refuses_a_sequence_id_not_in_its_shortest_form() {
+    let cell = Cell::put(b"row", b"f", b"q", 5, b"v");
+    let o = WriterOptions {
+        include_mvcc: true,
+        ..opts(1000, None)
+    };
+    let (mut records, _) = records_of(std::slice::from_ref(&cell), &o);
+    // Sequence id 0 written in two bytes (-113: one more byte follows) instead of one.
+    assert_eq!(records.pop(), Some(0));
+    records.extend_from_slice(&[(-113i8) as u8, 0]);
+    let mut w = HFileWriter::new(Vec::new(), o).unwrap();
+    let err = w.append_records(&records).unwrap_err();
+    assert!(err.to_string().contains("shortest form"), "{err}");
+    assert_eq!(w.entry_count(), 0);
+}
+
+mod records_props {
+    use super::*;
+    use crate::cell::compare_cells;
+    use proptest::prelude::*;
+
+    fn arb_cell(family: &'static [u8]) -> impl Strategy<Value = Cell> {
+        (
+            prop::collection::vec(prop::sample::select(b"abc".to_vec()), 1..5),
+            prop::collection::vec(prop::sample::select(b"qr".to_vec()), 0..4),
+            prop_oneof![3 => 0i64..4, 1 => any::<i64>()],
+            prop::sample::select(CellType::ALL.to_vec()),
+            prop::collection::vec(any::<u8>(), 0..40),
+            prop_oneof![4 => Just(Vec::new()), 1 => Just(vec![0, 2, 1, b'x'])],
+            prop_oneof![3 => Just(0u64), 1 => 0u64..300, 1 => any::<u64>().prop_map(|s| s >> 1)],
+        )
+            .prop_map(move |(row, qualifier, timestamp, t, value, tags, seq_id)| {
+                let t = if t == CellType::Minimum && family.is_empty() && qualifier.is_empty() {
+                    CellType::Put
+                } else {
+                    t
+                };
+                Cell {
+                    row,
+                    family: family.to_vec(),
+                    qualifier,
+                    timestamp,
+                    cell_type: CellTypeOwned(t),
+                    value,
+                    tags,
+                    seq_id,
+                }
+            })
+    }
+
+    fn arb_case() -> impl Strategy<Value = (Vec<Cell>, WriterOptions, usize)> {
+        (
+            prop::sample::select(vec![&b"cf"[..], &b""[..]]),
+            any::<(bool, bool)>(),
+            prop::sample::select(vec![
+                None,
+                Some(BloomType::Row),
+                Some(BloomType::RowCol),
+                Some(BloomType::RowPrefixFixedLength(2)),
+            ]),
+            prop::sample::select(vec![16usize, 100, 400, 4096]),
+            1usize..30,
+        )
+            .prop_flat_map(|(family, (tags, mvcc), bloom, block_size, per_call)| {
+                (
+                    prop::collection::vec(arb_cell(family), 0..150),
+                    Just(WriterOptions {
+                        include_tags: tags,
+                        include_mvcc: mvcc,
+                        ..opts(block_size, bloom)
+                    }),
+                    Just(per_call),
+                )
+            })
+            .prop_map(|(mut cells, o, per_call)| {
+                if !o.include_tags {
+                    cells.iter_mut().for_each(|c| c.tags.clear());
+                }
+                cells.sort_by(|a, b| compare_cells(&a.as_ref(), &b.as_ref()));
+                (cells, o, per_call)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// Any sorted cells, any layout, Bloom and block size, handed over in calls of any
+        /// size: the bytes of `append`.
+        #[test]
+        fn append_records_writes_the_bytes_of_append((cells, o, per_call) in arb_case()) {
+            assert_records_write_as_append(&cells, &o, per_call, "proptest");
+        }
+
+        /// Arbitrary bytes after valid records are taken or refused, never a panic: the
+        /// valid records are all appended, and the file the writer finishes reads back with
+        /// them first.
+        #[test]
+        fn arbitrary_records_are_errors_not_panics(
+            (cells, o, _) in arb_case(),
+            junk in prop::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let (mut records, _) = records_of(&cells, &o);
+            records.extend_from_slice(&junk);
+            let mvcc = o.include_mvcc;
+            let mut w = HFileWriter::new(Vec::new(), o).unwrap();
+            let _ = w.append_records(&records);
+            prop_assert!(w.entry_count() >= cells.len() as u64);
+            let file = w.finish().unwrap().0;
+            let reader = crate::reader::HFileReader::from_bytes(file).unwrap();
+            let mut s = reader.scanner().unwrap();
+            for want in &cells {
+                let got = s.next().unwrap().map(|c| c.to_owned());
+                // A file without MVCC stores no sequence ids.
+                let want = Cell { seq_id: if mvcc { want.seq_id } else { 0 }, ..want.clone() };
+                prop_assert_eq!(got, Some(want));
+            }
+        }
+    }
+}

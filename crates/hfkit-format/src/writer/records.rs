@@ -1,0 +1,654 @@
+//! [`append_records`](HFileWriter::append_records): cells handed to the writer already in the
+//! file's own record layout, HBase's KeyValue serialization (`formats/hfile.md` §"Data
+//! blocks", encoding NONE):
+//!
+//! ```text
+//! u32 keyLength | u32 valueLength | key | value
+//! [u16 tagsLength | tags]    iff the file includes tags
+//! [VLong sequence id]        iff the file includes MVCC
+//! ```
+//!
+//! This is the form HBase's own writer is handed cells in (a `KeyValue` is these bytes), and
+//! the form a caller that buffers cells anyway (the import's lanes) can keep them in at no
+//! extra cost. For a NONE-encoded file the writer then does not serialize cells at all: it
+//! reads each record's lengths and key fields for its checks, Blooms and statistics, and
+//! copies runs of records into the open block as they are; a block that starts and ends inside
+//! one call is not even copied, but compressed straight from the caller's buffer (it is *lent*,
+//! [`Lent`]). Everything else goes the way of
+//! [`append`](HFileWriter::append), one record at a time: a record that is not a *plain* one
+//! (see [`scan_plain`]), the first record of a file and of each block, a block cut, and every
+//! record of a file with another encoding. So the file is, byte for byte, the one `append`
+//! of each cell writes (tested), and a record the writer refuses gets `append`'s error, or a
+//! [`FormatError::Corrupt`] naming its byte offset when it is not a whole record.
+
+use std::cmp::Ordering;
+use std::io::Write;
+
+use super::{CellStats, HFileWriter, KeyShape};
+use crate::bloom::BloomWriter;
+use crate::bytes::{compare_bytes, equal_bytes, vlong_total_len, Cursor};
+use crate::cell::{CellRef, CellType, MAX_KEY_LEN, MAX_ROW_LEN, MAX_VALUE_LEN};
+use crate::encoding::EncodingContext;
+use crate::error::{FormatError, Result};
+use crate::writer::block::BlockCellEncoder;
+
+/// What `records` calls its positions in errors.
+const WHAT: &str = "cell record";
+
+/// The cell types of plain records.
+const PUT: u8 = CellType::Put.code();
+const DELETE: u8 = CellType::Delete.code();
+const DELETE_COLUMN: u8 = CellType::DeleteColumn.code();
+
+/// The shortest key of a non-empty family: row length, family length, one family byte,
+/// timestamp and type.
+const KEY_MIN: usize = 2 + 1 + 1 + 8 + 1;
+
+impl<W: Write> HFileWriter<W> {
+    /// Appends the cells of `records`, each in this file's record layout (module doc), in
+    /// HBase order: the same file, byte for byte, as [`append`](Self::append) of each cell in
+    /// turn. `records` holds whole records. They are appended up to the first one refused
+    /// (out of order, invalid, not a whole record), whose error is returned; the file stays
+    /// as it was before that record. A failed write (I/O, compression) leaves the writer
+    /// unusable, as with `append`.
+    pub fn append_records(&mut self, records: &[u8]) -> Result<()> {
+        let ctx = self.encoding_context();
+        let mut lent = None;
+        let result = self.append_records_lending(records, &ctx, &mut lent);
+        if let Some(l) = lent {
+            self.take_back(records, l);
+        }
+        result
+    }
+
+    /// [`append_records`](Self::append_records)'s loop. Leaves in `lent` the open block if
+    /// its bytes are still `records`' (the caller then copies them into the payload).
+    fn append_records_lending(
+        &mut self,
+        records: &[u8],
+        ctx: &EncodingContext,
+        lent: &mut Option<Lent>,
+    ) -> Result<()> {
+        let mut at = 0;
+        while at < records.len() {
+            let prev_in_records = lent.as_ref().and_then(|l| l.last_key.clone());
+            if let Some(run) = self.append_plain_run(records, at, ctx, prev_in_records) {
+                if let Some(last_key) = run.last_key {
+                    match lent.as_mut() {
+                        Some(l) => {
+                            l.to = run.end;
+                            l.last_key = Some(last_key);
+                        }
+                        None => {
+                            let key_at = self.payload.len() + (last_key.start - at);
+                            self.payload.extend_from_slice(&records[at..run.end]);
+                            self.last_key_in_payload = Some((key_at, key_at + last_key.len()));
+                        }
+                    }
+                }
+                at = run.end;
+                if at == records.len() {
+                    break;
+                }
+                if run.cut {
+                    if let Some(l) = lent.take() {
+                        let (cell, len) = match parse_record(records, at, ctx) {
+                            Ok(parsed) => parsed,
+                            Err(e) => {
+                                self.take_back(records, l);
+                                return Err(e);
+                            }
+                        };
+                        self.cut_lent_block(records, l, &cell)?;
+                        *lent = self.lend(records, at, len);
+                        at += len;
+                        continue;
+                    }
+                }
+            }
+            if let Some(l) = lent.take() {
+                self.take_back(records, l);
+            }
+            let (cell, len) = parse_record(records, at, ctx)?;
+            self.append(&cell)?;
+            *lent = self.lend(records, at, len);
+            at += len;
+        }
+        Ok(())
+    }
+
+    /// The record layout of this file's cells.
+    fn encoding_context(&self) -> EncodingContext {
+        EncodingContext {
+            include_tags: self.opts.include_tags,
+            include_mvcc: self.opts.include_mvcc,
+            compress_tags: self.opts.compress_tags,
+        }
+    }
+
+    /// After `append` of the record at `records[at..at + len]`: when that record opened a NONE
+    /// block and is, byte for byte, the block's payload, the block from then on is lent from
+    /// `records`.
+    fn lend(&self, records: &[u8], at: usize, len: usize) -> Option<Lent> {
+        let first = records.get(at..at + len)?;
+        (!self.failed
+            && self.block_open
+            && matches!(self.cell_encoder, BlockCellEncoder::None(_))
+            && self.payload.as_slice() == first)
+            .then_some(Lent {
+                from: at,
+                to: at + len,
+                last_key: None,
+            })
+    }
+
+    /// Makes the payload the lent block's bytes again (its first record is there already)
+    /// and points the last key into it.
+    fn take_back(&mut self, records: &[u8], l: Lent) {
+        let have = l.from + self.payload.len();
+        if let Some(rest) = records.get(have..l.to) {
+            self.payload.extend_from_slice(rest);
+        }
+        if let Some(k) = l.last_key {
+            self.last_key_in_payload = Some((k.start - l.from, k.end - l.from));
+        }
+    }
+
+    /// Appends `cell`, a plain record that starts a new block (a run stopped at it for that),
+    /// after the lent block `l`: `append`'s checks, Bloom adds and block cut, with the cut
+    /// block compressed straight from `records`.
+    fn cut_lent_block(&mut self, records: &[u8], l: Lent, cell: &CellRef<'_>) -> Result<()> {
+        if let Some(k) = l.last_key.clone() {
+            // The last key, out of `records` (the index's midpoint and the next block's
+            // previous key are taken from it).
+            self.last_key.clear();
+            self.last_key.extend_from_slice(&records[k]);
+            self.last_key_in_payload = None;
+        }
+        let full = self.cell_encoder.encoded_bytes() >= self.opts.block_size;
+        let same_row = match self.check_next(cell) {
+            Ok((false, same_row)) if full => same_row,
+            other => {
+                // Not what the run saw: leave the block to `append`'s way.
+                self.take_back(records, l);
+                return match other {
+                    Err(e) => Err(e),
+                    Ok(_) => self.append(cell),
+                };
+            }
+        };
+        let block = records.get(l.from..l.to).unwrap_or_default();
+        let r = self.offer_and_cut(cell, same_row, block);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// `append`'s steps after its checks, for a cell that starts a new block after the lent
+    /// block `block`.
+    fn offer_and_cut(&mut self, cell: &CellRef<'_>, same_row: bool, block: &[u8]) -> Result<()> {
+        self.offer_to_blooms(cell, same_row);
+        self.finish_block_of(Some(block))?;
+        self.write_inline_blocks(false)?;
+        self.new_block();
+        self.encode_into_block(cell)
+    }
+
+    /// Takes the plain records of `records` from `at` that the open NONE block takes as they
+    /// are ([`scan_plain`]): counts them into the file's statistics, Blooms and block size
+    /// and makes the last of them the file's last cell, but leaves the bytes to the caller
+    /// (to copy into the payload or lend). `prev_in_records`: the last cell's key, when it is
+    /// in `records` rather than in the writer. `None` when the writer is not in a state to
+    /// take a run (no NONE block open with a cell in it, or failed); the record at the run's
+    /// end (if any) goes `append`'s way.
+    fn append_plain_run(
+        &mut self,
+        records: &[u8],
+        at: usize,
+        ctx: &EncodingContext,
+        prev_in_records: Option<std::ops::Range<usize>>,
+    ) -> Option<Run> {
+        if self.failed
+            || self.entry_count == 0
+            || !self.block_open
+            || self.first_key_in_block.is_none()
+        {
+            return None;
+        }
+        let BlockCellEncoder::None(encoder) = &mut self.cell_encoder else {
+            return None;
+        };
+        let (_, block_bytes) = encoder.parts();
+        let prev_key: &[u8] = match (prev_in_records, self.last_key_in_payload) {
+            (Some(k), _) => records.get(k)?,
+            (None, Some((from, to))) => self.payload.get(from..to)?,
+            (None, None) => &self.last_key,
+        };
+        let prev = Prev::of(self.last_shape, prev_key)?;
+        let scan = scan_plain(
+            records,
+            at,
+            prev,
+            ScanState {
+                ctx: *ctx,
+                block_bytes: *block_bytes,
+                block_size: self.opts.block_size,
+                bloom: self.general_bloom.as_mut(),
+                stats: &mut self.stats,
+            },
+        );
+        let mut run = Run {
+            end: scan.end,
+            cut: scan.cut,
+            last_key: None,
+        };
+        if scan.cells == 0 {
+            return Some(run);
+        }
+        let (last_key, last_key_at) = key_of(records, scan.last_at)?;
+        self.last_shape = KeyShape::of_key(last_key)?;
+        if let Some(b) = scan.biggest_at {
+            self.biggest_key = Some(key_of(records, b)?.0.to_vec());
+        }
+        *block_bytes += scan.end - at;
+        self.entry_count += scan.cells;
+        run.last_key = Some(last_key_at..last_key_at + last_key.len());
+        Some(run)
+    }
+}
+
+/// A block whose bytes are `records[from..to]` of an `append_records` call rather than the
+/// payload's, which holds its first record only. `last_key`: the last cell's key in
+/// `records`, once a run has taken records after the first.
+struct Lent {
+    from: usize,
+    to: usize,
+    last_key: Option<std::ops::Range<usize>>,
+}
+
+/// What [`append_plain_run`](HFileWriter::append_plain_run) took: the records up to `end`,
+/// the last one's key (`None`: none taken), and whether the record at `end` starts a block.
+struct Run {
+    end: usize,
+    cut: bool,
+    last_key: Option<std::ops::Range<usize>>,
+}
+
+/// The last appended cell, as [`scan_plain`] compares the next one with it.
+#[derive(Clone, Copy)]
+struct Prev<'a> {
+    row: &'a [u8],
+    family: &'a [u8],
+    /// The key from the family length byte to the qualifier's end.
+    column: &'a [u8],
+    qualifier: &'a [u8],
+    /// [`leading_word`] of the qualifier.
+    qualifier_word: u64,
+    timestamp: i64,
+    type_code: u8,
+}
+
+impl<'a> Prev<'a> {
+    fn of(shape: KeyShape, key: &'a [u8]) -> Option<Prev<'a>> {
+        let v = shape.view(key)?;
+        let column_at = 2 + v.row.len();
+        let qualifier_at = column_at + 1 + v.family.len();
+        Some(Prev {
+            row: v.row,
+            family: v.family,
+            column: key.get(column_at..qualifier_at + v.qualifier.len())?,
+            qualifier: v.qualifier,
+            qualifier_word: leading_word(key, qualifier_at, v.qualifier.len())?,
+            timestamp: v.timestamp,
+            type_code: v.type_code,
+        })
+    }
+}
+
+/// What [`scan_plain`] works with besides the records.
+struct ScanState<'w> {
+    ctx: EncodingContext,
+    /// Bytes in the open block, and the size at which it is cut.
+    block_bytes: usize,
+    block_size: usize,
+    bloom: Option<&'w mut BloomWriter>,
+    stats: &'w mut CellStats,
+}
+
+/// What [`scan_plain`] accepted: the records `at .. end`.
+struct Scan {
+    end: usize,
+    /// Whether it stopped at a plain record that starts a new block.
+    cut: bool,
+    cells: u64,
+    /// The offset of the last accepted record (when `cells > 0`).
+    last_at: usize,
+    /// The offset of the record that became the file's biggest cell, if one did.
+    biggest_at: Option<usize>,
+}
+
+/// Reads `records` from `at` while each is a *plain* record the open block takes as it is,
+/// and offers each to the general Bloom and counts it into the statistics as `append` would.
+/// A plain record is a whole one, of the last cell's (non-empty) family, with a row within
+/// HBase's limit, a key and value within theirs, a Put, Delete or DeleteColumn (the
+/// delete-family kinds go to the delete-family Bloom), no tags and a one-byte sequence id
+/// (the forms `append` writes the same way), in order after the cell before it, and not one
+/// that would start a new block (a new key in a block that holds `block_size` bytes). It
+/// stops at the first record that is not; `append` then takes that one (and refuses it if it
+/// must).
+fn scan_plain<'a>(records: &'a [u8], at: usize, prev: Prev<'a>, st: ScanState<'_>) -> Scan {
+    match (st.ctx.include_tags, st.ctx.include_mvcc) {
+        (true, true) => scan_layout::<true, true>(records, at, prev, st),
+        (true, false) => scan_layout::<true, false>(records, at, prev, st),
+        (false, true) => scan_layout::<false, true>(records, at, prev, st),
+        (false, false) => scan_layout::<false, false>(records, at, prev, st),
+    }
+}
+
+/// [`scan_plain`] for one record layout (tags length and sequence id fields present or not).
+///
+/// The hot loop of `append_records` (every cell; each of these measured on lineitem cells,
+/// `examples/format_bench.rs`): what does not change from record to record (the family, the
+/// layout, the Bloom's kind) is read once, the family compared as one word; rows are first
+/// tested for equality, and a row's qualifiers ordered by their leading 8 bytes as one word
+/// when those differ; the tags length and sequence id are read as one word and late, after
+/// the key's checks (the load of a record's end waits for its lengths, and it is mostly the
+/// first touch of a new cache line); the statistics are kept in locals and added to the
+/// file's once; the Bloom is offered only a row's first cell when it keys by row.
+#[inline(never)]
+fn scan_layout<'a, const TAGS: bool, const MVCC: bool>(
+    records: &'a [u8],
+    at: usize,
+    prev: Prev<'a>,
+    st: ScanState<'_>,
+) -> Scan {
+    let ScanState {
+        ctx: _,
+        block_bytes,
+        block_size,
+        mut bloom,
+        stats,
+    } = st;
+    let mut out = Scan {
+        end: at,
+        cut: false,
+        cells: 0,
+        last_at: at,
+        biggest_at: None,
+    };
+    let family = prev.family;
+    if family.is_empty() {
+        return out;
+    }
+    // The key's family length byte and family, as every plain record has them; when they
+    // fit in a word, compared as one (the low bytes of a little-endian load).
+    let family_head: &[u8] = prev.column.get(..1 + family.len()).unwrap_or_default();
+    let family_word = (family_head.len() <= 8).then(|| {
+        let mut w = [0u8; 8];
+        w[..family_head.len()].copy_from_slice(family_head);
+        let mask = u64::MAX >> (8 * (8 - family_head.len()));
+        (mask, u64::from_le_bytes(w))
+    });
+    let tail = 2 * usize::from(TAGS) + usize::from(MVCC);
+    // The previous cell's row, qualifier (and its leading word), timestamp and type.
+    let (mut prev_row, mut prev_qualifier) = (prev.row, prev.qualifier);
+    let mut prev_word = prev.qualifier_word;
+    let (mut prev_ts, mut prev_type) = (prev.timestamp, prev.type_code);
+    // Whether a row's later cells add nothing to the Bloom (`skips_same_row`: one keyed by
+    // row, once it holds a key); it can only turn true, after an add.
+    let mut skips_same_row = bloom.as_ref().is_none_or(|b| b.skips_same_row());
+    // The bytes of the open block before `at`'s record: `block_bytes` then what was accepted.
+    let block_base = block_bytes.wrapping_sub(at);
+    // The statistics of the accepted records (`CellStats::note`'s, for cells without tags).
+    let mut key_sum = 0u64;
+    let mut biggest = stats.biggest_len;
+    let (mut ts_min, mut ts_max, mut put_min) = (i64::MAX, i64::MIN, i64::MAX);
+    let mut delete_column = false;
+    let mut max_seq = 0u8;
+    let huge = records.len() > MAX_VALUE_LEN;
+    let (mut last_at, mut cells) = (at, 0u64);
+    let mut pos = at;
+    while let Some(h) = records.get(pos..pos + 8) {
+        let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
+        let value_len = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
+        let key_at = pos + 8;
+        let value_at = key_at + key_len;
+        let tail_at = value_at + value_len;
+        // The record's end: within `records` (the tail's fields are read further down, once
+        // the key is checked, so that the load has time).
+        if tail_at + tail > records.len() {
+            break;
+        }
+        // (A whole record of a buffer under 2 GiB has its key and value within HBase's
+        // limits, so those two are tested only for larger buffers.)
+        if key_len < KEY_MIN || (huge && (key_len > MAX_KEY_LEN || value_len > MAX_VALUE_LEN)) {
+            break;
+        }
+        // u16 row length | row | u8 family length | family | qualifier | i64 ts | u8 type,
+        // with the file's family.
+        // SAFETY: `key_at .. value_at` lies within `records`: the record's end, after it,
+        // does (tested above).
+        let key = unsafe { records.get_unchecked(key_at..value_at) };
+        let row_len = usize::from(u16::from_be_bytes([key[0], key[1]]));
+        let column_at = 2 + row_len;
+        let qualifier_at = column_at + family_head.len();
+        if row_len > MAX_ROW_LEN || qualifier_at + 9 > key_len {
+            break;
+        }
+        // The key holds 8 bytes from `column_at` (at least the family head and the 9 bytes
+        // of timestamp and type follow it).
+        let head_word =
+            u64::from_le_bytes(key[column_at..column_at + 8].try_into().unwrap_or_default());
+        let same_family = match family_word {
+            Some((mask, word)) => head_word & mask == word,
+            None => equal_bytes(&key[column_at..qualifier_at], family_head),
+        };
+        if !same_family {
+            break;
+        }
+        let row = &key[2..column_at];
+        let qualifier = &key[qualifier_at..key_len - 9];
+        // The key has the timestamp's 8 bytes after the qualifier.
+        let word = leading_word(key, qualifier_at, qualifier.len()).unwrap_or_default();
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&key[key_len - 9..key_len - 1]);
+        let timestamp = i64::from_be_bytes(ts);
+        let type_code = key[key_len - 1];
+        let is_put = type_code == PUT;
+        if !is_put && type_code != DELETE && type_code != DELETE_COLUMN {
+            break;
+        }
+        // Rows first as equal or not (a row's cells are most of the records), then the
+        // qualifiers by their leading words, which decide unless those are equal.
+        let same_row = equal_bytes(prev_row, row);
+        let order = if !same_row {
+            compare_bytes(prev_row, row)
+        } else if prev_word != word {
+            prev_word.cmp(&word)
+        } else {
+            compare_bytes(prev_qualifier, qualifier)
+                .then(timestamp.cmp(&prev_ts))
+                .then(type_code.cmp(&prev_type))
+        };
+        match order {
+            Ordering::Greater => break,
+            Ordering::Less if block_base.wrapping_add(pos) >= block_size => {
+                out.cut = true;
+                break;
+            }
+            _ => {}
+        }
+        // The last byte before the tail (there is one: the key) and the tail, as one word.
+        let Some(w) = records.get(tail_at - 1..tail_at + tail) else {
+            break;
+        };
+        let mut tail_word = [0u8; 4];
+        tail_word[..1 + tail].copy_from_slice(w);
+        let tail_word = u32::from_be_bytes(tail_word) >> (8 * (3 - tail));
+        if TAGS && (tail_word >> (8 * usize::from(MVCC))) & 0xffff != 0 {
+            break;
+        }
+        let seq_id = if MVCC { tail_word as u8 } else { 0 };
+        if seq_id >= 0x80 {
+            break;
+        }
+        if !(same_row && skips_same_row) {
+            if let Some(b) = bloom.as_deref_mut() {
+                let cell = CellRef {
+                    row,
+                    family,
+                    qualifier,
+                    timestamp,
+                    cell_type: CellType::from_code(type_code).unwrap_or(CellType::Put),
+                    value: &records[value_at..tail_at],
+                    tags: &[],
+                    seq_id: u64::from(seq_id),
+                };
+                b.add_in_row(&cell, same_row);
+                skips_same_row = b.skips_same_row();
+            }
+        }
+        key_sum += key_len as u64;
+        let size = (12 + key_len + value_len) as i64;
+        if size > biggest {
+            biggest = size;
+            out.biggest_at = Some(pos);
+        }
+        max_seq = max_seq.max(seq_id);
+        ts_min = ts_min.min(timestamp);
+        ts_max = ts_max.max(timestamp);
+        if is_put {
+            put_min = put_min.min(timestamp);
+        } else {
+            delete_column |= type_code == DELETE_COLUMN;
+        }
+        last_at = pos;
+        cells += 1;
+        pos = tail_at + tail;
+        (prev_row, prev_qualifier, prev_word) = (row, qualifier, word);
+        (prev_ts, prev_type) = (timestamp, type_code);
+    }
+    out.last_at = last_at;
+    out.cells = cells;
+    if cells > 0 {
+        stats.total_key_len += key_sum;
+        // The values are the bytes accepted less the records' other fields.
+        stats.total_value_len += (pos - at) as u64 - (8 + tail) as u64 * cells - key_sum;
+        stats.biggest_len = biggest;
+        stats.max_seq_id = stats.max_seq_id.max(u64::from(max_seq));
+        stats.earliest_put = stats.earliest_put.min(put_min);
+        stats.time_range.include(ts_min, CellType::Put);
+        stats.time_range.include(ts_max, CellType::Put);
+        if delete_column {
+            stats.time_range.include(0, CellType::Put);
+        }
+    }
+    out.end = pos;
+    out
+}
+
+/// The first 8 bytes of the `len` bytes at `key[at..]`, big-endian, the bytes past `len`
+/// zeroed: two such words compare as their slices do, unless they are equal (then the
+/// slices may still differ past 8 bytes, or in length). `None` if the key has no 8 bytes
+/// there (a key has at least 9 after its qualifier).
+#[inline(always)]
+fn leading_word(key: &[u8], at: usize, len: usize) -> Option<u64> {
+    let bytes: [u8; 8] = key.get(at..at + 8)?.try_into().ok()?;
+    let mask = if len >= 8 {
+        u64::MAX
+    } else {
+        !(u64::MAX >> (8 * len))
+    };
+    Some(u64::from_be_bytes(bytes) & mask)
+}
+
+/// The key of the (accepted, so whole and well formed) record at `at`, and its offset.
+fn key_of(records: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let h = records.get(at..at + 4)?;
+    let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
+    Some((records.get(at + 8..at + 8 + key_len)?, at + 8))
+}
+
+/// The cell of the record at `at` and the record's length, or why it is not a whole record
+/// of this layout (the errors of `append`'s own checks come after, from `append`). A record
+/// cut short is reported from its start: the bytes it needed from there and those there were.
+fn parse_record<'a>(
+    records: &'a [u8],
+    at: usize,
+    ctx: &EncodingContext,
+) -> Result<(CellRef<'a>, usize)> {
+    parse_record_fields(records, at, ctx).map_err(|e| match e {
+        FormatError::Truncated {
+            what,
+            offset,
+            needed,
+            available,
+        } => {
+            let into = offset.saturating_sub(at as u64);
+            FormatError::Truncated {
+                what,
+                offset: at as u64,
+                needed: needed.saturating_add(into),
+                available: available.saturating_add(into),
+            }
+        }
+        other => other,
+    })
+}
+
+fn parse_record_fields<'a>(
+    records: &'a [u8],
+    at: usize,
+    ctx: &EncodingContext,
+) -> Result<(CellRef<'a>, usize)> {
+    let mut c = Cursor::new(records.get(at..).unwrap_or_default(), at as u64, WHAT);
+    let key_len = c.u32()? as usize;
+    let value_len = c.u32()? as usize;
+    let key_offset = c.offset();
+    let key = c.take(key_len)?;
+    let value = c.take(value_len)?;
+    let tags = if ctx.include_tags {
+        let n = c.u16()?;
+        c.take(usize::from(n))?
+    } else {
+        &[]
+    };
+    let seq_id = if ctx.include_mvcc {
+        let seq_at = c.offset();
+        let first = c.rest().first().copied().unwrap_or(0) as i8;
+        let n = vlong_total_len(first);
+        let v = c.vlong()?;
+        // `append` writes a sequence id in its shortest form: any other would not be this
+        // cell's record.
+        if v < 0 || crate::bytes::vlong_size(v) != n {
+            return Err(FormatError::corrupt(
+                WHAT,
+                seq_at,
+                format!("sequence id {v} is not a non-negative vlong in its shortest form"),
+            ));
+        }
+        v as u64
+    } else {
+        0
+    };
+    let view = crate::cell::KeyView::parse_at(key, WHAT, key_offset)?;
+    let cell_type = CellType::from_code(view.type_code).ok_or_else(|| {
+        FormatError::corrupt(
+            WHAT,
+            key_offset + key_len as u64 - 1,
+            format!("unknown cell type {}", view.type_code),
+        )
+    })?;
+    let cell = CellRef {
+        row: view.row,
+        family: view.family,
+        qualifier: view.qualifier,
+        timestamp: view.timestamp,
+        cell_type,
+        value,
+        tags,
+        seq_id,
+    };
+    Ok((cell, c.position()))
+}
