@@ -620,12 +620,13 @@ fn parse_record_fields<'a>(
         let n = vlong_total_len(first);
         let v = c.vlong()?;
         // `append` writes a sequence id in its shortest form: any other would not be this
-        // cell's record.
-        if v < 0 || crate::bytes::vlong_size(v) != n {
+        // cell's record. (A u64 past i64::MAX is stored as the negative i64 of its bits, as
+        // `append` writes it.)
+        if crate::bytes::vlong_size(v) != n {
             return Err(FormatError::corrupt(
                 WHAT,
                 seq_at,
-                format!("sequence id {v} is not a non-negative vlong in its shortest form"),
+                format!("sequence id {v} is not a vlong in its shortest form"),
             ));
         }
         v as u64
