@@ -398,7 +398,17 @@ impl<'a> Ingest<'a> {
         let lane_splits = std::iter::repeat_n(regions.main.split_keys().to_vec(), families.len())
             .chain(regions.indexes.iter().map(|r| r.split_keys().to_vec()))
             .collect();
-        let router = Router::new(lane_splits, max_lanes);
+        let family_names = families
+            .iter()
+            .map(|f| f.as_bytes().to_vec())
+            .chain(
+                mapping
+                    .indexes
+                    .iter()
+                    .map(|ix| ix.family().name.as_bytes().to_vec()),
+            )
+            .collect();
+        let router = Router::new(lane_splits, family_names, max_lanes);
         let sorter_budget = opts.memory_budget.saturating_sub(max_lanes * LANE_MEMORY);
         let mut sorter = CellSorter::new(sorter_budget, spill_dir);
         if rayon::current_num_threads() > 1 {

@@ -417,6 +417,72 @@ impl BulkOutput {
         Ok(())
     }
 
+    /// Appends `records`, whole rows of family `family` in the lane of `region` staged as the
+    /// records of its files (`HFileWriter::append_records`; the tags length and sequence id
+    /// fields present), all at once, when that writes what [`append_row_to_lane`] of each row
+    /// would: the family's files have that record layout, no cell can be hidden (no TTL and,
+    /// unless the family keeps every version, no column more than once: `repeated`), and no
+    /// file can reach the size limit inside them (files roll between rows). Returns false,
+    /// having written nothing, otherwise; the caller then appends row by row. `last_row`:
+    /// the row of the last record.
+    ///
+    /// [`append_row_to_lane`]: BulkOutput::append_row_to_lane
+    pub fn append_records_to_lane(
+        &mut self,
+        family: usize,
+        region: usize,
+        records: &[u8],
+        last_row: &[u8],
+        repeated: bool,
+    ) -> Result<bool, OutputError> {
+        let lane = family * self.regions() + region;
+        let Some(fam) = self.families.get(family) else {
+            return Ok(false);
+        };
+        let o = &fam.options;
+        let r = &fam.retention;
+        if region >= self.regions()
+            || (o.include_tags, o.include_mvcc) != crate::route::STAGED_LAYOUT
+            || r.oldest_unexpired_ts != i64::MIN
+            || (repeated && r.versions != u32::MAX)
+        {
+            return Ok(false);
+        }
+        // What the block in progress, the records (Snappy's worst case is under 1.2x), their
+        // blocks' headers and checksums and the inline blocks could add to the file, with
+        // room to spare: a file that could reach the limit inside them goes row by row.
+        let bound = |written: u64| {
+            written
+                .saturating_add(4 * records.len() as u64)
+                .saturating_add(4 * o.block_size as u64)
+                .saturating_add(16 << 20)
+        };
+        match &self.lanes[lane] {
+            Some(c) if c.writer.bytes_written() >= self.max_file_size => return Ok(false),
+            Some(c) if bound(c.writer.bytes_written()) >= self.max_file_size => return Ok(false),
+            None if bound(0) >= self.max_file_size => return Ok(false),
+            _ => {}
+        }
+        if self.lanes[lane].is_none() {
+            self.lanes[lane] = Some(self.open(family, region, LANE_BUFFER)?);
+        }
+        if let Some(c) = self.lanes[lane].as_mut() {
+            let before = c.writer.entry_count();
+            c.writer
+                .append_records(records)
+                .map_err(|source| OutputError::Format {
+                    path: c.tmp.clone(),
+                    source,
+                })?;
+            // Nothing was hidden; the next rows are new rows of this file.
+            c.column = ColumnVersions::default();
+            c.last_row.clear();
+            c.last_row.extend_from_slice(last_row);
+            self.stores[region][family].cells += c.writer.entry_count() - before;
+        }
+        Ok(true)
+    }
+
     /// Takes back everything written to the lane of (`family`, `region`): closes its open file
     /// and returns the temporary paths of its files, in order (their cells, concatenated, are
     /// the lane's cells in order). They are no longer part of the output: the caller reads them

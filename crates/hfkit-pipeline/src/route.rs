@@ -33,7 +33,7 @@ use super::error::ImportError;
 use super::output::{BulkOutput, OutputError, LANE_MEMORY};
 use super::sort::CellSorter;
 use hfkit_format::bytes::{compare_bytes, copy_short};
-use hfkit_format::cell::{CellRef, CellType};
+use hfkit_format::cell::{CellRef, CellType, KeyView};
 use hfkit_format::reader::HFileReader;
 
 enum Lane {
@@ -44,6 +44,7 @@ enum Lane {
     Streaming {
         last_row: Vec<u8>,
         staged: Vec<u8>,
+        meta: Staged,
     },
     Sorted,
 }
@@ -76,16 +77,30 @@ impl Outputs<'_> {
 /// Where lanes' staged cells are written: the outputs themselves ([`Outputs`], on the
 /// importing thread), or lane-writer threads that own them ([`ThreadSink`]).
 pub(crate) trait LaneSink {
-    /// Writes the staged groups of the lane (`f`, `region`) and leaves `staged` empty.
-    fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError>;
+    /// Writes the staged groups of the lane (`f`, `region`) and leaves `staged` empty (and
+    /// `meta` reset).
+    fn write(
+        &mut self,
+        f: usize,
+        region: usize,
+        staged: &mut Vec<u8>,
+        meta: &mut Staged,
+    ) -> Result<(), ImportError>;
     /// Takes the lane back (everything written to it before): its files, in order.
     fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError>;
 }
 
 impl LaneSink for Outputs<'_> {
-    fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError> {
+    fn write(
+        &mut self,
+        f: usize,
+        region: usize,
+        staged: &mut Vec<u8>,
+        meta: &mut Staged,
+    ) -> Result<(), ImportError> {
         let (out, of) = self.of(f)?;
-        write_staged(staged, out, of, region)
+        let m = std::mem::take(meta);
+        write_staged(staged, m, out, of, region)
     }
     fn take(&mut self, f: usize, region: usize) -> Result<Vec<PathBuf>, ImportError> {
         let (out, of) = self.of(f)?;
@@ -99,6 +114,7 @@ pub(crate) enum LaneMessage {
         f: usize,
         region: usize,
         staged: Vec<u8>,
+        meta: Staged,
     },
     Take {
         f: usize,
@@ -134,7 +150,13 @@ fn writer_gone() -> ImportError {
 }
 
 impl LaneSink for ThreadSink {
-    fn write(&mut self, f: usize, region: usize, staged: &mut Vec<u8>) -> Result<(), ImportError> {
+    fn write(
+        &mut self,
+        f: usize,
+        region: usize,
+        staged: &mut Vec<u8>,
+        meta: &mut Staged,
+    ) -> Result<(), ImportError> {
         let spare = self
             .spares
             .try_recv()
@@ -145,6 +167,7 @@ impl LaneSink for ThreadSink {
                 f,
                 region,
                 staged: full,
+                meta: std::mem::take(meta),
             })
             .map_err(|_| writer_gone())
     }
@@ -169,8 +192,9 @@ pub(crate) fn run_lane_writer(
                 f,
                 region,
                 mut staged,
+                mut meta,
             } => {
-                outs.write(f, region, &mut staged)?;
+                outs.write(f, region, &mut staged, &mut meta)?;
                 let _ = spares.send(staged);
             }
             LaneMessage::Take { f, region, reply } => {
@@ -185,6 +209,8 @@ pub(crate) fn run_lane_writer(
 pub(crate) struct Router {
     /// Split keys of each sorter family's table.
     splits: Vec<Vec<Vec<u8>>>,
+    /// Each sorter family's name (lanes stage cells with their keys whole).
+    families: Vec<Vec<u8>>,
     /// `lanes[f][region]`, sized on first use.
     lanes: Vec<Vec<Lane>>,
     open: usize,
@@ -197,13 +223,14 @@ pub(crate) struct Router {
 }
 
 impl Router {
-    /// A router for the sorter families whose tables have the given split keys (one entry per
-    /// family); `max_open` lanes at most (0: every cell goes to the sorter).
-    pub fn new(splits: Vec<Vec<Vec<u8>>>, max_open: usize) -> Router {
+    /// A router for the sorter families whose tables have the given split keys and names
+    /// (one entry per family); `max_open` lanes at most (0: every cell goes to the sorter).
+    pub fn new(splits: Vec<Vec<Vec<u8>>>, families: Vec<Vec<u8>>, max_open: usize) -> Router {
         Router {
             lanes: splits.iter().map(|_| Vec::new()).collect(),
             streamed: vec![0; splits.len()],
             splits,
+            families,
             open: 0,
             max_open,
             taken: 0,
@@ -239,19 +266,24 @@ impl Router {
         while i < cells.len() {
             let first = &cells[i];
             let mut j = i + 1;
-            // A lane takes Puts without tags (its staging format has neither a type nor tags):
-            // a group with a delete marker or a TTL tag goes through the sorter.
+            // A lane takes Puts without tags (it stages every cell as a Put without tags): a
+            // group with a delete marker or a TTL tag goes through the sorter.
             let mut ordered = first.is_plain_put();
+            // A column more than once (older versions after the newest).
+            let mut repeated = false;
             while j < cells.len() && cells[j].family == first.family && cells[j].row == first.row {
                 let (p, q) = (&cells[j - 1], &cells[j]);
                 ordered &= match compare_bytes(slice(a, p.qualifier), slice(a, q.qualifier)) {
                     Ordering::Less => true,
-                    Ordering::Equal => p.timestamp > q.timestamp,
+                    Ordering::Equal => {
+                        repeated = true;
+                        p.timestamp > q.timestamp
+                    }
                     Ordering::Greater => false,
                 } && q.is_plain_put();
                 j += 1;
             }
-            self.group(a, &cells[i..j], ordered, sorter, sink)?;
+            self.group(a, &cells[i..j], ordered, repeated, sorter, sink)?;
             i = j;
         }
         Ok(())
@@ -263,6 +295,7 @@ impl Router {
         a: &[u8],
         group: &[EncodedCell],
         ordered: bool,
+        repeated: bool,
         sorter: &mut CellSorter,
         sink: &mut dyn LaneSink,
     ) -> Result<(), ImportError> {
@@ -273,25 +306,34 @@ impl Router {
             .get(f)
             .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
         let region = hfkit_table::region_of_row(splits, row);
+        let family = self
+            .families
+            .get(f)
+            .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?;
         let lanes = &mut self.lanes[f];
         if lanes.is_empty() {
             lanes.resize_with(splits.len() + 1, || Lane::Unused);
         }
         let lane = &mut lanes[region];
         match lane {
-            Lane::Streaming { last_row, staged } => {
+            Lane::Streaming {
+                last_row,
+                staged,
+                meta,
+            } => {
                 if ordered && compare_bytes(last_row, row) == Ordering::Less {
                     last_row.clear();
                     last_row.extend_from_slice(row);
-                    stage(staged, a, row, group)?;
+                    meta.add_group(staged.len(), repeated);
+                    stage(staged, a, row, family, group)?;
                     if staged.len() >= STAGE_BYTES {
-                        sink.write(f, region, staged)?;
+                        sink.write(f, region, staged, meta)?;
                     }
                     self.streamed[f] += group.len() as u64;
                     return Ok(());
                 } else {
                     // Out of order: the lane's cells go back through the sorter.
-                    sink.write(f, region, staged)?;
+                    sink.write(f, region, staged, meta)?;
                     *lane = Lane::Sorted;
                     self.open -= 1;
                     self.taken += 1;
@@ -305,10 +347,13 @@ impl Router {
             }
             Lane::Unused if ordered && self.open < self.max_open => {
                 let mut staged = Vec::with_capacity(STAGE_BYTES + 4096);
-                stage(&mut staged, a, row, group)?;
+                let mut meta = Staged::default();
+                meta.add_group(0, repeated);
+                stage(&mut staged, a, row, family, group)?;
                 *lane = Lane::Streaming {
                     last_row: row.to_vec(),
                     staged,
+                    meta,
                 };
                 self.open += 1;
                 self.streamed[f] += group.len() as u64;
@@ -337,9 +382,9 @@ impl Router {
     pub fn flush(&mut self, sink: &mut dyn LaneSink) -> Result<(), ImportError> {
         for (f, lanes) in self.lanes.iter_mut().enumerate() {
             for (region, lane) in lanes.iter_mut().enumerate() {
-                if let Lane::Streaming { staged, .. } = lane {
+                if let Lane::Streaming { staged, meta, .. } = lane {
                     if !staged.is_empty() {
-                        sink.write(f, region, staged)?;
+                        sink.write(f, region, staged, meta)?;
                     }
                 }
             }
@@ -348,103 +393,119 @@ impl Router {
     }
 }
 
-/// Appends a group to a lane's staging buffer:
-/// `u16 rowLen | u32 cells | row | (u32 qualifierLen | u32 valueLen | i64 timestamp |
-/// qualifier | value) * cells`.
+/// What a lane's staging buffer holds besides its records: where its last group starts, and
+/// whether any group has a column more than once.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Staged {
+    last_group_at: usize,
+    repeated: bool,
+}
+
+impl Staged {
+    /// A group staged from offset `at` on.
+    fn add_group(&mut self, at: usize, repeated: bool) {
+        self.last_group_at = at;
+        self.repeated |= repeated;
+    }
+}
+
+/// Appends a group (one row's Puts of one family, in order) to a lane's staging buffer, as
+/// the records of the file it goes to (`formats/hfile.md` §"Data blocks", NONE; the layout of
+/// an import's files, [`STAGED_LAYOUT`]): per cell `u32 keyLength | u32 valueLength | key |
+/// value | u16 tagsLength 0 | sequence id 0`, so the lane's writer takes them as they are
+/// (`HFileWriter::append_records`).
 fn stage(
     staged: &mut Vec<u8>,
     a: &[u8],
     row: &[u8],
+    family: &[u8],
     group: &[EncodedCell],
 ) -> Result<(), ImportError> {
     let too_large = || ImportError::Invalid("internal: cell too large to stage".into());
     let row_len = u16::try_from(row.len()).map_err(|_| too_large())?;
-    let cells = u32::try_from(group.len()).map_err(|_| too_large())?;
-    let mut total = 6 + row.len();
+    let family_len = u8::try_from(family.len()).map_err(|_| too_large())?;
+    // The key's row and family, the same for every cell of the group.
+    let head_len = 2 + row.len() + 1 + family.len();
+    let mut total = 0usize;
     for c in group {
-        total += 16 + slice(a, c.qualifier).len() + slice(a, c.value).len();
+        total += 8 + head_len + slice(a, c.qualifier).len() + 9 + slice(a, c.value).len() + 3;
     }
     staged.reserve(total);
     // Hot path (every streamed cell): the pieces stored straight into reserved space, small
     // ones by `copy_short`, rather than a capacity check and a `memcpy` call per piece.
-    // SAFETY: `reserve` made room for `total` bytes after `start`; the stores below write
-    // 2 + 4 + row, then per cell 4 + 4 + 8 + qualifier + value bytes, in order and without
-    // gaps, which is `total` (the qualifier and value are the slices measured above). The
-    // sources are `row` and `a`, which cannot overlap `staged`'s spare capacity. So
-    // `start .. start + total` is initialised before the length is set.
+    // SAFETY: `reserve` made room for `total` bytes after `start`; the stores below write per
+    // cell 4 + 4 + (2 + row + 1 + family) + qualifier + 8 + 1 + value + 3 bytes, in order and
+    // without gaps, which is the sum taken above (the qualifier and value are the slices
+    // measured there). The sources are `row`, `family` and `a`, which cannot overlap `staged`'s
+    // spare capacity. So `start .. start + total` is initialised before the length is set.
     unsafe {
         let start = staged.len();
         let mut d = staged.as_mut_ptr().add(start);
-        d.cast::<[u8; 2]>().write_unaligned(row_len.to_le_bytes());
-        d.add(2)
-            .cast::<[u8; 4]>()
-            .write_unaligned(cells.to_le_bytes());
-        d = d.add(6);
-        copy_short(d, row);
-        d = d.add(row.len());
         for c in group {
             let (q, v) = (slice(a, c.qualifier), slice(a, c.value));
+            let key_len = head_len + q.len() + 9;
             d.cast::<[u8; 4]>()
-                .write_unaligned((q.len() as u32).to_le_bytes());
+                .write_unaligned((key_len as u32).to_be_bytes());
             d.add(4)
                 .cast::<[u8; 4]>()
-                .write_unaligned((v.len() as u32).to_le_bytes());
+                .write_unaligned((v.len() as u32).to_be_bytes());
             d.add(8)
-                .cast::<[u8; 8]>()
-                .write_unaligned(c.timestamp.to_le_bytes());
-            d = d.add(16);
+                .cast::<[u8; 2]>()
+                .write_unaligned(row_len.to_be_bytes());
+            d = d.add(10);
+            copy_short(d, row);
+            d = d.add(row.len());
+            *d = family_len;
+            d = d.add(1);
+            copy_short(d, family);
+            d = d.add(family.len());
             copy_short(d, q);
             d = d.add(q.len());
+            d.cast::<[u8; 8]>()
+                .write_unaligned(c.timestamp.to_be_bytes());
+            *d.add(8) = CellType::Put.code();
+            d = d.add(9);
             copy_short(d, v);
             d = d.add(v.len());
+            d.cast::<[u8; 3]>().write_unaligned([0, 0, 0]);
+            d = d.add(3);
         }
         staged.set_len(start + total);
     }
     Ok(())
 }
 
-/// Writes a lane's staged groups to its file and empties the buffer.
+/// The record layout lanes stage cells in: tags length and sequence id fields present (an
+/// import's files have both).
+pub(crate) const STAGED_LAYOUT: (bool, bool) = (true, true);
+
+/// Writes a lane's staged groups to its file and empties the buffer: all at once when the
+/// output can take them so (`BulkOutput::append_records_to_lane`), else row by row.
 fn write_staged(
     staged: &mut Vec<u8>,
+    meta: Staged,
     out: &mut BulkOutput,
     of: usize,
     region: usize,
 ) -> Result<(), ImportError> {
-    let family = out
-        .family_name(of)
-        .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?
-        .as_bytes()
-        .to_vec();
-    let mut at = 0;
-    let mut row_cells = Vec::new();
-    while at < staged.len() {
-        let (row, cells, next) = group_at(staged, at).ok_or_else(malformed)?;
-        at = next;
-        row_cells.clear();
-        for _ in 0..cells {
-            let h = staged.get(at..at + 16).ok_or_else(malformed)?;
-            let q_len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
-            let v_len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as usize;
-            let mut ts = [0u8; 8];
-            ts.copy_from_slice(&h[8..16]);
-            let body = staged
-                .get(at + 16..at + 16 + q_len + v_len)
-                .ok_or_else(malformed)?;
-            row_cells.push(CellRef {
-                row: &staged[row.clone()],
-                family: &family,
-                qualifier: &body[..q_len],
-                timestamp: i64::from_le_bytes(ts),
-                cell_type: CellType::Put,
-                value: &body[q_len..],
-                tags: &[],
-                seq_id: 0,
-            });
-            at += 16 + q_len + v_len;
-        }
-        out.append_row_to_lane(of, region, &row_cells)?;
+    if staged.is_empty() {
+        return Ok(());
     }
-    drop(row_cells);
+    let last_row = staged_row(staged, meta.last_group_at).ok_or_else(malformed)?;
+    if !out.append_records_to_lane(of, region, staged, last_row, meta.repeated)? {
+        let family = out
+            .family_name(of)
+            .ok_or_else(|| ImportError::Invalid("internal: family out of range".into()))?
+            .as_bytes()
+            .to_vec();
+        let mut row_cells = Vec::new();
+        let mut at = 0;
+        while at < staged.len() {
+            row_cells.clear();
+            at = staged_group(staged, at, &family, &mut row_cells).ok_or_else(malformed)?;
+            out.append_row_to_lane(of, region, &row_cells)?;
+        }
+    }
     staged.clear();
     Ok(())
 }
@@ -453,15 +514,51 @@ fn malformed() -> ImportError {
     ImportError::Invalid("internal: malformed staging buffer".into())
 }
 
-/// The row (as a range of `staged`) and cell count of the group at `at`, and where its cells
-/// start.
-fn group_at(staged: &[u8], at: usize) -> Option<(std::ops::Range<usize>, u32, usize)> {
-    let h = staged.get(at..at + 6)?;
-    let row_len = usize::from(u16::from_le_bytes([h[0], h[1]]));
-    let cells = u32::from_le_bytes([h[2], h[3], h[4], h[5]]);
-    let row = at + 6..at + 6 + row_len;
-    staged.get(row.clone())?;
-    Some((row.clone(), cells, row.end))
+/// The row of the staged record at `at`.
+fn staged_row(staged: &[u8], at: usize) -> Option<&[u8]> {
+    let key = staged_record(staged, at)?.0;
+    let row_len = usize::from(u16::from_be_bytes([*key.first()?, *key.get(1)?]));
+    key.get(2..2 + row_len)
+}
+
+/// The key and value of the staged record at `at`, and where the next one starts.
+fn staged_record(staged: &[u8], at: usize) -> Option<(&[u8], &[u8], usize)> {
+    let h = staged.get(at..at + 8)?;
+    let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
+    let value_len = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
+    let key = staged.get(at + 8..at + 8 + key_len)?;
+    let value = staged.get(at + 8 + key_len..at + 8 + key_len + value_len)?;
+    Some((key, value, at + 8 + key_len + value_len + 3))
+}
+
+/// The cells of the group (one row) staged at `at`, into `cells`; returns where the next
+/// group starts.
+fn staged_group<'s>(
+    staged: &'s [u8],
+    mut at: usize,
+    family: &'s [u8],
+    cells: &mut Vec<CellRef<'s>>,
+) -> Option<usize> {
+    while at < staged.len() {
+        let (key, value, next) = staged_record(staged, at)?;
+        let k = KeyView::parse(key)?;
+        if cells.first().is_some_and(|first| first.row != k.row) {
+            break;
+        }
+        cells.push(CellRef {
+            // The group's one row slice (the writer's row loop compares rows by address).
+            row: cells.first().map_or(k.row, |first| first.row),
+            family,
+            qualifier: k.qualifier,
+            timestamp: k.timestamp,
+            cell_type: CellType::Put,
+            value,
+            tags: &[],
+            seq_id: 0,
+        });
+        at = next;
+    }
+    Some(at)
 }
 
 /// Adds the cells of a lane file to the sorter as family `f`; returns how many.
@@ -487,4 +584,160 @@ fn refeed(path: &std::path::Path, f: usize, sorter: &mut CellSorter) -> Result<u
         n += 1;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::OutputFamily;
+    use crate::retention::Retention;
+    use hfkit_format::cell::Cell;
+    use hfkit_format::writer::WriterOptions;
+
+    /// `rows` rows of 3 columns (the second twice, an older version after the newer, in every
+    /// fifth row), in order, as the encoder hands them to the router.
+    fn groups(rows: usize) -> (Vec<u8>, Vec<Vec<EncodedCell>>, Vec<bool>) {
+        let mut arena = Vec::new();
+        let mut put = |bytes: &[u8]| {
+            let at = arena.len() as u32;
+            arena.extend_from_slice(bytes);
+            (at, bytes.len() as u32)
+        };
+        let mut out = Vec::new();
+        let mut repeated = Vec::new();
+        // Sorted rows, as one lane's input must be; both regions (split at "50").
+        let mut keys: Vec<String> = (0..rows)
+            .map(|r| format!("{:02}-{r:06}", r * 97 % 100))
+            .collect();
+        keys.sort();
+        for (r, key) in keys.iter().enumerate() {
+            let row = put(key.as_bytes());
+            let mut cells = Vec::new();
+            let versions = if r % 5 == 3 { 2 } else { 1 };
+            for (q, n) in [("c1", 1), ("c2", versions), ("c3", 1)] {
+                for v in 0..n {
+                    cells.push(EncodedCell {
+                        family: 0,
+                        row,
+                        qualifier: put(q.as_bytes()),
+                        timestamp: 1_700_000_000_000 - v,
+                        cell_type: CellType::Put,
+                        value: put(format!("value {r} {q} {v}").as_bytes()),
+                        tags: (0, 0),
+                    });
+                }
+            }
+            repeated.push(versions > 1);
+            out.push(cells);
+        }
+        (arena, out, repeated)
+    }
+
+    fn output(dir: &std::path::Path, retention: Retention, max_file_size: u64) -> BulkOutput {
+        let fam = OutputFamily {
+            name: "f".into(),
+            options: WriterOptions {
+                block_size: 512,
+                ..WriterOptions::default()
+            },
+            retention,
+        };
+        BulkOutput::new(dir, vec![fam], vec![b"50".to_vec()], max_file_size).unwrap()
+    }
+
+    /// The files' cells, file by file, and the stores' totals.
+    fn written(out: BulkOutput) -> (Vec<Vec<Cell>>, Vec<Vec<crate::output::StoreStats>>) {
+        let report = out.finish().unwrap();
+        let mut files: Vec<(usize, Vec<Cell>)> = report
+            .files
+            .iter()
+            .map(|f| {
+                let r = HFileReader::open(&f.path).unwrap();
+                let mut s = r.scanner().unwrap();
+                let mut cells = Vec::new();
+                while let Some(c) = s.next().unwrap() {
+                    cells.push(c.to_owned());
+                }
+                (f.region, cells)
+            })
+            .collect();
+        files.sort_by_key(|(region, cells)| (*region, cells.first().map(|c| c.row.clone())));
+        let stores = report
+            .stores
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|s| crate::output::StoreStats {
+                        bytes: 0,
+                        ..s.clone()
+                    })
+                    .collect()
+            })
+            .collect();
+        (files.into_iter().map(|f| f.1).collect(), stores)
+    }
+
+    /// Staged records written through `write_staged` (all at once, or row by row where the
+    /// output cannot take them so) give the files and store totals of each row appended by
+    /// `append_row_to_lane`: with every version kept, with VERSIONS 1 (older versions
+    /// hidden), with a TTL, and with files that roll.
+    #[test]
+    fn staged_records_write_what_rows_write() {
+        let (arena, groups, repeated) = groups(600);
+        let ttl = Retention {
+            versions: u32::MAX,
+            min_versions: 0,
+            oldest_unexpired_ts: 1_700_000_000_000,
+        };
+        let one_version = Retention {
+            versions: 1,
+            ..Retention::KEEP_ALL
+        };
+        for (retention, max_file_size) in [
+            (Retention::KEEP_ALL, 1 << 30),
+            (one_version, 1 << 30),
+            (ttl, 1 << 30),
+            (Retention::KEEP_ALL, 4000),
+        ] {
+            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let mut rows = output(a.path(), retention, max_file_size);
+            let mut staged_out = output(b.path(), retention, max_file_size);
+            let splits = vec![b"50".to_vec()];
+            let mut staged = [Vec::new(), Vec::new()];
+            let mut meta = [Staged::default(); 2];
+            for (g, &rep) in groups.iter().zip(&repeated) {
+                let row = slice(&arena, g[0].row);
+                let region = hfkit_table::region_of_row(&splits, row);
+                let cells: Vec<CellRef<'_>> = g
+                    .iter()
+                    .map(|c| CellRef {
+                        row,
+                        family: b"f",
+                        qualifier: slice(&arena, c.qualifier),
+                        timestamp: c.timestamp,
+                        cell_type: CellType::Put,
+                        value: slice(&arena, c.value),
+                        tags: &[],
+                        seq_id: 0,
+                    })
+                    .collect();
+                rows.append_row_to_lane(0, region, &cells).unwrap();
+                meta[region].add_group(staged[region].len(), rep);
+                stage(&mut staged[region], &arena, row, b"f", g).unwrap();
+                if staged[region].len() >= 2000 {
+                    let m = std::mem::take(&mut meta[region]);
+                    write_staged(&mut staged[region], m, &mut staged_out, 0, region).unwrap();
+                }
+            }
+            for region in 0..2 {
+                let m = std::mem::take(&mut meta[region]);
+                write_staged(&mut staged[region], m, &mut staged_out, 0, region).unwrap();
+            }
+            let (want, got) = (written(rows), written(staged_out));
+            let case = format!("{retention:?}, max file size {max_file_size}");
+            assert_eq!(got.1, want.1, "{case}: store totals");
+            assert_eq!(got.0.len(), want.0.len(), "{case}: files");
+            assert!(got.0 == want.0, "{case}: cells");
+        }
+    }
 }
