@@ -398,16 +398,7 @@ impl<'a> Ingest<'a> {
         let lane_splits = std::iter::repeat_n(regions.main.split_keys().to_vec(), families.len())
             .chain(regions.indexes.iter().map(|r| r.split_keys().to_vec()))
             .collect();
-        let family_names = families
-            .iter()
-            .map(|f| f.as_bytes().to_vec())
-            .chain(
-                mapping
-                    .indexes
-                    .iter()
-                    .map(|ix| ix.family().name.as_bytes().to_vec()),
-            )
-            .collect();
+        let family_names = outputs::sorter_family_names(schema, mapping);
         let router = Router::new(lane_splits, family_names, max_lanes);
         let sorter_budget = opts.memory_budget.saturating_sub(max_lanes * LANE_MEMORY);
         let mut sorter = CellSorter::new(sorter_budget, spill_dir);

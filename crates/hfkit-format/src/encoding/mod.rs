@@ -38,7 +38,7 @@ mod fixture_tests;
 #[cfg(test)]
 mod golden_tests;
 #[cfg(test)]
-mod proptests;
+pub(crate) mod proptests;
 
 pub use diff::{DiffDecoder, DiffEncoder};
 pub use fast_diff::{FastDiffDecoder, FastDiffEncoder};

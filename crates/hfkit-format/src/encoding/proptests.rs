@@ -52,7 +52,8 @@ fn arb_tags() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-fn arb_cell(family: &'static [u8]) -> impl Strategy<Value = Cell> {
+/// A cell of `family` (any type, tags or not, any sequence id); shared with the writer's tests.
+pub(crate) fn arb_cell(family: &'static [u8]) -> impl Strategy<Value = Cell> {
     (
         arb_row(),
         arb_bytes(b"qr", 3),

@@ -90,9 +90,10 @@ fn shared_refs(cells: &[Cell]) -> Vec<CellRef<'_>> {
         .collect()
 }
 
-#[test]
-fn append_row_writes_the_bytes_of_append_on_wide_rows() {
-    let rows = wide_rows(300);
+/// The options the wide-rows tests write with: block sizes from one cell to many rows, every
+/// Bloom type, every layout of the records (tags and MVCC fields present or not).
+fn wide_row_options() -> Vec<(WriterOptions, String)> {
+    let mut out = Vec::new();
     for block_size in [64, 300, 1000, 4096, 64 * 1024] {
         for bloom in [
             None,
@@ -100,7 +101,6 @@ fn append_row_writes_the_bytes_of_append_on_wide_rows() {
             Some(BloomType::RowCol),
             Some(BloomType::RowPrefixFixedLength(4)),
         ] {
-            // Every layout of the records: tags and MVCC fields present or not.
             for (include_tags, include_mvcc) in
                 [(true, true), (true, false), (false, true), (false, false)]
             {
@@ -109,34 +109,43 @@ fn append_row_writes_the_bytes_of_append_on_wide_rows() {
                     include_mvcc,
                     ..opts(block_size, bloom)
                 };
-                let rows: Vec<Vec<Cell>> = rows
-                    .iter()
-                    .map(|r| {
-                        r.iter()
-                            .filter(|c| include_tags || c.tags.is_empty())
-                            .cloned()
-                            .collect()
-                    })
-                    .collect();
-                let mut a = HFileWriter::new(Vec::new(), o.clone()).unwrap();
-                rows.iter()
-                    .flatten()
-                    .for_each(|c| a.append(&c.as_ref()).unwrap());
-                let want = a.finish().unwrap();
-                for (how, to_refs) in [
-                    ("own slices", refs as fn(&[Cell]) -> Vec<CellRef<'_>>),
-                    ("shared slices", shared_refs),
-                ] {
-                    let mut b = HFileWriter::new(Vec::new(), o.clone()).unwrap();
-                    rows.iter().for_each(|r| b.append_row(&to_refs(r)).unwrap());
-                    let got = b.finish().unwrap();
-                    let case = format!(
-                        "block size {block_size}, {bloom:?}, tags {include_tags}, mvcc {include_mvcc}, {how}"
-                    );
-                    assert_eq!(got.1, want.1, "{case}");
-                    assert!(got.0 == want.0, "{case}: other bytes");
-                }
+                let case = format!(
+                    "block size {block_size}, {bloom:?}, tags {include_tags}, mvcc {include_mvcc}"
+                );
+                out.push((o, case));
             }
+        }
+    }
+    out
+}
+
+#[test]
+fn append_row_writes_the_bytes_of_append_on_wide_rows() {
+    let rows = wide_rows(300);
+    for (o, case) in wide_row_options() {
+        let rows: Vec<Vec<Cell>> = rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .filter(|c| o.include_tags || c.tags.is_empty())
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        let mut a = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+        rows.iter()
+            .flatten()
+            .for_each(|c| a.append(&c.as_ref()).unwrap());
+        let want = a.finish().unwrap();
+        for (how, to_refs) in [
+            ("own slices", refs as fn(&[Cell]) -> Vec<CellRef<'_>>),
+            ("shared slices", shared_refs),
+        ] {
+            let mut b = HFileWriter::new(Vec::new(), o.clone()).unwrap();
+            rows.iter().for_each(|r| b.append_row(&to_refs(r)).unwrap());
+            let got = b.finish().unwrap();
+            assert_eq!(got.1, want.1, "{case}, {how}");
+            assert!(got.0 == want.0, "{case}, {how}: other bytes");
         }
     }
 }
@@ -257,34 +266,16 @@ fn assert_records_write_as_append(cells: &[Cell], o: &WriterOptions, per_call: u
 #[test]
 fn append_records_writes_the_bytes_of_append_on_wide_rows() {
     let rows = wide_rows(300);
-    for block_size in [64, 300, 1000, 4096, 64 * 1024] {
-        for bloom in [
-            None,
-            Some(BloomType::Row),
-            Some(BloomType::RowCol),
-            Some(BloomType::RowPrefixFixedLength(4)),
-        ] {
-            for (include_tags, include_mvcc) in
-                [(true, true), (true, false), (false, true), (false, false)]
-            {
-                let o = WriterOptions {
-                    include_tags,
-                    include_mvcc,
-                    ..opts(block_size, bloom)
-                };
-                let cells: Vec<Cell> = rows
-                    .iter()
-                    .flatten()
-                    .filter(|c| include_tags || c.tags.is_empty())
-                    .cloned()
-                    .collect();
-                for per_call in [1, 7, 100, usize::MAX] {
-                    let case = format!(
-                        "block size {block_size}, {bloom:?}, tags {include_tags}, mvcc {include_mvcc}, {per_call} per call"
-                    );
-                    assert_records_write_as_append(&cells, &o, per_call.min(cells.len()), &case);
-                }
-            }
+    for (o, case) in wide_row_options() {
+        let cells: Vec<Cell> = rows
+            .iter()
+            .flatten()
+            .filter(|c| o.include_tags || c.tags.is_empty())
+            .cloned()
+            .collect();
+        for per_call in [1, 7, 100, usize::MAX] {
+            let case = format!("{case}, {per_call} per call");
+            assert_records_write_as_append(&cells, &o, per_call.min(cells.len()), &case);
         }
     }
 }
@@ -393,36 +384,8 @@ fn append_records_refuses_a_sequence_id_not_in_its_shortest_form() {
 mod records_props {
     use super::*;
     use crate::cell::compare_cells;
+    use crate::encoding::proptests::arb_cell;
     use proptest::prelude::*;
-
-    fn arb_cell(family: &'static [u8]) -> impl Strategy<Value = Cell> {
-        (
-            prop::collection::vec(prop::sample::select(b"abc".to_vec()), 1..5),
-            prop::collection::vec(prop::sample::select(b"qr".to_vec()), 0..4),
-            prop_oneof![3 => 0i64..4, 1 => any::<i64>()],
-            prop::sample::select(CellType::ALL.to_vec()),
-            prop::collection::vec(any::<u8>(), 0..40),
-            prop_oneof![4 => Just(Vec::new()), 1 => Just(vec![0, 2, 1, b'x'])],
-            prop_oneof![3 => Just(0u64), 1 => 0u64..300, 1 => any::<u64>().prop_map(|s| s >> 1)],
-        )
-            .prop_map(move |(row, qualifier, timestamp, t, value, tags, seq_id)| {
-                let t = if t == CellType::Minimum && family.is_empty() && qualifier.is_empty() {
-                    CellType::Put
-                } else {
-                    t
-                };
-                Cell {
-                    row,
-                    family: family.to_vec(),
-                    qualifier,
-                    timestamp,
-                    cell_type: CellTypeOwned(t),
-                    value,
-                    tags,
-                    seq_id,
-                }
-            })
-    }
 
     fn arb_case() -> impl Strategy<Value = (Vec<Cell>, WriterOptions, usize)> {
         (

@@ -40,6 +40,21 @@ pub(super) struct TableOutputs {
     guards: DirGuards,
 }
 
+/// Every sorter family's name: the main table's families, then each index table's.
+pub(crate) fn sorter_family_names(schema: &TableSchema, mapping: &ImportMapping) -> Vec<Vec<u8>> {
+    schema
+        .families
+        .iter()
+        .map(|f| f.name.as_bytes().to_vec())
+        .chain(
+            mapping
+                .indexes
+                .iter()
+                .map(|ix| ix.family().name.as_bytes().to_vec()),
+        )
+        .collect()
+}
+
 impl TableOutputs {
     /// Phase 2: the outputs of the main table (in `opts.out_dir`, over `regions`) and of each
     /// index table (in `index_dirs`, over `index_regions`), their directories guarded until
@@ -87,17 +102,7 @@ impl TableOutputs {
             regions.split_keys().to_vec(),
             opts.max_file_size,
         )?;
-        let family_names = schema
-            .families
-            .iter()
-            .map(|f| f.name.as_bytes().to_vec())
-            .chain(
-                mapping
-                    .indexes
-                    .iter()
-                    .map(|ix| ix.family().name.as_bytes().to_vec()),
-            )
-            .collect();
+        let family_names = sorter_family_names(schema, mapping);
         Ok(TableOutputs {
             main,
             indexes,
