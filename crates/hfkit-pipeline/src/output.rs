@@ -457,11 +457,11 @@ impl BulkOutput {
                 .saturating_add(4 * o.block_size as u64)
                 .saturating_add(16 << 20)
         };
-        match &self.lanes[lane] {
-            Some(c) if c.writer.bytes_written() >= self.max_file_size => return Ok(false),
-            Some(c) if bound(c.writer.bytes_written()) >= self.max_file_size => return Ok(false),
-            None if bound(0) >= self.max_file_size => return Ok(false),
-            _ => {}
+        let written = self.lanes[lane]
+            .as_ref()
+            .map_or(0, |c| c.writer.bytes_written());
+        if bound(written) >= self.max_file_size {
+            return Ok(false);
         }
         if self.lanes[lane].is_none() {
             self.lanes[lane] = Some(self.open(family, region, LANE_BUFFER)?);

@@ -280,8 +280,8 @@ struct Run {
 struct Prev<'a> {
     row: &'a [u8],
     family: &'a [u8],
-    /// The key from the family length byte to the qualifier's end.
-    column: &'a [u8],
+    /// The key's family length byte and family (every plain record has the same).
+    family_head: &'a [u8],
     qualifier: &'a [u8],
     /// [`leading_word`] of the qualifier.
     qualifier_word: u64,
@@ -297,7 +297,7 @@ impl<'a> Prev<'a> {
         Some(Prev {
             row: v.row,
             family: v.family,
-            column: key.get(column_at..qualifier_at + v.qualifier.len())?,
+            family_head: key.get(column_at..qualifier_at)?,
             qualifier: v.qualifier,
             qualifier_word: leading_word(key, qualifier_at, v.qualifier.len())?,
             timestamp: v.timestamp,
@@ -383,7 +383,7 @@ fn scan_layout<'a, const TAGS: bool, const MVCC: bool>(
     }
     // The key's family length byte and family, as every plain record has them; when they
     // fit in a word, compared as one (the low bytes of a little-endian load).
-    let family_head: &[u8] = prev.column.get(..1 + family.len()).unwrap_or_default();
+    let family_head = prev.family_head;
     let family_word = (family_head.len() <= 8).then(|| {
         let mut w = [0u8; 8];
         w[..family_head.len()].copy_from_slice(family_head);
