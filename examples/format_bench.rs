@@ -171,6 +171,10 @@ fn main() {
         mb / ccpu
     );
 
+    let call_kib: usize = std::env::var("FORMAT_BENCH_CALL_KIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128);
     let filter = std::env::args().nth(2).unwrap_or_default();
     cases.retain(|(name, _)| name.contains(&filter));
     // A third argument `write` skips the scans (for profiling the writer alone).
@@ -227,7 +231,7 @@ fn main() {
             );
             // The cells already in the file's record layout (HBase's KeyValue bytes), handed
             // over 128 KiB at a time (`append_records`; the import's lanes stage that much).
-            let (records, calls) = records_of(&data, &opts);
+            let (records, calls) = lineitem::records_of(&data, &opts, call_kib * 1024);
             let mut records_out = Vec::with_capacity(bytes.len());
             let (_, kcpu, kwall) = measure(|| {
                 records_out.clear();
@@ -292,34 +296,4 @@ fn main() {
             swall * 1e3
         );
     }
-}
-
-/// The cells in the record layout of a file written with `opts`, and the offsets that cut
-/// them into calls of about 128 KiB or `FORMAT_BENCH_CALL_KIB` (whole records), from 0 to
-/// the end.
-fn records_of(data: &lineitem::Lineitem, opts: &WriterOptions) -> (Vec<u8>, Vec<usize>) {
-    use hfkit::format::encoding::{CellEncoder, EncodingContext, NoneEncoder};
-    let mut enc = NoneEncoder::new(EncodingContext {
-        include_tags: opts.include_tags,
-        include_mvcc: opts.include_mvcc,
-        compress_tags: opts.compress_tags,
-    });
-    let mut records = Vec::new();
-    let mut calls = vec![0];
-    data.for_each(|c| {
-        enc.encode(c, &mut records).unwrap();
-        if records.len() - calls[calls.len() - 1]
-            >= std::env::var("FORMAT_BENCH_CALL_KIB")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(128)
-                * 1024
-        {
-            calls.push(records.len());
-        }
-    });
-    if calls[calls.len() - 1] < records.len() {
-        calls.push(records.len());
-    }
-    (records, calls)
 }

@@ -229,3 +229,32 @@ impl Lineitem {
         }
     }
 }
+
+/// The cells of `data` in the record layout of a file written with `opts` (HBase's KeyValue
+/// bytes, what `HFileWriter::append_records` takes), and the offsets that cut them into calls
+/// of about `call_bytes` (whole records), from 0 to the end.
+pub fn records_of(
+    data: &Lineitem,
+    opts: &hfkit::format::writer::WriterOptions,
+    call_bytes: usize,
+) -> (Vec<u8>, Vec<usize>) {
+    use hfkit::format::encoding::{CellEncoder, EncodingContext, NoneEncoder};
+    let mut enc = NoneEncoder::new(EncodingContext {
+        include_tags: opts.include_tags,
+        include_mvcc: opts.include_mvcc,
+        compress_tags: opts.compress_tags,
+    });
+    let mut records = Vec::new();
+    let mut calls = vec![0];
+    data.for_each(|c| {
+        enc.encode(c, &mut records)
+            .expect("a lineitem cell encodes");
+        if records.len() - calls[calls.len() - 1] >= call_bytes {
+            calls.push(records.len());
+        }
+    });
+    if calls[calls.len() - 1] < records.len() {
+        calls.push(records.len());
+    }
+    (records, calls)
+}
