@@ -280,6 +280,103 @@ fn append_records_writes_the_bytes_of_append_on_wide_rows() {
     }
 }
 
+/// Rows of every length from 2 to 40 bytes (so row heads of every size the same-row loop
+/// compares, and longer), four of each length that differ in one byte from the one before:
+/// the last, a middle one, the second (the first tells the lengths apart). Each holds the
+/// next three of 12 columns, so only the row tells a row's first cell from a further cell of
+/// the row before. The columns: short qualifiers, qualifiers whose first 8 bytes are the
+/// same, a column with two versions, sequence ids rising along the row, one timestamp a row
+/// (falling along the row in the rows of a length divisible by 5). Besides, in the rows of
+/// 21 bytes, two adjacent cells of the file's biggest size (the first of them is the biggest
+/// cell), the second with the file's highest sequence id; and the third row of 4 bytes
+/// starts with a Delete and holds the file's earliest Puts, at the Delete's timestamp.
+fn rows_of_every_length() -> Vec<Cell> {
+    let mut out = Vec::new();
+    for len in 2..=40usize {
+        let middle = (len / 2).max(1);
+        let mut row = vec![b'r'; len];
+        row[0] = b'A' + len as u8;
+        for (k, columns) in [0..3u8, 3..6, 6..9, 9..12].into_iter().enumerate() {
+            match k {
+                0 => row[len - 1] = b'a',
+                1 => row[len - 1] = b'b',
+                2 => row[middle] = b's',
+                _ => row[1] = b't',
+            }
+            for q in columns {
+                let qualifier = match q {
+                    0..4 => format!("a{q}"),
+                    4..8 => format!("common_prefix_{q:02}"),
+                    _ => format!("z{q:02}"),
+                };
+                let value_len = match q {
+                    7 if len == 21 => 200,
+                    8 if len == 21 => 200 + "common_prefix_07".len() - "z08".len(),
+                    _ => 1 + usize::from(q * 3 % 11),
+                };
+                let ts = match len {
+                    4 if k == 2 => 1_600_000_000_000,
+                    _ if len % 5 == 0 => 1_700_000_000_000 + len as i64 * 100 + i64::from(12 - q),
+                    _ => 1_700_000_000_000 + len as i64 * 100,
+                };
+                let cell = |ts| {
+                    let value = vec![b'v'; value_len];
+                    let mut c = Cell::put(&row, b"f", qualifier.as_bytes(), ts, &value);
+                    c.seq_id = u64::from(q) + 1 + if len == 21 && q == 8 { 100 } else { 0 };
+                    if len == 4 && q == 6 {
+                        c.cell_type = CellTypeOwned(CellType::Delete);
+                    }
+                    c
+                };
+                out.push(cell(ts));
+                if q == 2 {
+                    out.push(cell(ts - 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn append_records_writes_the_bytes_of_append_on_rows_of_every_length() {
+    let cells = rows_of_every_length();
+    for (o, case) in wide_row_options() {
+        for per_call in [1, 5, 100, cells.len()] {
+            let case = format!("{case}, {per_call} per call");
+            assert_records_write_as_append(&cells, &o, per_call, &case);
+        }
+    }
+}
+
+#[test]
+fn append_records_refuses_a_column_out_of_order_within_a_row() {
+    // Within a row whose earlier cells the same-row loop takes: a qualifier below the one
+    // before with the same first 8 bytes, and a newer version of the column before.
+    let cells = rows_of_every_length();
+    let at = cells
+        .iter()
+        .position(|c| c.row.len() == 13 && c.qualifier == b"common_prefix_07")
+        .unwrap();
+    let mut lower = cells[at].clone();
+    lower.qualifier = b"common_prefix_05x".to_vec();
+    let mut newer = cells[at].clone();
+    newer.timestamp += 1;
+    for bad in [lower, newer] {
+        let mut with_bad = cells[..=at].to_vec();
+        with_bad.push(bad);
+        let o = opts(64 * 1024, Some(BloomType::Row));
+        let (records, _) = records_of(&with_bad, &o);
+        let mut w = HFileWriter::new(Vec::new(), o).unwrap();
+        let err = w.append_records(&records).unwrap_err();
+        assert!(
+            matches!(err, FormatError::OutOfOrder { index, .. } if index == at as u64 + 1),
+            "{err}"
+        );
+        assert_eq!(w.entry_count(), at as u64 + 1);
+    }
+}
+
 #[test]
 fn append_records_of_a_file_in_another_encoding_writes_the_bytes_of_append() {
     let cells: Vec<Cell> = wide_rows(120).into_iter().flatten().collect();
