@@ -593,10 +593,11 @@ fn plain_tail<const TAGS: bool, const MVCC: bool>(records: &[u8], tail_at: usize
 /// starts with `row_head` (the row length, the row and the family head of the cell before),
 /// whose qualifier is above the one before (so the cell is in order and a new key; first by
 /// the qualifiers' leading words, the last one's is `word`), with the timestamp of the cell
-/// before, at an offset before `cut_from`, with a plain tail. Counts each into `tally` and returns where it stopped; the record
-/// there (if any) is `scan_layout`'s to read in full. The caller's Bloom must key by row and
-/// hold this row already (a row's further cells add nothing to it), and `records` be under
-/// 2 GiB (its records' keys and values are within HBase's limits).
+/// before, at an offset before `cut_from`, with a plain tail. Counts each into `tally` and
+/// returns where it stopped; the record there (if any) is `scan_layout`'s to read in full.
+/// The caller's Bloom must key by row and hold this row already (a row's further cells add
+/// nothing to it), and `records` be under 2 GiB (its records' keys and values are within
+/// HBase's limits).
 fn scan_same_row<const TAGS: bool, const MVCC: bool>(
     records: &[u8],
     at: usize,
