@@ -407,9 +407,7 @@ fn scan_layout<'a, const TAGS: bool, const MVCC: bool>(
     let huge = records.len() > MAX_VALUE_LEN;
     let mut tries = SameRowTries::default();
     let mut pos = at;
-    while let Some(h) = records.get(pos..pos + 8) {
-        let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
-        let value_len = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
+    while let Some((key_len, value_len)) = record_lengths(records, pos) {
         let key_at = pos + 8;
         let value_at = key_at + key_len;
         let tail_at = value_at + value_len;
@@ -684,9 +682,7 @@ impl SameRow<'_> {
         // The timestamp as its bytes in the key, loaded as a word.
         let timestamp = u64::from_ne_bytes(self.timestamp.to_be_bytes());
         let mut pos = at;
-        while let Some(h) = records.get(pos..pos + 8) {
-            let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
-            let value_len = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
+        while let Some((key_len, value_len)) = record_lengths(records, pos) {
             let key_at = pos + 8;
             let tail_at = key_at + key_len + value_len;
             if tail_at + tail > records.len() || key_len < head_len + 9 || pos >= self.cut_from {
@@ -889,9 +885,9 @@ impl Tally {
             // The first record of that size became the biggest cell.
             self.biggest = run.biggest;
             let mut pos = taken.start;
-            while let Some(h) = records.get(pos..pos + 8).filter(|_| pos < taken.end) {
-                let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
-                let value_len = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
+            while let Some((key_len, value_len)) =
+                record_lengths(records, pos).filter(|_| pos < taken.end)
+            {
                 if (12 + key_len + value_len) as i64 == run.biggest {
                     self.biggest_at = Some(pos);
                     break;
@@ -942,9 +938,19 @@ fn leading_word(key: &[u8], at: usize, len: usize) -> Option<u64> {
 
 /// The key of the (accepted, so whole and well formed) record at `at`, and its offset.
 fn key_of(records: &[u8], at: usize) -> Option<(&[u8], usize)> {
-    let h = records.get(at..at + 4)?;
-    let key_len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
+    let (key_len, _) = record_lengths(records, at)?;
     Some((records.get(at + 8..at + 8 + key_len)?, at + 8))
+}
+
+/// The key and value lengths of the record at `at` (its first 8 bytes), if `records` holds
+/// them.
+#[inline(always)]
+fn record_lengths(records: &[u8], at: usize) -> Option<(usize, usize)> {
+    let h = records.get(at..at + 8)?;
+    Some((
+        u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize,
+        u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize,
+    ))
 }
 
 /// The cell of the record at `at` and the record's length, or why it is not a whole record
