@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::remote_table::Mirror;
 use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
@@ -19,6 +20,7 @@ use crate::pipeline::import::{
 use crate::pipeline::source::{expand_paths, CsvOptions};
 use crate::table::directory::{AttachOptions, WrittenFile, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
+use crate::storage::Location;
 use crate::table::{ParsedSchema, TableError, TableSchema};
 
 mod tables;
@@ -275,19 +277,71 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     for w in targets.iter().flat_map(|t| &t.warnings) {
         note!("hfkit: warning: {w}");
     }
-    if targets.len() == 1 {
-        return import_table(a, targets.remove(0), out);
+    if let Some(t) = a.threads {
+        set_threads(t)?;
     }
-    tables::import_tables(a, targets, out)
+    if targets.len() > 1 {
+        return tables::import_tables(a, targets, out);
+    }
+    let parsed = targets.remove(0);
+    match a.table.clone().filter(|t| Location::is_remote_path(t)) {
+        Some(url) => {
+            let mirror = Mirror::for_import(&url)?;
+            import_on_mirror(a, parsed, &mirror, out)
+        }
+        None => import_table(a, parsed, out),
+    }
+}
+
+/// Most worker threads `--threads` gets: four per core. More only adds switching (5,000
+/// threads cost 22 CPU-s on a 200-row file), and a typo such as 100000 would stall the
+/// machine.
+fn max_threads() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Sizes the process's worker thread pool, once, before any table is imported (every table
+/// of a several-table import shares it); more than [`max_threads`] is capped with a note. In a
+/// process whose pool was already sized (the library used twice), the same size is fine and
+/// another is an error.
+fn set_threads(asked: usize) -> Result<(), CliError> {
+    let cap = max_threads();
+    let n = asked.clamp(1, cap);
+    if asked > cap {
+        note!(
+            "hfkit: note: --threads {asked}: using {cap} (4 per core; more threads only add \
+             switching)"
+        );
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
+        Ok(()) => Ok(()),
+        Err(_) if rayon::current_num_threads() == n => Ok(()),
+        Err(e) => Err(CliError::failure(format!(
+            "--threads {n}: this process's worker pool already has {} threads: {e}",
+            rayon::current_num_threads()
+        ))),
+    }
+}
+
+/// `import --table URL` for a table on object storage: the import runs on `mirror` (the
+/// table's latest version, mirrored locally), which is then committed as the table's next
+/// version (formats/table.md §"Tables on object storage"). Messages name the table by its URL.
+fn import_on_mirror(
+    a: ImportArgs,
+    parsed: ParsedSchema,
+    mirror: &Mirror,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let mut one = a;
+    one.table = Some(mirror.path().to_path_buf());
+    let mut buffered = Vec::new();
+    let code = import_table(one, parsed, &mut buffered).map_err(|e| mirror.shown_error(e))?;
+    mirror.commit(&[])?;
+    out.write_all(&mirror.shown(&buffered))?;
+    Ok(code)
 }
 
 fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Result<i32, CliError> {
-    if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .map_err(|e| CliError::failure(format!("--threads: {e}")))?;
-    }
     let inputs = expand_paths(&a.inputs).map_err(|e| CliError::failure(e.to_string()))?;
     let format = a.input.format(&inputs)?;
     let families: Vec<String> = parsed
@@ -704,13 +758,6 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
                 );
             }
         })
-    }
-}
-
-/// The --table argument (object-storage tables run on a mirror: `remote_table`).
-impl ImportArgs {
-    pub(super) fn table(&self) -> Option<&Path> {
-        self.table.as_deref()
     }
 }
 

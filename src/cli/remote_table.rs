@@ -46,7 +46,6 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
         Command::Get(a) => (a.table(), Mode::Read { ranged: true }),
         Command::Scan(a) => (a.table(), Mode::Read { ranged: true }),
         Command::Attach { table, .. } => (table, Mode::Attach),
-        Command::Import(a) => (a.table()?, Mode::Attach),
         Command::Table(TableCommand::Create(a)) => (&a.table, Mode::Create),
         Command::Table(TableCommand::Describe { table, .. }) => {
             (table, Mode::Read { ranged: true })
@@ -128,67 +127,25 @@ fn run_remote(
     out: &mut dyn Write,
     dispatch: fn(Command, &mut dyn Write) -> Result<i32, CliError>,
 ) -> Result<i32, CliError> {
-    let loc = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
-    let table = RemoteTable::at(&loc).map_err(fail)?;
-    // Mirrors of processes killed before they could remove theirs go first.
-    crate::table::staging::sweep(&std::env::temp_dir(), MIRROR_PREFIX);
-    let scratch = OwnedDir::create(&std::env::temp_dir(), MIRROR_PREFIX).map_err(fail)?;
-    let mirror = scratch.path().join("table");
+    let mut m = Mirror::open(url, mode)?;
     let mut args: Vec<OsString> = args.to_vec();
-    substitute(&mut args, url, &mirror);
+    substitute(&mut args, url, &m.path);
     // An attach of a bulk-load directory on object storage: read (into the scratch
     // directory) for the local attach to verify; on the table's bucket, its files are then
     // copied server-side rather than uploaded back (formats/table.md §"Attach from object
     // storage").
     let mut sources = Vec::new();
-    // Messages name the bulk-load directory by its URL, not by its local copy.
-    let mut bulk_copy: Option<(PathBuf, &Path)> = None;
     if let Command::Attach { dir, .. } = cmd {
         if Location::is_remote_path(dir) {
-            let local = scratch.path().join("bulk");
-            bulk_copy = Some((local.clone(), dir));
+            let local = m.scratch.path().join("bulk");
+            m.also_shown = Some((local.clone(), dir.to_path_buf()));
             sources = download_tree(dir, &local)?;
-            if !same_bucket(dir, &loc) {
+            if !same_bucket(dir, &m.loc) {
                 sources.clear();
             }
             substitute(&mut args, dir, &local);
         }
     }
-    let (base, indexes) = match mode {
-        Mode::Create => {
-            if table.exists().map_err(fail)? {
-                return Err(CliError::failure(format!(
-                    "{loc}: a table already exists there"
-                )));
-            }
-            (None, Vec::new())
-        }
-        Mode::Read { .. } | Mode::Change { .. } => {
-            let base = match mode {
-                Mode::Read { ranged: true } => table.read_mirror(&mirror),
-                Mode::Read { ranged: false } | Mode::Change { files: true } => {
-                    table.mirror(&mirror, true)
-                }
-                _ => table.mirror(&mirror, false),
-            }
-            .map_err(fail)?;
-            if base.is_none() {
-                return Err(CliError::failure(format!(
-                    "{loc}: no table there (no manifests/manifest-*.json)"
-                )));
-            }
-            // Index tables too (manifests only): `table describe` lists them.
-            if matches!(mode, Mode::Read { .. }) {
-                mirror_indexes(&loc, &mirror)?;
-            }
-            (base, Vec::new())
-        }
-        Mode::Attach => {
-            let base = table.mirror(&mirror, false).map_err(fail)?;
-            let indexes = mirror_indexes(&loc, &mirror)?;
-            (base, indexes)
-        }
-    };
     let cli = <super::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
     // A get's or scan's cells go straight out (their output never names the table; a scan's
     // may be far larger than memory); other commands' reports are held to name the table
@@ -199,25 +156,13 @@ fn run_remote(
         true => dispatch(cli.command, out),
         false => dispatch(cli.command, &mut buffered),
     };
-    // Messages name the table by its URL, not by the mirror's path.
-    let shown = |b: &[u8]| {
-        let mut t = String::from_utf8_lossy(b)
-            .replace(&mirror.display().to_string(), &url.display().to_string());
-        if let Some((local, dir)) = &bulk_copy {
-            t = t.replace(&local.display().to_string(), &dir.display().to_string());
-        }
-        t.into_bytes()
-    };
-    let code = code.map_err(|e| CliError {
-        message: String::from_utf8_lossy(&shown(e.message.as_bytes())).into_owned(),
-        code: e.code,
-        io_kind: e.io_kind,
-    })?;
-    let buffered = shown(&buffered);
+    let code = code.map_err(|e| m.shown_error(e))?;
+    let buffered = m.shown(&buffered);
     if let Mode::Read { ranged } = mode {
         out.write_all(&buffered)?;
         if args.iter().any(|a| a == "--stats") {
             let st = crate::storage::total_stats();
+            let loc = &m.loc;
             match ranged {
                 true => {
                     let (requests, bytes) = crate::table::remote_read::file_reads();
@@ -234,39 +179,7 @@ fn run_remote(
         }
         return Ok(code);
     }
-    // Index tables first (as locally: an index entry whose row is not yet visible is
-    // harmless; a row missing from its index is not).
-    for (q, ix_base) in &indexes {
-        let dir = mirror.join(crate::table::directory::INDEX_DIR).join(q);
-        let it = RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
-            .map_err(fail)?;
-        commit(&it, &dir, ix_base.as_ref(), mode, scratch.path(), &[])?;
-    }
-    let new_indexes = list_dirs(&mirror.join(crate::table::directory::INDEX_DIR));
-    for q in new_indexes
-        .iter()
-        .filter(|q| !indexes.iter().any(|(n, _)| n == *q))
-    {
-        let dir = mirror.join(crate::table::directory::INDEX_DIR).join(q);
-        let it = RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
-            .map_err(fail)?;
-        commit(&it, &dir, None, mode, scratch.path(), &[])?;
-    }
-    let mut rebased = None;
-    if mirror.join(crate::table::manifest::CURRENT).exists() {
-        rebased = commit(
-            &table,
-            &mirror,
-            base.as_ref(),
-            mode,
-            scratch.path(),
-            &sources,
-        )?;
-    }
-    // The next writer removes what dead ones left (formats/table.md).
-    if let Err(e) = table.collect_garbage(gc_grace()) {
-        note!("hfkit: warning: {loc}: garbage collection: {e}");
-    }
+    let rebased = m.commit(&sources)?;
     // An attach that was rebased reports the version it got, not the mirror's.
     match (rebased, cmd) {
         (Some(r), Command::Attach { json, .. }) => super::table::print_attach(&r, None, *json, out),
@@ -274,6 +187,155 @@ fn run_remote(
             out.write_all(&buffered)?;
             Ok(code)
         }
+    }
+}
+
+/// A table on object storage mirrored into a staging directory of this run's own, for a local
+/// command to work on: opened per its [`Mode`], committed back by [`Mirror::commit`], the
+/// staging directory removed when dropped.
+pub(super) struct Mirror {
+    loc: Location,
+    /// The table's URL as the user gave it (messages name the table by it).
+    url: PathBuf,
+    table: RemoteTable,
+    scratch: OwnedDir,
+    /// The mirror: `scratch/table`.
+    path: PathBuf,
+    mode: Mode,
+    /// The version mirrored (`None`: no table there yet).
+    base: Option<Latest>,
+    /// The index tables mirrored under `path/indexes/`, each with its version.
+    indexes: Vec<(String, Option<Latest>)>,
+    /// Another local copy that messages name by its URL (an attach's bulk-load directory).
+    also_shown: Option<(PathBuf, PathBuf)>,
+}
+
+impl Mirror {
+    /// Mirrors the table at `url` (an `s3://` location) for a command of `mode`.
+    fn open(url: &Path, mode: Mode) -> Result<Mirror, CliError> {
+        let loc = Location::from_path(url).map_err(|e| CliError::usage(e.to_string()))?;
+        let table = RemoteTable::at(&loc).map_err(fail)?;
+        // Mirrors of processes killed before they could remove theirs go first.
+        crate::table::staging::sweep(&std::env::temp_dir(), MIRROR_PREFIX);
+        let scratch = OwnedDir::create(&std::env::temp_dir(), MIRROR_PREFIX).map_err(fail)?;
+        let mirror = scratch.path().join("table");
+        let (base, indexes) = match mode {
+            Mode::Create => {
+                if table.exists().map_err(fail)? {
+                    return Err(CliError::failure(format!(
+                        "{loc}: a table already exists there"
+                    )));
+                }
+                (None, Vec::new())
+            }
+            Mode::Read { .. } | Mode::Change { .. } => {
+                let base = match mode {
+                    Mode::Read { ranged: true } => table.read_mirror(&mirror),
+                    Mode::Read { ranged: false } | Mode::Change { files: true } => {
+                        table.mirror(&mirror, true)
+                    }
+                    _ => table.mirror(&mirror, false),
+                }
+                .map_err(fail)?;
+                if base.is_none() {
+                    return Err(CliError::failure(format!(
+                        "{loc}: no table there (no manifests/manifest-*.json)"
+                    )));
+                }
+                // Index tables too (manifests only): `table describe` lists them.
+                if matches!(mode, Mode::Read { .. }) {
+                    mirror_indexes(&loc, &mirror)?;
+                }
+                (base, Vec::new())
+            }
+            Mode::Attach => {
+                let base = table.mirror(&mirror, false).map_err(fail)?;
+                let indexes = mirror_indexes(&loc, &mirror)?;
+                (base, indexes)
+            }
+        };
+        Ok(Mirror {
+            loc,
+            url: url.to_path_buf(),
+            table,
+            scratch,
+            path: mirror,
+            mode,
+            base,
+            indexes,
+            also_shown: None,
+        })
+    }
+
+    /// Mirrors the table at `url` for an import into it (`import --table URL`).
+    pub(super) fn for_import(url: &Path) -> Result<Mirror, CliError> {
+        Mirror::open(url, Mode::Attach)
+    }
+
+    /// The local mirror of the table.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `b` with the mirror's path (and the other local copy's) shown as the URL.
+    pub(super) fn shown(&self, b: &[u8]) -> Vec<u8> {
+        let mut t = String::from_utf8_lossy(b)
+            .replace(&self.path.display().to_string(), &self.url.display().to_string());
+        if let Some((local, dir)) = &self.also_shown {
+            t = t.replace(&local.display().to_string(), &dir.display().to_string());
+        }
+        t.into_bytes()
+    }
+
+    /// `e` with its message naming the table by its URL.
+    pub(super) fn shown_error(&self, e: CliError) -> CliError {
+        CliError {
+            message: String::from_utf8_lossy(&self.shown(e.message.as_bytes())).into_owned(),
+            ..e
+        }
+    }
+
+    /// Commits what the command changed in the mirror: the index tables first (as locally: an
+    /// index entry whose row is not yet visible is harmless; a row missing from its index is
+    /// not), then the table (files with the bytes of one of `sources` copied server-side);
+    /// then removes what dead writers left. An attach that lost to another writer is attached
+    /// again, and its report returned.
+    pub(super) fn commit(&self, sources: &[CopySource]) -> Result<Option<AttachReport>, CliError> {
+        let (loc, mirror, mode) = (&self.loc, &self.path, self.mode);
+        let ix_dir = mirror.join(crate::table::directory::INDEX_DIR);
+        let ix_table = |q: &str| {
+            RemoteTable::at(&loc.join(&format!("{}/{q}", crate::table::directory::INDEX_DIR)))
+                .map_err(fail)
+        };
+        for (q, ix_base) in &self.indexes {
+            commit(&ix_table(q)?, &ix_dir.join(q), ix_base.as_ref(), mode, self.scratch.path(), &[])?;
+        }
+        for q in list_dirs(&ix_dir)
+            .iter()
+            .filter(|q| !self.indexes.iter().any(|(n, _)| n == *q))
+        {
+            commit(&ix_table(q)?, &ix_dir.join(q), None, mode, self.scratch.path(), &[])?;
+        }
+        let mut rebased = None;
+        let made = mirror.join(crate::table::manifest::CURRENT).exists();
+        if made {
+            rebased = commit(
+                &self.table,
+                mirror,
+                self.base.as_ref(),
+                mode,
+                self.scratch.path(),
+                sources,
+            )?;
+        }
+        // The next writer removes what dead ones left (formats/table.md); where there is no
+        // table (a dry run of an import into a new one), there is nothing to collect.
+        if made || self.base.is_some() {
+            if let Err(e) = self.table.collect_garbage(gc_grace()) {
+                note!("hfkit: warning: {loc}: garbage collection: {e}");
+            }
+        }
+        Ok(rebased)
     }
 }
 

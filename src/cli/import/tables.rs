@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::{import_table, ImportArgs};
+use crate::cli::remote_table::Mirror;
+use crate::storage::Location;
 use crate::cli::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::pipeline::import::check_inputs;
 use crate::pipeline::source::expand_paths;
@@ -36,20 +38,42 @@ pub(super) fn import_tables(
         check_inputs(&t.table, &t.mapping, &inputs, &format)
             .map_err(|e| CliError::failure(format!("table {}: {e}", t.table.full_name())))?;
     }
+    // With --table s3://ROOT, each table ROOT/<qualifier> is mirrored locally (its latest
+    // version, or nothing for a new table): the import of each table runs on its mirror, which
+    // is committed as that table's next version before the next table is imported, as a local
+    // table is attached (formats/table.md §"Tables on object storage").
+    let mirrors: Vec<Option<Mirror>> = targets
+        .iter()
+        .map(|t| match &a.table {
+            Some(root) if Location::is_remote_path(root) => {
+                Mirror::for_import(&root.join(&t.table.qualifier)).map(Some)
+            }
+            _ => Ok(None),
+        })
+        .collect::<Result<_, _>>()?;
+    let table_of = |i: usize, q: &str| match &mirrors[i] {
+        Some(m) => Some(m.path().to_path_buf()),
+        None => a.table.as_ref().map(|r| r.join(q)),
+    };
     // Without --bad-rows a bad record stops an import: every table's records are read and
     // encoded first (a dry run of each), so that one bad for a later table stops the run
     // before any table is changed.
     if !a.dry_run && a.bad_rows.is_none() {
-        for t in &targets {
+        for (i, t) in targets.iter().enumerate() {
             let mut check = a.clone();
             check.dry_run = true;
             check.quiet = false;
             check.report = None;
-            check.table = a.table.as_ref().map(|r| r.join(&t.table.qualifier));
+            check.table = table_of(i, &t.table.qualifier);
             check.out = None;
             let mut listing = Vec::new();
             let name = t.table.full_name();
+            let shown = |e: CliError| match &mirrors[i] {
+                Some(m) => m.shown_error(e),
+                None => e,
+            };
             let code = import_table(check, t.clone(), &mut listing).map_err(|e| {
+                let e = shown(e);
                 CliError::failure(format!("table {name}: {}; no table was changed", e.message))
             })?;
             if code != EXIT_OK {
@@ -68,18 +92,31 @@ pub(super) fn import_tables(
         })
     };
     let (mut code, mut skipped, mut done) = (EXIT_OK, Vec::new(), Vec::new());
-    for t in targets {
+    for (i, t) in targets.into_iter().enumerate() {
         let q = t.table.qualifier.clone();
         let name = t.table.full_name();
         let mut one = a.clone();
-        one.table = a.table.as_ref().map(|r| r.join(&q));
+        one.table = table_of(i, &q);
         one.out = a.out.as_ref().map(|o| o.join(&q));
         one.report = suffixed(&a.report, &q);
         one.bad_rows = suffixed(&a.bad_rows, &q);
         if !a.quiet {
             writeln!(out, "table {name}:")?;
         }
-        match import_table(one, t, out) {
+        let imported = match &mirrors[i] {
+            None => import_table(one, t, out),
+            Some(m) => {
+                let mut buffered = Vec::new();
+                import_table(one, t, &mut buffered)
+                    .and_then(|c| {
+                        m.commit(&[])?;
+                        out.write_all(&m.shown(&buffered))?;
+                        Ok(c)
+                    })
+                    .map_err(|e| m.shown_error(e))
+            }
+        };
+        match imported {
             Err(e) if e.code == EXIT_ALREADY_IMPORTED => {
                 note!("hfkit: table {name}: {}; skipped", e.message);
                 skipped.push(name);
