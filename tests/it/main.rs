@@ -23,6 +23,7 @@ mod import_errors;
 mod import_index;
 mod import_lanes;
 mod import_mapping;
+mod import_matrix;
 mod import_reruns;
 mod import_seeds;
 mod import_spill_parquet;
