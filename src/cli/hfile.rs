@@ -1,6 +1,9 @@
 //! `hfkit hfile ...`: single-file commands over `format::{reader, writer, verify}`.
 
 use std::fs::File;
+
+use crate::storage::Location;
+use crate::table::remote_read::StoredObject;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -150,6 +153,11 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
 }
 
 fn open(file: &Path) -> Result<HFileReader, CliError> {
+    // On object storage: read by byte ranges, as a table's store files are.
+    if let Ok(loc @ Location::S3 { .. }) = Location::from_path(file) {
+        let object = StoredObject::at(&loc).map_err(|e| CliError::failure(e.to_string()))?;
+        return HFileReader::from_source(std::sync::Arc::new(object)).map_err(|e| fail(file, e));
+    }
     // Mapping a directory fails with "No such device": say what is wrong instead.
     if file.is_dir() {
         return Err(fail(file, "is a directory, expected an HFile"));

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::remote_table::Mirror;
 use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
+use super::remote_table::Mirror;
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{
@@ -18,9 +18,9 @@ use crate::pipeline::import::{
     import_regions, run_import, ImportOptions, InputFormat, Progress,
 };
 use crate::pipeline::source::{expand_paths, CsvOptions};
+use crate::storage::Location;
 use crate::table::directory::{AttachOptions, WrittenFile, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
-use crate::storage::Location;
 use crate::table::{ParsedSchema, TableError, TableSchema};
 
 mod tables;
@@ -313,7 +313,10 @@ fn set_threads(asked: usize) -> Result<(), CliError> {
              switching)"
         );
     }
-    match rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+    {
         Ok(()) => Ok(()),
         Err(_) if rayon::current_num_threads() == n => Ok(()),
         Err(e) => Err(CliError::failure(format!(

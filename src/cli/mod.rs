@@ -32,6 +32,7 @@ mod create;
 mod hbase;
 mod hfile;
 mod import;
+mod location;
 mod maint;
 mod packaging;
 mod plan;
@@ -78,8 +79,9 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// The S3 endpoint for s3:// locations (an S3-compatible store: MinIO, Ceph, a loopback
-    /// test server; http:// allowed). Credentials and region come from the AWS environment
-    /// variables or ~/.aws files (formats/storage.md).
+    /// test server; http:// allowed), for the commands that take them (formats/storage.md
+    /// §"Locations"; refused by the others). Credentials and region come from the AWS
+    /// environment variables or ~/.aws files.
     #[arg(long, global = true, value_name = "URL")]
     pub s3_endpoint: Option<String>,
 }
@@ -207,8 +209,20 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(c) => c,
+    let root = <Cli as clap::CommandFactory>::command();
+    let parsed = root
+        .clone()
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|c| (c, m)));
+    let cli = match parsed {
+        Ok((c, matches)) => {
+            // Every path is a local path or a location the command takes, before it runs.
+            if let Err(e) = location::check(&root, &matches) {
+                note!("hfkit: {}", e.message);
+                return e.code;
+            }
+            c
+        }
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
             let _ = e.print();

@@ -80,20 +80,6 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
     Location::is_remote_path(table).then(|| (table.to_path_buf(), mode))
 }
 
-/// An object-storage path `cmd` cannot use yet (rather than take `s3:/...` for a local path).
-fn unsupported(cmd: &Command) -> Option<&Path> {
-    let paths: Vec<&Path> = match cmd {
-        Command::Maint(MaintCommand::Snapshot(SnapshotCommand::Clone {
-            table, new_dir, ..
-        })) => vec![table, new_dir],
-        Command::Maint(MaintCommand::Export { to, bulkload, .. }) => {
-            to.iter().chain(bulkload).map(PathBuf::as_path).collect()
-        }
-        _ => return None,
-    };
-    paths.into_iter().find(|p| Location::is_remote_path(p))
-}
-
 fn fail(e: impl std::fmt::Display) -> CliError {
     CliError::failure(e.to_string())
 }
@@ -107,14 +93,6 @@ pub(super) fn run(
     out: &mut dyn Write,
     dispatch: fn(Command, &mut dyn Write) -> Result<i32, CliError>,
 ) -> Option<Result<i32, CliError>> {
-    if let Some(t) = unsupported(cmd) {
-        return Some(Err(CliError::failure(format!(
-            "{}: object storage is not supported here yet (tables on object storage: \
-             table create/describe/check/alter, import --table, attach, get, scan, compact, \
-             snapshot create/list/delete/restore, export to a local destination)",
-            t.display()
-        ))));
-    }
     let (url, mode) = plan(cmd)?;
     Some(run_remote(cmd, &url, mode, args, out, dispatch))
 }
@@ -279,8 +257,10 @@ impl Mirror {
 
     /// `b` with the mirror's path (and the other local copy's) shown as the URL.
     pub(super) fn shown(&self, b: &[u8]) -> Vec<u8> {
-        let mut t = String::from_utf8_lossy(b)
-            .replace(&self.path.display().to_string(), &self.url.display().to_string());
+        let mut t = String::from_utf8_lossy(b).replace(
+            &self.path.display().to_string(),
+            &self.url.display().to_string(),
+        );
         if let Some((local, dir)) = &self.also_shown {
             t = t.replace(&local.display().to_string(), &dir.display().to_string());
         }
@@ -308,13 +288,27 @@ impl Mirror {
                 .map_err(fail)
         };
         for (q, ix_base) in &self.indexes {
-            commit(&ix_table(q)?, &ix_dir.join(q), ix_base.as_ref(), mode, self.scratch.path(), &[])?;
+            commit(
+                &ix_table(q)?,
+                &ix_dir.join(q),
+                ix_base.as_ref(),
+                mode,
+                self.scratch.path(),
+                &[],
+            )?;
         }
         for q in list_dirs(&ix_dir)
             .iter()
             .filter(|q| !self.indexes.iter().any(|(n, _)| n == *q))
         {
-            commit(&ix_table(q)?, &ix_dir.join(q), None, mode, self.scratch.path(), &[])?;
+            commit(
+                &ix_table(q)?,
+                &ix_dir.join(q),
+                None,
+                mode,
+                self.scratch.path(),
+                &[],
+            )?;
         }
         let mut rebased = None;
         let made = mirror.join(crate::table::manifest::CURRENT).exists();

@@ -803,3 +803,149 @@ fn man_pages_for_hfkit_and_every_command() {
         "hfkit: man: `hfkit hfile` has no command `nope` (see `hfkit hfile --help`)\n"
     );
 }
+
+/// A location a command cannot handle is refused by name before anything runs (issue 39 §3):
+/// other schemes, typos and upper-case schemes everywhere, `s3://` where the command takes a
+/// local path. Run from an empty directory, which stays empty (no `./s3:/...` or `./gs:/...`
+/// folder); exit code 2.
+#[test]
+fn locations_a_command_cannot_handle_are_refused_by_name() {
+    let cwd = common::tmpdir();
+    let seeds = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
+    let (schema, input) = (format!("{seeds}/users.toml"), format!("{seeds}/users.csv"));
+    let lines: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "gs://bucket/out",
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "az://bucket/out",
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "hdfs://nn/out",
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "http://h/out",
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "S3://bucket/out",
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--table",
+                "s3:/bucket/x",
+            ],
+            "--table",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "o",
+                "--report",
+                "s3://bucket/r",
+            ],
+            "--report",
+        ),
+        (
+            vec![
+                "import",
+                "--schema",
+                &schema,
+                &input,
+                "--out",
+                "o",
+                "--bad-rows",
+                "s3://bucket/b",
+            ],
+            "--bad-rows",
+        ),
+        (
+            vec!["table", "clone-hbase", "root", "t1", "s3://bucket/clone"],
+            "<DEST>",
+        ),
+        (
+            vec![
+                "hbase",
+                "export-snapshot",
+                "t",
+                "s3://bucket/root",
+                "--name",
+                "x",
+            ],
+            "<ROOT>",
+        ),
+        (vec!["hbase", "ls", "s3://bucket/root"], "<ROOT>"),
+        (vec!["man", "--dir", "s3://bucket/man"], "--dir"),
+        (
+            vec!["snapshot", "clone", "t", "s1", "s3://bucket/c"],
+            "<NEW_DIR>",
+        ),
+        (vec!["export", "t", "--to", "s3://bucket/copy"], "--to"),
+        (
+            vec!["man", "--s3-endpoint", "http://127.0.0.1:9"],
+            "--s3-endpoint",
+        ),
+    ];
+    for (args, named) in lines {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+            .args(&args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("hfkit: {named}")),
+            "{args:?}: {err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} wrote {left:?}");
+    }
+}

@@ -147,7 +147,10 @@ impl Env {
     fn cells(&self, dest: Dest, at: &str) -> Cells {
         let local = match dest.remote() {
             true => {
-                let to = self.scratch.path().join(format!("copy-{}", at.replace('/', "_")));
+                let to = self
+                    .scratch
+                    .path()
+                    .join(format!("copy-{}", at.replace('/', "_")));
                 let _ = std::fs::remove_dir_all(&to);
                 self.store
                     .download_tree(&Location::parse(at).unwrap(), &to)
@@ -170,7 +173,10 @@ impl Env {
         let tmp: Vec<_> = std::fs::read_dir(&self.tmp).unwrap().collect();
         assert!(tmp.is_empty(), "{what}: left in $TMPDIR: {tmp:?}");
         let uploads = self.server.multipart_uploads();
-        assert!(uploads.is_empty(), "{what}: uploads in progress: {uploads:?}");
+        assert!(
+            uploads.is_empty(),
+            "{what}: uploads in progress: {uploads:?}"
+        );
         match dest {
             Dest::OutS3 | Dest::TableS3 => {
                 let stray: Vec<String> = self
@@ -183,7 +189,11 @@ impl Env {
             Dest::TableLocal => {
                 for dir in table_dirs(Path::new(at)) {
                     let left = leftovers(&dir);
-                    assert!(left.is_empty(), "{what}: left in {}: {left:?}", dir.display());
+                    assert!(
+                        left.is_empty(),
+                        "{what}: left in {}: {left:?}",
+                        dir.display()
+                    );
                 }
             }
             Dest::OutLocal => {
@@ -219,7 +229,13 @@ fn bulk_cells(dir: &Path) -> Cells {
         }
         let table = rel[..rel.len() - 2]
             .iter()
-            .map(|p| if p == ".indexes" { "indexes" } else { p.as_str() })
+            .map(|p| {
+                if p == ".indexes" {
+                    "indexes"
+                } else {
+                    p.as_str()
+                }
+            })
             .collect::<Vec<_>>()
             .join("/");
         out.entry(table).or_default().extend(file_cells(&f));
@@ -256,13 +272,20 @@ fn table_cells(root: &Path, downloaded: bool) -> Cells {
         let manifest: Manifest = match downloaded {
             false => Table::open(&dir).unwrap().manifest().unwrap(),
             true => {
-                let newest = files_under(&dir.join("manifests")).into_iter().max().unwrap();
+                let newest = files_under(&dir.join("manifests"))
+                    .into_iter()
+                    .max()
+                    .unwrap();
                 serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap()
             }
         };
         let cells = out.entry(rel).or_default();
         for f in &manifest.files {
-            let path = dir.join("data").join(&f.region).join(&f.family).join(&f.name);
+            let path = dir
+                .join("data")
+                .join(&f.region)
+                .join(&f.family)
+                .join(&f.name);
             cells.extend(file_cells(&path));
         }
         cells.sort();

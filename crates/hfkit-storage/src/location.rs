@@ -50,9 +50,25 @@ impl Location {
             return Ok(Location::Local(PathBuf::from(rest)));
         }
         if let Some((scheme, _)) = s.split_once("://") {
-            if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()) {
+            if is_scheme(scheme) {
+                let lower = scheme.to_ascii_lowercase();
+                if lower != scheme && ["s3", "s3a", "file"].contains(&lower.as_str()) {
+                    return Err(bad(&format!(
+                        "the scheme is written in lower case: '{lower}://'"
+                    )));
+                }
                 return Err(bad(&format!(
                     "unsupported scheme '{scheme}://' (supported: s3://, file://, a plain path)"
+                )));
+            }
+        }
+        // A URL missing a slash (`s3:/bucket/key`, `gs:bucket`) is a typo, not a relative
+        // path: refused for the schemes of storage systems.
+        if let Some((scheme, _)) = s.split_once(':') {
+            if STORAGE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
+                return Err(bad(&format!(
+                    "not a URL: '{scheme}:' must be followed by '//' ({}://bucket/key)",
+                    scheme.to_ascii_lowercase()
                 )));
             }
         }
@@ -164,6 +180,20 @@ impl fmt::Display for Location {
     }
 }
 
+/// The schemes of storage systems and URLs: a path starting `<one of them>:` is a mistyped
+/// URL, never a local path.
+const STORAGE_SCHEMES: [&str; 21] = [
+    "s3", "s3a", "s3n", "gs", "gcs", "az", "abfs", "abfss", "wasb", "wasbs", "adl", "hdfs",
+    "webhdfs", "viewfs", "http", "https", "ftp", "sftp", "file", "oss", "cos",
+];
+
+/// True for a URL scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`).
+fn is_scheme(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
 /// S3's bucket naming rules (the subset that matters here).
 fn valid_bucket(b: &str) -> bool {
     (3..=63).contains(&b.len())
@@ -201,6 +231,14 @@ mod tests {
             Location::parse("rel/dir").unwrap(),
             Location::Local("rel/dir".into())
         );
+        // A colon is no scheme unless a storage system's name stands before it.
+        for local in ["a:b/c", "dir/s3:/x", "./s3:/b", "2026-12-07T03:00"] {
+            assert_eq!(
+                Location::parse(local).unwrap(),
+                Location::Local(local.into()),
+                "{local}"
+            );
+        }
     }
 
     #[test]
@@ -211,6 +249,13 @@ mod tests {
             "s3://bucket1/a//b",
             "gs://bucket/x",
             "file://",
+            "S3://bucket1/x",
+            "s3:/bucket1/x",
+            "s3:bucket1",
+            "hdfs://nn:8020/x",
+            "HTTP://host/x",
+            "webhdfs://nn/x",
+            "abfs+x://c/x",
         ] {
             let e = Location::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");

@@ -84,6 +84,20 @@ pub struct StoredObject {
     len: u64,
 }
 
+impl StoredObject {
+    /// The object at `location` (an HFile on its own: `hfkit hfile info s3://...`), its length
+    /// asked of the store once; then read by ranges as a table's store files are.
+    pub fn at(location: &Location) -> Result<StoredObject, hfkit_storage::StorageError> {
+        let store = store_for(location)?;
+        let len = store.size(location)?;
+        Ok(StoredObject {
+            store,
+            location: location.clone(),
+            len,
+        })
+    }
+}
+
 impl RangeSource for StoredObject {
     fn file_len(&self) -> u64 {
         self.len

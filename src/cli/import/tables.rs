@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use super::{import_table, ImportArgs};
 use crate::cli::remote_table::Mirror;
-use crate::storage::Location;
 use crate::cli::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::pipeline::import::check_inputs;
 use crate::pipeline::source::expand_paths;
+use crate::storage::Location;
 use crate::table::ParsedSchema;
 
 /// A schema of several `[[table]]` sections (formats/import.md §"Several tables"): each table
