@@ -12,7 +12,7 @@ use super::{CliError, EXIT_OK};
 use crate::pipeline::import::{check_inputs, check_mapping, has_mapping, import_regions};
 use crate::pipeline::import::{ImportOptions, ImportRegions};
 use crate::pipeline::source::expand_paths;
-use crate::table::directory::Table;
+use crate::table::directory::{Table, INDEX_DIR};
 use crate::table::manifest::{Attributes, FamilyEntry, CURRENT};
 use crate::table::{ImportMapping, ParsedSchema, Regions, SplitSpec, TableSchema};
 
@@ -140,6 +140,9 @@ impl Drop for CreatedTables {
             let _ = std::fs::remove_dir_all(&dir);
             if existed {
                 let _ = std::fs::create_dir(&dir);
+            } else if let Some(indexes) = dir.parent().filter(|p| p.ends_with(INDEX_DIR)) {
+                // The table's `indexes/`, when this import made it (and so it is empty).
+                let _ = std::fs::remove_dir(indexes);
             }
         }
     }
@@ -212,7 +215,7 @@ pub(super) fn target_regions<'p>(
             .collect();
     let mut existing = Vec::new();
     for (dir, schema, check_name) in &targets {
-        existing.push(open_existing(dir, check_name.then_some(*schema))?);
+        existing.push(open_existing(dir, schema, check_name.then_some(*schema))?);
     }
     // Only the splits of the tables to create are used (and sampled for).
     let mut to_create = parsed.clone();
@@ -258,13 +261,46 @@ pub(super) fn target_regions<'p>(
 
 /// The table at `dir`, or `None` when there is none. With `schema`, the table must be the one
 /// it names.
-fn open_existing(dir: &Path, schema: Option<&TableSchema>) -> Result<Option<Table>, CliError> {
+fn open_existing(
+    dir: &Path,
+    table_schema: &TableSchema,
+    schema: Option<&TableSchema>,
+) -> Result<Option<Table>, CliError> {
     if !dir.join(CURRENT).exists() {
         return Ok(None);
     }
     let t = Table::open(dir).map_err(|e| CliError::failure(e.to_string()))?;
+    let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+    // Before any input is read: every family the schema writes must be one of the table's
+    // (HBase's bulk load refuses files of a family its table lacks).
+    let missing: Vec<&str> = table_schema
+        .families
+        .iter()
+        .map(|f| f.name.as_str())
+        .filter(|f| m.family(f).is_none())
+        .collect();
+    if !missing.is_empty() {
+        let names = |v: Vec<&str>| v.join(", ");
+        return Err(CliError::failure(format!(
+            "{}: table {} has the families {}; the schema's table {} has {}, and {} {} not \
+             a family of the table (create the table anew from this schema, or import with \
+             the schema the table was made from)",
+            dir.display(),
+            m.table,
+            names(m.families.iter().map(|f| f.name.as_str()).collect()),
+            table_schema.full_name(),
+            names(
+                table_schema
+                    .families
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect()
+            ),
+            names(missing.clone()),
+            if missing.len() == 1 { "is" } else { "are" },
+        )));
+    }
     if let Some(schema) = schema {
-        let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
         if m.table != schema.full_name() {
             return Err(CliError::failure(format!(
                 "{} holds table {}, not {}",

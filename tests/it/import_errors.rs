@@ -412,3 +412,50 @@ fn negative_parquet_timestamp_names_the_row() {
     );
     assert!(!out.exists());
 }
+
+/// `import --table T` with a schema whose families T lacks is refused before any input is
+/// read, naming both tables and their families; T is left as it was (no `indexes/` made, no
+/// staging directory named, no new version).
+#[test]
+fn schema_families_not_in_the_table_are_refused_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let t = t.to_str().unwrap();
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/orders.toml"),
+        &format!("{SEEDS}/orders.csv"),
+        "--table",
+        t,
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = crate::common::files_under(Path::new(t));
+    // The users schema (families i, h, s; an index table) into the orders table (family o);
+    // an input that does not exist shows that nothing is read first.
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        t,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for part in [
+        t,
+        "app:orders",
+        "app:users",
+        "the families o;",
+        "are not a family",
+    ] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    assert!(!err.contains(&format!("{t}/.tmp")), "{err}");
+    assert!(!err.contains("rows"), "read the input first: {err}");
+    assert_eq!(crate::common::files_under(Path::new(t)), before);
+    assert!(!Path::new(t).join("indexes").exists());
+    assert!(crate::common::leftovers(Path::new(t)).is_empty());
+}
