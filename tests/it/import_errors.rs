@@ -459,3 +459,59 @@ fn schema_families_not_in_the_table_are_refused_first() {
     assert!(!Path::new(t).join("indexes").exists());
     assert!(crate::common::leftovers(Path::new(t)).is_empty());
 }
+
+/// A CSV file whose last line has no line end may have been cut short: its record is imported,
+/// and a warning names the file and the line. A file that ends with a line end (LF or CRLF), or
+/// whose unterminated last line is a comment-free header only, gets no such warning.
+#[test]
+fn last_line_without_line_end_is_imported_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let schema = format!("{SEEDS}/users.toml");
+    let cut = format!("{HEADER}{}", GOOD.trim_end());
+    for (name, bytes, warned) in [
+        ("cut.csv", cut.clone().into_bytes(), Some(3)),
+        ("whole.csv", format!("{HEADER}{GOOD}").into_bytes(), None),
+        (
+            "crlf.csv",
+            format!("{HEADER}{GOOD}").replace('\n', "\r\n").into_bytes(),
+            None,
+        ),
+        ("header.csv", HEADER.trim_end().as_bytes().to_vec(), None),
+        ("cut.csv.gz", gzip(cut.as_bytes()), Some(3)),
+    ] {
+        let input = tmp.path().join(name);
+        std::fs::write(&input, bytes).unwrap();
+        let out = tmp.path().join(format!("out-{name}"));
+        let o = hfkit(&[
+            "import",
+            "--schema",
+            &schema,
+            input.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let (stdout, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(o.status.success(), "{name}: {err}");
+        let warning = format!(
+            "{}: line 3, the last line, has no line end",
+            input.display()
+        );
+        match warned {
+            Some(_) => {
+                assert!(err.contains(&warning), "{name}: {err}");
+                assert!(stdout.contains("imported 2 rows"), "{name}: {stdout}");
+            }
+            None => assert!(!err.contains("has no line end"), "{name}: {err}"),
+        }
+    }
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}

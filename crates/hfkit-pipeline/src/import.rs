@@ -477,6 +477,9 @@ impl<'a> Ingest<'a> {
         bound: &Bound,
         sink: &mut dyn LaneSink,
     ) -> Result<(), ImportError> {
+        if let (Some(line), Some(file)) = (batch.unterminated_line, &batch.file) {
+            self.stats.unterminated.push((file.to_path_buf(), line));
+        }
         encode_batch(batch, bound, &mut self.encoded);
         for e in &self.encoded {
             self.stats.keys.add(e);

@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::columns::ColumnBatch;
@@ -153,6 +153,9 @@ pub struct Batch {
     pub lines: Vec<u64>,
     /// Parquet row group of each record (empty for CSV).
     pub row_groups: Vec<usize>,
+    /// Set on a CSV file's last batch when the file's last line, this one, has no line end:
+    /// its record is imported, but the file may have been cut short there.
+    pub unterminated_line: Option<u64>,
 }
 
 impl Batch {
@@ -379,11 +382,38 @@ pub struct CsvSource {
     compressed: Option<CompressedStream>,
     /// A header was expected and the file has not a single line (so no record either).
     empty: bool,
+    /// The last byte the parser took from the (decompressed) input; 256 before any.
+    last_byte: Arc<AtomicU16>,
+    /// The line of the last record read.
+    last_line: u64,
+    /// The end of the file was reached.
+    ended: bool,
+}
+
+/// An input that remembers its last byte, to tell a file whose last line has no line end.
+struct LastByte<R> {
+    inner: R,
+    last: Arc<AtomicU16>,
+}
+
+impl<R: Read> Read for LastByte<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(b) = buf[..n].last() {
+            self.last.store(u16::from(*b), Ordering::Relaxed);
+        }
+        Ok(n)
+    }
 }
 
 impl CsvSource {
     pub fn open(path: &Path, opts: &CsvOptions) -> Result<CsvSource, SourceError> {
         let (input, compressed) = open_maybe_compressed(path)?;
+        let last_byte = Arc::new(AtomicU16::new(256));
+        let input: Box<dyn Read + Send> = Box::new(LastByte {
+            inner: input,
+            last: last_byte.clone(),
+        });
         let mut b = csv::ReaderBuilder::new();
         b.delimiter(opts.delimiter)
             .quote(opts.quote)
@@ -432,6 +462,9 @@ impl CsvSource {
             comment: opts.comment,
             compressed,
             empty: opts.has_header && header.is_empty(),
+            last_byte,
+            last_line: 0,
+            ended: false,
         })
     }
 
@@ -467,6 +500,10 @@ impl CsvSource {
         batch.file = Some(self.path.clone());
         batch.lines.clear();
         batch.row_groups.clear();
+        batch.unterminated_line = None;
+        if self.ended {
+            return Ok(false);
+        }
         let mut n = 0;
         while n < max {
             if batch.records.len() <= n {
@@ -475,7 +512,18 @@ impl CsvSource {
             let rec = &mut batch.records[n];
             match self.reader.read_byte_record(rec) {
                 Ok(true) => {}
-                Ok(false) => break,
+                Ok(false) => {
+                    // The last record's line had no line end: said on this batch (a batch of
+                    // no record, if the record came in the one before).
+                    self.ended = true;
+                    let last = self.last_byte.load(Ordering::Relaxed);
+                    if self.last_line > 0 && last != u16::from(b'\n') && last != u16::from(b'\r') {
+                        batch.unterminated_line = Some(self.last_line);
+                        batch.records.truncate(n);
+                        return Ok(true);
+                    }
+                    break;
+                }
                 Err(e) => {
                     // An I/O error has no position of its own: the line being read is the
                     // one after the last record.
@@ -484,6 +532,7 @@ impl CsvSource {
                 }
             }
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            self.last_line = line;
             // Comments are skipped here rather than by the csv crate, whose line numbers do
             // not count comment lines.
             if let Some(c) = self.comment {

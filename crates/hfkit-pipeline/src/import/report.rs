@@ -109,6 +109,8 @@ pub(super) struct ImportStats {
     pub cells_re_read: u64,
     pub spilled_runs: usize,
     pub spilled_bytes: u64,
+    /// CSV inputs whose last line (this one) has no line end.
+    pub unterminated: Vec<(PathBuf, u64)>,
 }
 
 impl ImportStats {
@@ -189,6 +191,13 @@ pub(super) fn import_report(
             &format!("index {}: ", ix_report.name),
             &ix_report.families,
             std::slice::from_ref(ix.family()),
+        ));
+    }
+    for (file, line) in &stats.unterminated {
+        report.warnings.push(format!(
+            "{}: line {line}, the last line, has no line end: the file may have been cut short \
+             (its record was imported; check the file's source)",
+            file.display()
         ));
     }
     if let (Some(p), n @ 1..) = (bad_rows, report.rows_rejected) {
