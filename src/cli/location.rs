@@ -63,7 +63,7 @@ pub fn check(root: &Command, matches: &ArgMatches) -> Result<(), CliError> {
         if loc.is_remote() && !takes_object_storage(&p.command, &p.arg) {
             return Err(CliError::usage(format!(
                 "{}: {}: `hfkit {}` takes a local path here, not object storage (the commands \
-                 and arguments that take s3:// are listed in formats/storage.md §\"Locations\")",
+                 and arguments that take s3:// are listed in formats/storage.md, section Locations)",
                 p.shown, p.value, p.command
             )));
         }

@@ -421,7 +421,7 @@ fn s3_errors_name_the_url() {
             "--s3-endpoint",
             &endpoint,
         ]),
-        &[&to, "not supported here yet"],
+        &[&to, "takes a local path here"],
     );
     assert!(!Path::new("s3:").exists());
     // --stats says what the read cost in requests and bytes.
