@@ -97,6 +97,60 @@ fn wrong_credentials_are_refused_naming_url_and_operation() {
     }
 }
 
+/// No credentials anywhere (no AWS variables, no ~/.aws files, the instance metadata service
+/// pointed at a closed loopback port): the error says that no AWS credentials were found and
+/// where they were looked for; an error answer of the store is shown as its code and message,
+/// never as its raw XML.
+#[test]
+fn missing_credentials_and_error_answers_are_said_plainly() {
+    let Some(server) = S3Server::start("missing_credentials_and_error_answers_are_said_plainly")
+    else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port(); // the listener is dropped: nothing answers there
+    let table = server.url("tables/none");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+        cmd.env_remove(k);
+    }
+    let o = cmd
+        .args(["scan", &table, "--s3-endpoint", &server.endpoint()])
+        .env("HOME", home.path())
+        .env(
+            "AWS_METADATA_ENDPOINT",
+            format!("http://127.0.0.1:{closed}"),
+        )
+        .output()
+        .unwrap();
+    let e = failed(
+        &o,
+        &[
+            &table,
+            "no AWS credentials found",
+            "AWS_ACCESS_KEY_ID",
+            "~/.aws/credentials",
+        ],
+    );
+    assert!(!e.contains("<?xml"), "{e}");
+    // A bucket that does not exist: S3's NoSuchBucket answer, by code and message.
+    let missing = "s3://no-such-bucket-here/t";
+    let o = at(&server.endpoint(), &["scan", missing]);
+    let e = failed(
+        &o,
+        &[
+            missing,
+            "404",
+            "NoSuchBucket: The specified bucket does not exist",
+        ],
+    );
+    assert!(!e.contains("<?xml") && !e.contains("<Error>"), "{e}");
+}
+
 /// An s3:// table with one load, the local bulk-load directory of a second load, and a store.
 fn table_and_bulk(server: &S3Server, dir: &Path, table: &str) -> (String, String, Store) {
     let (schema, input, bulk) = crate::s3_table::orders_bulk(server, dir);

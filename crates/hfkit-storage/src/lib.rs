@@ -5,6 +5,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`answer`] | what a failed request is reported as: the store's error code and message, or where credentials were looked for |
 //! | [`location`] | [`Location`]: `s3://bucket/prefix`, `file://path`, plain paths |
 //! | [`config`] | [`StorageConfig`]: endpoint, region and credentials (AWS variables and files, `--s3-endpoint`), retries |
 //! | [`store`] | [`Store`]: read (whole, range, streaming), head, list, put (overwrite, create-only, if-match), delete, copy |
@@ -21,6 +22,7 @@
 //! Every error names the operation and the URL; no error, log line or report ever holds a
 //! credential (they are read into `object_store`'s builder and never formatted).
 
+pub mod answer;
 pub mod config;
 pub mod location;
 pub mod pending;
@@ -55,7 +57,7 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{location}: {op}: {source}")]
+    #[error("{location}: {op}: {}", answer::explain(source))]
     Object {
         op: &'static str,
         location: String,
