@@ -12,6 +12,7 @@ use super::create::{open_or_create_tables, target_regions, warn_of_index_beside,
 use super::remote_table::Mirror;
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
+use crate::pipeline::error::ImportError;
 use crate::pipeline::import::{
     check_inputs, default_index_dirs,
     identity::{import_identity, IDENTITY_FILE},
@@ -280,16 +281,61 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     if let Some(t) = a.threads {
         set_threads(t)?;
     }
-    if targets.len() > 1 {
-        return tables::import_tables(a, targets, out);
-    }
-    let parsed = targets.remove(0);
-    match a.table.clone().filter(|t| Location::is_remote_path(t)) {
-        Some(url) => {
-            let mirror = Mirror::for_import(&url)?;
-            import_on_mirror(a, parsed, &mirror, out)
+    catch_interrupts();
+    let code = if targets.len() > 1 {
+        tables::import_tables(a, targets, out)?
+    } else {
+        let parsed = targets.remove(0);
+        match a.table.clone().filter(|t| Location::is_remote_path(t)) {
+            Some(url) => {
+                let mirror = Mirror::for_import(&url)?;
+                import_on_mirror(a, parsed, &mirror, out)?
+            }
+            None => import_table(a, parsed, out)?,
         }
-        None => import_table(a, parsed, out),
+    };
+    // A stop asked for once the commit was under way: the commit was finished.
+    if let Some(signal) = crate::storage::interrupt::requested() {
+        note!(
+            "hfkit: interrupted by {} once the import was committed: it is complete (as printed)",
+            crate::storage::interrupt::signal_name(signal)
+        );
+        return Ok(128 + signal);
+    }
+    Ok(code)
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM ask the import to stop (`storage::interrupt`) instead of
+/// killing it: it stops between batches, removes what it staged, and exits 130 or 143.
+fn catch_interrupts() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        let flag = crate::storage::interrupt::flag();
+        if let Err(e) = signal_hook::flag::register_usize(signal, flag, signal as usize) {
+            note!("hfkit: warning: cannot catch signal {signal} ({e}): it ends the run at once");
+        }
+    }
+}
+
+/// An import error as the command line reports it; a stop asked for by a signal exits with
+/// 128 + the signal's number, saying that nothing was changed.
+pub(super) fn import_failure(e: ImportError) -> CliError {
+    match e {
+        ImportError::Interrupted { signal } => interrupted(signal),
+        e => CliError::failure(e.to_string()),
+    }
+}
+
+/// The error of a run stopped by `signal` before it committed anything.
+pub(super) fn interrupted(signal: i32) -> CliError {
+    CliError {
+        message: format!(
+            "interrupted by {}: stopped before committing; what this run staged was removed, \
+             and nothing was changed",
+            crate::storage::interrupt::signal_name(signal)
+        ),
+        code: 128 + signal,
+        io_kind: None,
     }
 }
 
@@ -475,8 +521,9 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
         }
     }
     let out_dir = opts.out_dir.clone();
-    let report = run_import(&parsed.table, &parsed.mapping, opts)
-        .map_err(|e| CliError::failure(e.to_string()))?;
+    let report = run_import(&parsed.table, &parsed.mapping, opts).map_err(import_failure)?;
+    // A stop asked for while the last cells were written: before anything is attached.
+    ImportError::check_interrupt().map_err(import_failure)?;
     // Index tables first: an index entry whose row is not yet visible is harmless to a reader
     // that follows it to the main table; a row missing from its index is not. A table that
     // got no file (the input held no cells for it) is left as it is. Each attach checks the

@@ -281,6 +281,10 @@ impl Mirror {
     /// then removes what dead writers left. An attach that lost to another writer is attached
     /// again, and its report returned.
     pub(super) fn commit(&self, sources: &[CopySource]) -> Result<Option<AttachReport>, CliError> {
+        // A stop asked for before the commit: nothing is committed.
+        if let Some(signal) = crate::storage::interrupt::requested() {
+            return Err(super::import::interrupted(signal));
+        }
         let (loc, mirror, mode) = (&self.loc, &self.path, self.mode);
         let ix_dir = mirror.join(crate::table::directory::INDEX_DIR);
         let ix_table = |q: &str| {

@@ -29,6 +29,7 @@ mod import_seeds;
 mod import_spill_parquet;
 mod import_tables;
 mod import_timestamps;
+mod interrupt;
 mod kill;
 mod leftovers;
 mod maintenance;

@@ -159,4 +159,17 @@ pub enum ImportError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A stop was asked for (`hfkit_storage::interrupt`): the import stopped between batches.
+    #[error("interrupted by {}", hfkit_storage::interrupt::signal_name(*signal))]
+    Interrupted { signal: i32 },
+}
+
+impl ImportError {
+    /// `Err(Interrupted)` when a stop was asked for: checked between batches.
+    pub fn check_interrupt() -> Result<(), ImportError> {
+        match hfkit_storage::interrupt::requested() {
+            Some(signal) => Err(ImportError::Interrupted { signal }),
+            None => Ok(()),
+        }
+    }
 }

@@ -477,6 +477,7 @@ impl<'a> Ingest<'a> {
         bound: &Bound,
         sink: &mut dyn LaneSink,
     ) -> Result<(), ImportError> {
+        ImportError::check_interrupt()?;
         if let (Some(line), Some(file)) = (batch.unterminated_line, &batch.file) {
             self.stats.unterminated.push((file.to_path_buf(), line));
         }

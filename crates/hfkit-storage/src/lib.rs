@@ -6,6 +6,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`answer`] | what a failed request is reported as: the store's error code and message, or where credentials were looked for |
+//! | [`interrupt`] | a request to stop (SIGINT, SIGTERM) that writers check at safe points |
 //! | [`location`] | [`Location`]: `s3://bucket/prefix`, `file://path`, plain paths |
 //! | [`config`] | [`StorageConfig`]: endpoint, region and credentials (AWS variables and files, `--s3-endpoint`), retries |
 //! | [`store`] | [`Store`]: read (whole, range, streaming), head, list, put (overwrite, create-only, if-match), delete, copy |
@@ -24,6 +25,7 @@
 
 pub mod answer;
 pub mod config;
+pub mod interrupt;
 pub mod location;
 pub mod pending;
 pub mod shared;

@@ -192,6 +192,7 @@ impl TableOutputs {
         count: &mut impl FnMut(usize),
     ) -> Result<(), ImportError> {
         let mut fill = |batch: &mut Vec<u8>| -> Result<bool, ImportError> {
+            ImportError::check_interrupt()?;
             while let Some(c) = sorted.next()? {
                 count(usize::from(c.family));
                 push_batch_cell(batch, &c);
