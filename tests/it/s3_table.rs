@@ -671,6 +671,156 @@ fn killed_writers_leave_s3_table_before_or_after() {
     );
 }
 
+/// A several-table import into an `s3://` root (issue 39), killed with SIGKILL at points
+/// spread over its run (before, between and after its tables' commits): each table is, after
+/// every kill, the state before or after (its versions since each whole loads: the files of
+/// one run added), and reads the same rows; the next writer, past the grace period, leaves
+/// nothing behind (no orphaned data file, upload journal, upload in progress or mirror).
+#[test]
+fn killed_several_table_imports_leave_each_table_before_or_after() {
+    let Some(server) =
+        S3Server::start("killed_several_table_imports_leave_each_table_before_or_after")
+    else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let input = t.path().join("lines.csv");
+    let mut csv = String::from("order_id,line,customer,sku,qty,order_ts\n");
+    for i in 0..30_000u64 {
+        let ts = 1_700_000_000_000u64 + i;
+        csv.push_str(&format!(
+            "{},{},c{},S{},{},{ts}\n",
+            i / 3 + 1,
+            i % 3 + 1,
+            i % 50,
+            i % 20,
+            i % 9 + 1
+        ));
+    }
+    std::fs::write(&input, csv).unwrap();
+    let input = input.to_str().unwrap().to_string();
+    let schema = format!("{SEEDS}/sale_lines.toml");
+    let root = server.url("shop");
+    let endpoint = server.endpoint();
+    let store = crate::s3_io::store(&server);
+    let at = |rel: &str| hfkit::storage::Location::parse(&server.url(rel)).unwrap();
+    let tables = ["orders", "order_lines"];
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let writer = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
+        c.args([
+            "import", "--schema", &schema, &input, "--table", &root, "--quiet", "--force",
+        ])
+        .args(["--timestamp", "5", "--s3-endpoint", &endpoint])
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+        c
+    };
+    // A table's live version and how many files each of its versions names.
+    let versions = |q: &str| -> Vec<usize> {
+        let mut names: Vec<String> = store
+            .list(&at(&format!("shop/{q}/manifests")))
+            .unwrap()
+            .into_iter()
+            .map(|o| o.location.to_string())
+            .collect();
+        names.sort();
+        names
+            .iter()
+            .map(|n| {
+                let m: serde_json::Value = serde_json::from_slice(
+                    &store
+                        .read(&hfkit::storage::Location::parse(n).unwrap())
+                        .unwrap(),
+                )
+                .unwrap();
+                m["files"].as_array().unwrap().len()
+            })
+            .collect()
+    };
+    let rows = |q: &str| {
+        rows_of(&run(
+            &server,
+            &["scan", &format!("{root}/{q}"), "--format", "tsv"],
+        ))
+    };
+    let start = std::time::Instant::now();
+    assert!(writer().status().unwrap().success());
+    let full = start.elapsed();
+    let per_run: Vec<usize> = tables
+        .iter()
+        .map(|q| versions(q).last().copied().unwrap())
+        .collect();
+    let rows_before: Vec<_> = tables.iter().map(|q| rows(q)).collect();
+    let (mut kills, mut runs) = (0, 0);
+    while kills < 12 {
+        assert!(
+            runs < 60,
+            "only {kills} of {runs} imports were killed before they finished"
+        );
+        let fraction = (runs as f64 * 0.618_034).fract() * 0.96 + 0.02;
+        let before: Vec<Vec<usize>> = tables.iter().map(|q| versions(q)).collect();
+        let mut child = writer().spawn().unwrap();
+        std::thread::sleep(full.mul_f64(fraction));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        for (i, q) in tables.iter().enumerate() {
+            let now = versions(q);
+            let what = format!("run {runs} (killed at {fraction:.2}), table {q}");
+            assert_eq!(
+                now[..before[i].len()],
+                before[i][..],
+                "{what}: an old version changed"
+            );
+            for v in before[i].len()..now.len() {
+                assert_eq!(
+                    now[v],
+                    now[v - 1] + per_run[i],
+                    "{what}: version {v} is not one whole load"
+                );
+            }
+            if now.len() != before[i].len() {
+                assert_eq!(rows(q), rows_before[i], "{what}: the rows changed");
+            }
+        }
+        runs += 1;
+    }
+    eprintln!("s3 several-table import kills: {kills} of {runs} runs");
+    // The next writer, past the grace period, leaves only what versions name.
+    let o = writer()
+        .env("HFKIT_S3_GC_GRACE_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "staging left by killed writers: {left:?}");
+    for (i, q) in tables.iter().enumerate() {
+        let files = *versions(q).last().unwrap();
+        let objects = store.list(&at(&format!("shop/{q}/data"))).unwrap().len();
+        assert_eq!(
+            objects, files,
+            "{q}: objects under data/ no version names are left"
+        );
+        assert!(store
+            .list(&at(&format!("shop/{q}/.tmp/uploads")))
+            .unwrap()
+            .is_empty());
+        assert_eq!(rows(q), rows_before[i]);
+    }
+    assert!(
+        server.multipart_uploads().is_empty(),
+        "uploads left in progress"
+    );
+}
+
 /// True when some region and family of a manifest's `files` holds two files or more.
 fn has_something_to_compact(files: &[(String, String, Option<String>)]) -> bool {
     let mut seen = BTreeSet::new();
