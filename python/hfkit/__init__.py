@@ -28,7 +28,10 @@ from ._hfkit import (  # noqa: F401
     create_tables,
     delete_objects,
     download_objects,
+    import_split,
+    input_splits,
     list_objects,
+    merge_region,
     write_region,
 )
 
@@ -48,6 +51,9 @@ __all__ = [
     "create_tables",
     "delete_objects",
     "download_objects",
+    "import_split",
+    "input_splits",
     "list_objects",
+    "merge_region",
     "write_region",
 ]

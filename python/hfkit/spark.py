@@ -422,3 +422,10 @@ def _assemble(out, part_dirs):
             if dest.exists():
                 raise FileExistsError(f"{dest}: two attempts wrote one file name")
             os.replace(f, dest)
+
+
+def bulk_load_files(spark, inputs, schema, **kwargs):
+    """``hfkit.spark_files.bulk_load_files``: files bulk-loaded by hfkit's native code in
+    Spark's tasks (no row passes through the JVM or Python)."""
+    from .spark_files import bulk_load_files as load
+    return load(spark, inputs, schema, **kwargs)

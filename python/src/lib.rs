@@ -6,6 +6,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`schema`] | `Schema`: a schema and its mapping, its regions, row keys and regions of batches |
+//! | [`distributed`] | a bulk load of files on a cluster: input splits, a split's run files, a region's merge |
 //! | [`region`] | `write_region`: one region's HFiles from record batches, by the import pipeline |
 //! | [`tables`] | `create_tables`, `attach`, `Table` reads and `HFile` as record batches of cells |
 //! | [`storage`] | object storage: the S3 settings, scratch directories, list/copy/delete/download of objects |
@@ -13,6 +14,7 @@
 
 use pyo3::prelude::*;
 
+mod distributed;
 mod errors;
 mod region;
 mod schema;
@@ -26,6 +28,9 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tables::Table>()?;
     m.add_class::<tables::HFile>()?;
     m.add_function(wrap_pyfunction!(region::write_region, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::input_splits, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::import_split, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::merge_region, m)?)?;
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
     m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;
     m.add_function(wrap_pyfunction!(storage::configure_storage, m)?)?;

@@ -158,20 +158,27 @@ impl Schema {
     }
 
     /// This schema over the regions `[splits] sample = N` (and each `[index.splits] sample`)
-    /// cut from the row keys of the first `sample_rows` records of the Parquet files `inputs`,
-    /// exactly as `hfkit import` samples its input (`formats/schema.md` §"Splits"); the other
-    /// kinds of splits are the schema's own, as without a sample.
-    #[pyo3(signature = (inputs, sample_rows = DEFAULT_SAMPLE_ROWS))]
-    fn with_sampled_regions(&self, inputs: Vec<PathBuf>, sample_rows: usize) -> PyResult<Schema> {
+    /// cut from the row keys of the first `sample_rows` records of the files `inputs` (Parquet,
+    /// or with `format` and `csv` as `input_splits` takes them, CSV), exactly as `hfkit
+    /// import` samples its input (`formats/schema.md` §"Splits"); the other kinds of splits
+    /// are the schema's own, as without a sample.
+    #[pyo3(signature = (inputs, sample_rows = DEFAULT_SAMPLE_ROWS, format = None, csv = None))]
+    fn with_sampled_regions(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<PathBuf>,
+        sample_rows: usize,
+        format: Option<String>,
+        csv: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Schema> {
         let parsed = &self.parsed;
-        let regions = import_regions(
-            &parsed.table,
-            &parsed.mapping,
-            &inputs,
-            &InputFormat::Parquet,
-            sample_rows,
-        )
-        .map_err(import_error)?;
+        let fmt = match (&format, csv) {
+            (None, None) => InputFormat::Parquet,
+            _ => crate::distributed::input_format(format.as_deref(), &inputs, csv)?,
+        };
+        let regions = py
+            .detach(|| import_regions(&parsed.table, &parsed.mapping, &inputs, &fmt, sample_rows))
+            .map_err(import_error)?;
         Schema::new(
             self.toml.clone(),
             self.source.clone(),

@@ -115,7 +115,7 @@ pub fn dry_run(
         // (an `[explode]` builds a record per list item, from records).
         let columnar = mapping.explode.is_none();
         let Some((mut units, columns)) =
-            open_input(path, format, &wanted, DEFAULT_BATCH_ROWS, columnar)?
+            open_input(path, format, &wanted, DEFAULT_BATCH_ROWS, columnar, None)?
         else {
             continue;
         };

@@ -27,6 +27,8 @@
 pub mod identity;
 mod outputs;
 mod report;
+pub mod runs;
+pub mod splits;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -47,7 +49,7 @@ use hfkit_table::{ImportMapping, IndexSchema, TableSchema};
 
 pub use self::report::{FamilyReport, ImportReport, IndexReport, RegionReport};
 pub use crate::error::ImportError;
-pub use crate::input::{InputFormat, DEFAULT_BATCH_ROWS};
+pub use crate::input::{InputFormat, InputRange, DEFAULT_BATCH_ROWS};
 pub use crate::regions::{import_regions, ImportRegions, DEFAULT_SAMPLE_ROWS};
 
 /// Name prefix of a run's spill directory (in `--temp-dir`, else in the output directory).
@@ -106,6 +108,12 @@ pub struct ImportOptions {
     /// Flag every written file `EXCLUDE_FROM_MINOR_COMPACTION` (HBase's and hfkit's minor
     /// compactions leave it out; `formats/table.md` §"Selection").
     pub exclude_from_minor_compaction: bool,
+    /// Only this part of the input (one input only): a task of a distributed import.
+    pub input_range: Option<InputRange>,
+    /// Write *run files* (`formats/python.md` §"Bulk load of files"): HFiles with no
+    /// compression, no data block encoding and no Bloom filter, to be merged into the final
+    /// files by [`crate::import::runs`], whatever the families ask for.
+    pub run_files: bool,
 }
 
 impl ImportOptions {
@@ -130,6 +138,8 @@ impl ImportOptions {
             regions: None,
             progress: None,
             exclude_from_minor_compaction: false,
+            input_range: None,
+            run_files: false,
         }
     }
 }
@@ -159,7 +169,7 @@ pub fn check_inputs(
     let families: Vec<&str> = schema.families.iter().map(|f| f.name.as_str()).collect();
     let wanted = compiled.wanted_fields(mapping);
     for path in inputs {
-        let Some((_, columns)) = open_input(path, format, &wanted, 1, false)? else {
+        let Some((_, columns)) = open_input(path, format, &wanted, 1, false, None)? else {
             continue;
         };
         bind(&compiled, mapping, &families, &columns, path, 0)?;
@@ -435,12 +445,24 @@ impl<'a> Ingest<'a> {
         let (opts, compiled, mapping) = (self.opts, self.compiled, self.mapping);
         let wanted = compiled.wanted_fields(mapping);
         let threads = rayon::current_num_threads();
+        if opts.input_range.is_some() && opts.inputs.len() != 1 {
+            return Err(ImportError::Invalid(format!(
+                "a range of an input is read from one input, not {}",
+                opts.inputs.len()
+            )));
+        }
         for path in &opts.inputs {
             // Parquet records are encoded where their fields are, column by column (an
             // `[explode]` builds a record per list item, from records).
             let columnar = mapping.explode.is_none();
-            let Some((units, columns)) =
-                open_input(path, &opts.format, &wanted, opts.batch_rows, columnar)?
+            let Some((units, columns)) = open_input(
+                path,
+                &opts.format,
+                &wanted,
+                opts.batch_rows,
+                columnar,
+                opts.input_range,
+            )?
             else {
                 continue;
             };

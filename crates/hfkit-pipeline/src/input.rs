@@ -19,6 +19,16 @@ pub enum InputFormat {
     Parquet,
 }
 
+/// The part of an input one task of a distributed import reads (`formats/python.md`
+/// §"Bulk load of files"); the whole input without one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputRange {
+    /// A plain CSV file's records that start in `start..end` ([`CsvSource::open_range`]).
+    Bytes { start: u64, end: u64 },
+    /// A Parquet file's row groups `first..end`.
+    RowGroups { first: usize, end: usize },
+}
+
 /// Reads the next batch of an input; false at its end.
 pub(crate) type BatchReader = Box<dyn FnMut(&mut Batch) -> Result<bool, SourceError> + Send>;
 
@@ -36,11 +46,24 @@ pub(crate) fn open_input(
     wanted: &[String],
     batch_rows: usize,
     columnar: bool,
+    range: Option<InputRange>,
 ) -> Result<Option<OpenInput>, ImportError> {
     let mut units: Vec<BatchReader> = Vec::new();
+    let wrong = |what: &str| {
+        ImportError::Invalid(format!(
+            "{}: a {what} range does not apply to this input's format",
+            path.display()
+        ))
+    };
     match format {
         InputFormat::Csv(csv_opts) => {
-            let mut src = CsvSource::open(path, csv_opts)?;
+            let mut src = match range {
+                None => CsvSource::open(path, csv_opts)?,
+                Some(InputRange::Bytes { start, end }) => {
+                    CsvSource::open_range(path, csv_opts, start, end)?
+                }
+                Some(InputRange::RowGroups { .. }) => return Err(wrong("row-group")),
+            };
             if src.is_empty() {
                 return Ok(None);
             }
@@ -50,8 +73,13 @@ pub(crate) fn open_input(
         }
         InputFormat::Parquet => {
             let groups = parquet_source::row_group_count(path)?;
+            let (first, end) = match range {
+                None => (0, groups),
+                Some(InputRange::RowGroups { first, end }) => (first.min(groups), end.min(groups)),
+                Some(InputRange::Bytes { .. }) => return Err(wrong("byte")),
+            };
             let mut cols = None;
-            for g in 0..groups {
+            for g in first..end {
                 let mut src = ParquetSource::open(path, Some(wanted), g, batch_rows)?;
                 if columnar {
                     src = src.columnar();

@@ -53,6 +53,16 @@ pub fn row_group_count(path: &Path) -> Result<usize, SourceError> {
     Ok(builder(path)?.metadata().num_row_groups())
 }
 
+/// The compressed size of each row group of a Parquet file (from its footer).
+pub fn row_group_sizes(path: &Path) -> Result<Vec<u64>, SourceError> {
+    let b = builder(path)?;
+    Ok(b.metadata()
+        .row_groups()
+        .iter()
+        .map(|g| u64::try_from(g.compressed_size()).unwrap_or(0))
+        .collect())
+}
+
 /// Number of rows in a Parquet file (from its footer).
 pub fn row_count(path: &Path) -> Result<u64, SourceError> {
     let b = builder(path)?;

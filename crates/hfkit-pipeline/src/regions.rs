@@ -85,7 +85,7 @@ pub(crate) fn sample_keys(
     let wanted = compiled.key_fields();
     let mut records = 0usize;
     'inputs: for path in inputs {
-        let Some((units, columns)) = open_input(path, format, &wanted, 8192, false)? else {
+        let Some((units, columns)) = open_input(path, format, &wanted, 8192, false, None)? else {
             continue;
         };
         let names: Vec<&str> = columns.iter().map(String::as_str).collect();

@@ -47,6 +47,25 @@ pub(crate) fn stream(path: &Path) -> Result<(Box<dyn Read + Send>, u64), SourceE
     Ok((r, len))
 }
 
+/// A remote input streamed from byte `offset` to its end, and its size.
+pub(crate) fn stream_from(
+    path: &Path,
+    offset: u64,
+) -> Result<(Box<dyn Read + Send>, u64), SourceError> {
+    let (store, loc) = open(path)?;
+    let len = store.size(&loc).map_err(|e| storage_error(path, e))?;
+    let r = store
+        .reader_from(&loc, offset.min(len))
+        .map_err(|e| storage_error(path, e))?;
+    Ok((r, len))
+}
+
+/// The size of a remote input.
+pub(crate) fn size(path: &Path) -> Result<u64, SourceError> {
+    let (store, loc) = open(path)?;
+    store.size(&loc).map_err(|e| storage_error(path, e))
+}
+
 /// The objects a remote pattern names: a glob (`*`, `?`, `[...]` in the key) matched against
 /// the objects listed under its fixed prefix, sorted; a plain key must exist.
 pub(crate) fn expand(pattern: &str) -> Result<Vec<PathBuf>, SourceError> {

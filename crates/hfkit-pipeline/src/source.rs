@@ -386,8 +386,12 @@ pub struct CsvSource {
     last_byte: Arc<AtomicU16>,
     /// The line of the last record read.
     last_line: u64,
-    /// The end of the file was reached.
+    /// The end of the file (or of the split) was reached.
     ended: bool,
+    /// The offset in the file of the first byte the parser reads (a split's first record).
+    base: u64,
+    /// Records starting at or past this offset are not read (the split's end).
+    limit: u64,
 }
 
 /// An input that remembers its last byte, to tell a file whose last line has no line end.
@@ -465,6 +469,77 @@ impl CsvSource {
             last_byte,
             last_line: 0,
             ended: false,
+            base: 0,
+            limit: u64::MAX,
+        })
+    }
+
+    /// The records of a plain (uncompressed) CSV file whose first byte lies in `start..end`:
+    /// a split of the file, as Hadoop's LineRecordReader reads one (`formats/python.md`
+    /// §"Bulk load of files"). A split that does not start at 0 begins after the first line
+    /// end at or after byte `start - 1` (the line it cuts belongs to the split before); it
+    /// reads every record that starts before `end`, the last one to its end wherever that
+    /// is. The columns are the file's header's (read from its first line). A quoted field
+    /// holding a line end must not cross a split's start: such files are read whole.
+    /// Positions in messages are lines counted from the split's first record, named so.
+    pub fn open_range(
+        path: &Path,
+        opts: &CsvOptions,
+        start: u64,
+        end: u64,
+    ) -> Result<CsvSource, SourceError> {
+        if CsvSource::is_compressed(path) && (start > 0 || end < u64::MAX) {
+            return Err(SourceError::Invalid(format!(
+                "{}: a compressed file is read whole, not in byte ranges",
+                path.display()
+            )));
+        }
+        let mut whole = CsvSource::open(path, opts)?;
+        whole.limit = end;
+        if start == 0 {
+            return Ok(whole);
+        }
+        let io = |source| SourceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let input: Box<dyn Read + Send> = if super::remote_input::is_remote(path) {
+            super::remote_input::stream_from(path, start - 1)?.0
+        } else {
+            use std::io::{Seek, SeekFrom};
+            let mut f = File::open(path).map_err(io)?;
+            f.seek(SeekFrom::Start(start - 1)).map_err(io)?;
+            Box::new(f)
+        };
+        let mut input = BufReader::with_capacity(1 << 20, input);
+        // The rest of the line the split's start cuts (or, when byte start - 1 is a line end,
+        // that line end alone) belongs to the split before.
+        let mut skipped = Vec::new();
+        let cut = input.read_until(b'\n', &mut skipped).map_err(io)? as u64;
+        let first = start - 1 + cut;
+        let label = PathBuf::from(format!("{} (the split from byte {first})", path.display()));
+        let last_byte = Arc::new(AtomicU16::new(256));
+        let counted: Box<dyn Read + Send> = Box::new(LastByte {
+            inner: input,
+            last: last_byte.clone(),
+        });
+        let mut b = csv::ReaderBuilder::new();
+        b.delimiter(opts.delimiter)
+            .quote(opts.quote)
+            .has_headers(false)
+            .flexible(true);
+        if let Some(e) = opts.escape {
+            b.escape(Some(e)).double_quote(false);
+        }
+        Ok(CsvSource {
+            path: Arc::new(label),
+            reader: b.from_reader(counted),
+            last_byte,
+            last_line: 0,
+            ended: skipped.last() != Some(&b'\n') || first >= end,
+            base: first,
+            limit: end,
+            ..whole
         })
     }
 
@@ -530,6 +605,12 @@ impl CsvSource {
                     let line = self.reader.position().line();
                     return Err(csv_error(&self.path, &e, line, self.compressed.as_ref()));
                 }
+            }
+            // A split's records are those that start before its end.
+            let at = self.base + rec.position().map_or(0, |p| p.byte());
+            if at >= self.limit {
+                self.ended = true;
+                break;
             }
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
             self.last_line = line;

@@ -212,6 +212,41 @@ impl Store {
     }
 
     /// A reader of the whole file or object, streamed (memory: one network chunk).
+    /// A stream of the object's bytes from `offset` to its end (one ranged GET on object
+    /// storage): a task reading its split of an input.
+    pub fn reader_from(
+        &self,
+        loc: &Location,
+        offset: u64,
+    ) -> Result<Box<dyn Read + Send>, StorageError> {
+        const OP: &str = "read";
+        match self.target(OP, loc)? {
+            None => {
+                use std::io::{Seek, SeekFrom};
+                let mut f = std::fs::File::open(local(loc)).map_err(|e| io_error(OP, loc, e))?;
+                f.seek(SeekFrom::Start(offset))
+                    .map_err(|e| io_error(OP, loc, e))?;
+                Ok(Box::new(f))
+            }
+            Some((client, key)) => {
+                let opts = object_store::GetOptions {
+                    range: Some(object_store::GetRange::Offset(offset)),
+                    ..Default::default()
+                };
+                let got = runtime()
+                    .block_on(client.get_opts(&key, opts))
+                    .map_err(|e| object_error(OP, loc, e))?;
+                self.counters.request(0, 0);
+                Ok(Box::new(StreamReader {
+                    stream: got.into_stream(),
+                    chunk: Bytes::new(),
+                    location: loc.clone(),
+                    counters: self.counters.clone(),
+                }))
+            }
+        }
+    }
+
     pub fn reader(&self, loc: &Location) -> Result<Box<dyn Read + Send>, StorageError> {
         const OP: &str = "read";
         match self.target(OP, loc)? {

@@ -355,11 +355,19 @@ fn batch_cell<'a>(
 
 /// Writer options of a family of the output, with the bulk-load FileInfo (the import time,
 /// `EXCLUDE_FROM_MINOR_COMPACTION` as asked), and its retention at the import's `now_ms`.
-fn output_family(f: &FamilySchema, opts: &ImportOptions) -> Result<OutputFamily, ImportError> {
+pub(crate) fn output_family(
+    f: &FamilySchema,
+    opts: &ImportOptions,
+) -> Result<OutputFamily, ImportError> {
     let (import_time, now_ms) = (opts.import_time, opts.now_ms);
     let entry = FamilyEntry::from_schema(f);
     let invalid = |e: hfkit_table::TableError| ImportError::Invalid(e.to_string());
     let mut o = entry.writer_options(import_time).map_err(invalid)?;
+    if opts.run_files {
+        o.compression = hfkit_format::compression::Compression::None;
+        o.encoding = hfkit_format::encoding::DataBlockEncoding::None;
+        o.bloom = None;
+    }
     let retention = Retention::new(&family_read_settings(&entry).map_err(invalid)?, now_ms);
     o.bulk_load = Some(BulkLoadInfo {
         timestamp: import_time,

@@ -81,7 +81,7 @@ pub(super) fn draw_sample(
                 (Vec::new(), cols, Some(src))
             }
             InputFormat::Parquet => {
-                let (u, c) = open_input(path, &opts.format, &wanted, opts.batch_rows, false)?
+                let (u, c) = open_input(path, &opts.format, &wanted, opts.batch_rows, false, None)?
                     .unwrap_or_default();
                 (u, c, None)
             }

@@ -1,0 +1,284 @@
+"""Bulk load of files on Spark at hfkit's own speed (``formats/python.md`` §"Bulk load of
+files"): Spark schedules, retries and places the tasks; hfkit's native code reads, encodes,
+sorts, merges and writes. No row passes through the JVM or Python objects: Spark moves file
+names, split descriptions and small summaries, and the shuffle is files.
+
+``bulk_load_files(spark, inputs, schema, table=... | out=...)``:
+
+1. Driver: the inputs (paths, globs, ``s3://`` URLs; CSV/TSV, ``.gz``/``.zst`` whole-file, or
+   Parquet) cut into splits (``input_splits``: byte ranges of plain CSV files, read from record
+   boundaries as Hadoop's LineRecordReader reads; runs of Parquet row groups); the target
+   regions (an existing table's, the schema's splits, or ``[splits] sample = N`` sampled from
+   the inputs as ``hfkit import`` samples).
+2. Stage 1, a task per split: ``import_split`` into ``STAGING/s1/<split>-<attempt>/``: the
+   split's cells encoded, routed to their regions, sorted and written as *run files*
+   (uncompressed HFiles, one per region and family, index tables too).
+3. Stage 2, a task per region of each table: ``merge_region`` merges the region's run files of
+   every split, in split order (a later split's cell wins, as a later record does in one
+   import), into its final HFiles in ``STAGING/s2/<table>-<region>-<attempt>/``.
+4. Driver: only the attempts whose results Spark returned (one per task) are published:
+   attached (one commit per table, index tables first; a new table is created just before)
+   or moved into ``out``. ``STAGING`` is
+   removed at the end, whatever happened; a driver killed mid-job leaves it, and the next
+   load into the same place removes it (``_sweep``).
+"""
+
+import json
+import os
+import shutil
+import socket
+import time
+import uuid
+import warnings
+from pathlib import Path
+
+from . import (HfkitError, Schema, attach, configure_storage, create_tables, delete_objects,
+               import_split, input_splits, list_objects, merge_region)
+from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _assemble,
+                    _assemble_remote, _is_remote, _join, _regions_of, _table_exists)
+
+STAGING_PREFIX = "hfkit-files-"
+DRIVER_FILE = "_driver.json"
+
+
+def _absolute_input(p):
+    p = str(p)
+    return p if _is_remote(p) else str(Path(p).absolute())
+
+
+def _attempt():
+    """``<stage>-<partition>-<attempt id>`` of the running task: a directory of its own."""
+    from pyspark import TaskContext
+    ctx = TaskContext.get()
+    return f"{ctx.partitionId()}-{ctx.taskAttemptId()}"
+
+
+def _stage1(schema, staging, fmt, csv, memory, import_time, s3_endpoint, on_task):
+    def run(items):
+        if s3_endpoint is not None:
+            configure_storage(s3_endpoint)
+        for index, split in items:
+            out = _join(staging, "s1", f"{index}-{_attempt()}")
+            started = time.monotonic()
+            r = import_split(schema, split, out, format=fmt, csv=csv, memory=memory,
+                             import_time=import_time)
+            r["seconds"] = time.monotonic() - started
+            r["split"] = index
+            r["dir"] = out
+            if on_task is not None:
+                on_task(1, index)
+            yield r
+    return run
+
+
+def _stage2(schema, staging, import_time, max_file_size, exclude, s3_endpoint, on_task):
+    def run(items):
+        if s3_endpoint is not None:
+            configure_storage(s3_endpoint)
+        for (table, region), runs in items:
+            out = _join(staging, "s2", f"{table}-{region}-{_attempt()}")
+            started = time.monotonic()
+            files = merge_region(schema, table, region, runs, out, import_time=import_time,
+                                 max_file_size=max_file_size,
+                                 exclude_from_minor_compaction=exclude)
+            seconds = time.monotonic() - started
+            if on_task is not None:
+                on_task(2, (table, region))
+            yield {"table": table, "region": region, "dir": out, "files": files,
+                   "seconds": seconds, "runs": len(runs)}
+    return run
+
+
+def _check_files_per_store(files, names, limit):
+    per_store = {}
+    for f in files:
+        key = (f["table"], f["region"], f["family"])
+        per_store[key] = per_store.get(key, 0) + 1
+    over = sorted((n, k) for k, n in per_store.items() if n > limit)
+    if over:
+        n, (table, region, family) = over[-1]
+        raise ValueError(
+            f"table {names[table]} region {region} family {family}: {n} files, more than "
+            f"max_files_per_region_family={limit}; nothing was published (raise the limit, or "
+            f"a larger max_file_size)")
+
+
+def _write_driver_file(staging):
+    """Who runs the load: a later load sweeping staging directories asks whether it still runs."""
+    record = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                         "started": time.time()})
+    if _is_remote(staging):
+        return  # swept by age (see _sweep)
+    Path(staging).mkdir(parents=True, exist_ok=True)
+    (Path(staging) / DRIVER_FILE).write_text(record)
+
+
+def _sweep(parent, prefix):
+    """Removes the staging directories under ``parent`` of loads whose driver died: on this
+    host, a driver process that no longer exists. Others' are left alone."""
+    if _is_remote(parent) or not Path(parent).is_dir():
+        return
+    for d in Path(parent).iterdir():
+        if not d.name.startswith(prefix) or not d.is_dir():
+            continue
+        try:
+            rec = json.loads((d / DRIVER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if rec.get("host") != socket.gethostname():
+            continue
+        try:
+            os.kill(int(rec["pid"]), 0)
+            continue  # alive
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (PermissionError, ValueError, KeyError):
+            continue
+
+
+def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, csv=None,
+                    split_bytes=128 << 20, multiline=False, memory=256 << 20, import_time=None,
+                    staging=None, max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
+                    max_file_size=None, exclude_from_minor_compaction=False,
+                    sample_rows=DEFAULT_SAMPLE_ROWS, s3_endpoint=None, on_task=None,
+                    progress=True):
+    """Bulk-loads the files ``inputs`` (a path, glob or ``s3://`` URL, or a list of them)
+    through ``schema`` (a ``Schema`` or a path to its TOML) into the table directory ``table``
+    (created from the schema if absent) or the one bulk-load directory ``out``, with Spark's
+    tasks running hfkit's native import (see the module's documentation).
+
+    ``format``: ``csv``, ``tsv`` or ``parquet`` (default: by extension); ``csv``: a dict of
+    ``delimiter``, ``quote``, ``escape``, ``comment``, ``has_header``, ``columns`` (as ``hfkit
+    import``'s options); ``split_bytes``: the size of a split of a plain CSV file, or of a run
+    of Parquet row groups; ``multiline``: quoted CSV fields may hold line ends (then CSV files
+    are read whole, one task each); ``memory``: each stage-1 task's sort budget;
+    ``import_time``: epoch ms of cells without a timestamp (default: the driver's clock, one
+    value for every task); ``staging``: where tasks write (default: ``out/_hfkit-files-<id>``,
+    or ``.hfkit-files-<id>`` beside ``table``); ``max_files_per_region_family``: HBase's
+    bulk-load limit, checked before anything is published; ``on_task(stage, key)``: called in
+    each task after it wrote (tests inject failures there); ``progress``: a line per stage on
+    standard error, and Spark job descriptions naming each stage.
+
+    Returns the CLI report's counts: ``rows_read``, ``rows_rejected``, ``cells``, ``files``,
+    ``bytes``, ``regions``, ``attached`` ({table: manifest version}), ``splits``,
+    ``stage1_tasks``/``stage2_tasks`` (each task's seconds), and ``seconds``.
+    """
+    if (out is None) == (table is None):
+        raise ValueError("give exactly one of out= or table=")
+    started = time.monotonic()
+    if s3_endpoint is not None:
+        configure_storage(s3_endpoint)
+    if not isinstance(schema, Schema):
+        schema = Schema.load(str(schema))
+    if import_time is None:
+        import_time = int(time.time() * 1000)
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    inputs = [_absolute_input(p) for p in inputs]
+    job = uuid.uuid4().hex
+    if table is not None:
+        table = _absolute(table)
+        parent, name = table.rstrip("/").rsplit("/", 1)
+        if staging is None:
+            _sweep(parent, f".{STAGING_PREFIX}")
+            staging = _join(parent, f".{STAGING_PREFIX}{name}-{job}")
+    else:
+        out = _absolute(out)
+        if _is_remote(out) and list_objects(out):
+            raise ValueError(f"{out}: already holds objects")
+        if not _is_remote(out) and Path(out).exists() and any(
+                p.is_file() and not any(q.startswith("_") for q in p.relative_to(out).parts)
+                for p in Path(out).rglob("*")):
+            raise ValueError(f"{out}: already holds files")
+        if staging is None:
+            _sweep(out, f"_{STAGING_PREFIX}")
+            staging = _join(out, f"_{STAGING_PREFIX}{job}")
+    staging = _absolute(staging)
+    sc = spark.sparkContext
+
+    def say(line):
+        if progress:
+            import sys
+            print(f"hfkit: {line}", file=sys.stderr, flush=True)
+
+    try:
+        _write_driver_file(staging)
+        splits = input_splits(inputs, format=format, csv=csv, split_bytes=split_bytes,
+                              multiline=multiline)
+        if not splits:
+            raise ValueError(f"{inputs}: no input file")
+        exists = table is not None and _table_exists(table)
+        if exists:
+            schema = _regions_of(schema, table)
+        elif schema.samples_splits:
+            schema = schema.with_sampled_regions([s["path"] for s in splits],
+                                                 sample_rows=sample_rows, format=format, csv=csv)
+        names = [schema.name] + list(schema.index_tables)
+        # Stage 1.
+        sc.setJobGroup(f"hfkit-{job}", f"hfkit bulk load: stage 1, {len(splits)} splits")
+        say(f"stage 1: {len(splits)} splits of {sum(s['bytes'] for s in splits)} bytes")
+        t1 = time.monotonic()
+        stage1 = (sc.parallelize(list(enumerate(splits)), len(splits))
+                  .mapPartitions(_stage1(schema, staging, format, csv, memory, import_time,
+                                         s3_endpoint, on_task))
+                  .collect())
+        t1 = time.monotonic() - t1
+        groups = {}
+        for r in sorted(stage1, key=lambda r: r["split"]):
+            for f in r["files"]:
+                groups.setdefault((f["table"], f["region"]), []).append(
+                    (f["path"], f["family"], r["split"]))
+        tasks = sorted(groups.items())
+        # Stage 2.
+        sc.setJobGroup(f"hfkit-{job}", f"hfkit bulk load: stage 2, {len(tasks)} regions")
+        say(f"stage 1 done in {t1:.1f}s: {sum(r['rows_read'] for r in stage1)} rows; "
+            f"stage 2: {len(tasks)} regions")
+        t2 = time.monotonic()
+        stage2 = (sc.parallelize(tasks, max(1, len(tasks)))
+                  .mapPartitions(_stage2(schema, staging, import_time, max_file_size,
+                                         exclude_from_minor_compaction, s3_endpoint, on_task))
+                  .collect()) if tasks else []
+        t2 = time.monotonic() - t2
+        files = [f for r in stage2 for f in r["files"]]
+        _check_files_per_store(files, names, max_files_per_region_family)
+        dirs = sorted({r["dir"] for r in stage2 if r["files"]})
+        summary = {
+            "rows_read": sum(r["rows_read"] for r in stage1),
+            "rows_rejected": sum(r["rows_rejected"] for r in stage1),
+            "cells": sum(f["cells"] for f in files),
+            "files": len(files),
+            "bytes": sum(f["bytes"] for f in files),
+            "regions": len(tasks),
+            "splits": len(splits),
+            "stage1_tasks": [(r["split"], r["input_bytes"], r["seconds"]) for r in stage1],
+            "stage2_tasks": [(r["table"], r["region"], r["runs"], r["seconds"])
+                             for r in stage2],
+            "stage1_seconds": t1,
+            "stage2_seconds": t2,
+            "attached": {},
+        }
+        if table is not None:
+            # A new table is created only now, with its first load: a failed or killed load
+            # leaves no table behind.
+            if not exists:
+                create_tables(schema, table)
+            if dirs:
+                summary["attached"] = attach(
+                    table, dirs, max_files_per_region_family=max_files_per_region_family)
+        elif _is_remote(out):
+            _assemble_remote(out, dirs)
+        else:
+            _assemble(Path(out), dirs)
+        summary["seconds"] = time.monotonic() - started
+        say(f"stage 2 done in {t2:.1f}s: {summary['cells']} cells in {summary['files']} files"
+            f"{', attached' if table is not None else ''}")
+        return summary
+    finally:
+        sc.setJobGroup("", "")
+        if _is_remote(staging):
+            try:
+                delete_objects(staging)
+            except HfkitError as e:
+                warnings.warn(f"{staging}: staging objects not removed: {e}")
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
