@@ -1478,3 +1478,64 @@ fn ls_reads_hbase_meta_and_names_unreadable_tables() {
         "the others are listed: {s}"
     );
 }
+
+#[test]
+fn reference_split_keys_must_match_the_daughter_bounds() {
+    use hfkit::format::reader::HalfRange;
+    use hfkit::hbase::Reference;
+    let Some((_, _tmp, root)) = root_copy("reference_split_keys_must_match_the_daughter_bounds")
+    else {
+        return;
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    let t2 = root.join("data/ns1/t2");
+    let name = "cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505";
+    // (daughter, its half, a split row that is not its bound, the bound, which bound).
+    let cases = [
+        (
+            "8f23ef59531b58c9b20e08f067da3696",
+            HalfRange::Top,
+            "r05",
+            "r10",
+            "region's start",
+        ),
+        (
+            "d5c0c080cbe170cd031cf1f7b4ffbf52",
+            HalfRange::Bottom,
+            "r15",
+            "r10",
+            "region's end",
+        ),
+    ];
+    for (daughter, range, row, bound, which) in cases {
+        let file = t2.join(daughter).join("f").join(name);
+        let good = std::fs::read(&file).unwrap();
+        std::fs::write(
+            &file,
+            Reference::at_row(row.as_bytes(), range).to_file_bytes(),
+        )
+        .unwrap();
+        let m = hb.table("ns1:t2").unwrap();
+        let Err(err) = m.reader() else {
+            panic!("{daughter}: a reference split at {row} was read");
+        };
+        let err = err.to_string();
+        let half = if range == HalfRange::Top {
+            "top"
+        } else {
+            "bottom"
+        };
+        assert!(
+            err.contains(&file.display().to_string())
+                && err.contains(&format!(
+                    "{half} reference split at '{row}', but the {which} key is '{bound}'"
+                )),
+            "{err}"
+        );
+        let report = verify::verify(&m);
+        assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+        assert!(report.problems[0].contains(name), "{:?}", report.problems);
+        std::fs::write(&file, good).unwrap();
+    }
+    assert!(verify::verify(&hb.table("ns1:t2").unwrap()).is_ok());
+}

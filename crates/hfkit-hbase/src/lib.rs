@@ -104,6 +104,22 @@ pub enum ContentError {
     ReferenceRange(i32),
     #[error("the reference's split key is not a valid cell key")]
     ReferenceSplitKey,
+    /// A reference's split row is not the bound of its region it must be: the start key for
+    /// a top half, the end key for a bottom half (or, for a merge's top reference, the start
+    /// key of the merged parent).
+    #[error(
+        "{} reference split at '{}', but the {bound} key is '{}'",
+        if *top { "top" } else { "bottom" },
+        to_string_binary(split_row),
+        to_string_binary(expected)
+    )]
+    ReferenceSplitMismatch {
+        top: bool,
+        split_row: Vec<u8>,
+        /// What `expected` is: "region's start", "region's end" or "merged parent's start".
+        bound: &'static str,
+        expected: Vec<u8>,
+    },
     #[error("unknown snapshot type {0}")]
     SnapshotType(i32),
     /// Two live regions (by region name) share keys.

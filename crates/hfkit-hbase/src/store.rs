@@ -11,7 +11,7 @@ use super::descriptor::FamilyDescriptor;
 use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
 use super::names::{HFileLink, StoreFileName};
 use super::reference::Reference;
-use super::{HBaseError, Result};
+use super::{ContentError, HBaseError, Result};
 use hfkit_format::fileinfo::keys;
 use hfkit_format::reader::HFileReader;
 use hfkit_read::{Store, CELL_SEQ_IDS};
@@ -129,10 +129,13 @@ impl Manifest {
                 (p, true, None)
             }
             StoreFileName::Reference { referred, parent } => {
+                let ref_path = self.store_dir(region, family).join(&file.name);
                 let reference = match &file.reference {
                     Some(r) => r.clone(),
-                    None => Reference::read_file(&self.store_dir(region, family).join(&file.name))?,
+                    None => Reference::read_file(&ref_path)?,
                 };
+                self.check_split_key(region, &parent, &reference)
+                    .map_err(|e| HBaseError::content(&ref_path, e))?;
                 let link = HFileLink::parse(&referred).or_else(|| {
                     snapshot.then(|| HFileLink {
                         table: table.clone(),
@@ -167,6 +170,51 @@ impl Manifest {
             reference,
             size,
         })
+    }
+
+    /// Checks that `reference`, in `region` and referring to a file of region `parent`, splits
+    /// where the region's bounds say: a bottom half at the region's end key; a top half at its
+    /// start key (a split daughter), or at the parent's start key when the parent lies within
+    /// the region (a merge: `HRegionFileSystem.mergeStoreFile` gives the merged region a top
+    /// reference to each parent's files). A merge parent the manifest does not list (a
+    /// snapshot lists split parents only) leaves the top half's split row to lie within the
+    /// region. Otherwise the half would silently read other rows than the region's.
+    fn check_split_key(
+        &self,
+        region: &RegionManifest,
+        parent: &str,
+        reference: &Reference,
+    ) -> Result<(), ContentError> {
+        let row = reference
+            .split_row()
+            .ok_or(ContentError::ReferenceSplitKey)?;
+        let info = &region.info;
+        let mismatch = |bound, expected: &[u8]| ContentError::ReferenceSplitMismatch {
+            top: reference.is_top(),
+            split_row: row.to_vec(),
+            bound,
+            expected: expected.to_vec(),
+        };
+        if !reference.is_top() {
+            if row == info.end_key.as_slice() {
+                return Ok(());
+            }
+            return Err(mismatch("region's end", &info.end_key));
+        }
+        if row == info.start_key.as_slice() {
+            return Ok(());
+        }
+        let parent = self
+            .regions
+            .iter()
+            .map(|r| &r.info)
+            .find(|p| p.encoded_name() == parent);
+        match parent {
+            Some(p) if info.covers(p) && row == p.start_key.as_slice() => Ok(()),
+            Some(p) if info.covers(p) => Err(mismatch("merged parent's start", &p.start_key)),
+            None if info.contains(row) => Ok(()),
+            _ => Err(mismatch("region's start", &info.start_key)),
+        }
     }
 
     /// The files of `region`'s store `ff`, resolved and opened as HBase opens them, in
