@@ -509,15 +509,32 @@ fn write_filelist(
     timestamp: u64,
     entries: &[(&str, Option<hfkit::hbase::Reference>)],
 ) {
+    let sized: Vec<_> = entries
+        .iter()
+        .map(|(n, r)| {
+            let size = std::fs::metadata(store.join(n))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            (*n, r.clone(), size)
+        })
+        .collect();
+    write_filelist_sized(store, file, timestamp, &sized);
+}
+
+/// A FILE-tracker list of `(name, reference, size)` entries.
+fn write_filelist_sized(
+    store: &Path,
+    file: &str,
+    timestamp: u64,
+    entries: &[(&str, Option<hfkit::hbase::Reference>, u64)],
+) {
     let list = StoreFileList {
         timestamp,
         store_file: entries
             .iter()
-            .map(|(n, r)| StoreFileEntry {
+            .map(|(n, r, size)| StoreFileEntry {
                 name: n.to_string(),
-                size: std::fs::metadata(store.join(n))
-                    .map(|m| m.len())
-                    .unwrap_or(0),
+                size: *size,
                 reference: r.as_ref().map(|r| r.to_proto()),
             })
             .collect(),
@@ -1538,4 +1555,78 @@ fn reference_split_keys_must_match_the_daughter_bounds() {
         std::fs::write(&file, good).unwrap();
     }
     assert!(verify::verify(&hb.table("ns1:t2").unwrap()).is_ok());
+}
+
+/// HBase's FILE tracker records `StoreFileInfo.getSize()`, which is 0 for references and links
+/// (only an HFile's own status gives it a length): `hbase verify` must not take that 0 for the
+/// size of the file they resolve to, and still compares every other recorded size.
+#[test]
+fn verify_takes_the_file_trackers_zero_sizes_of_references_and_links_as_unknown() {
+    let Some((_, _tmp, root)) =
+        root_copy("verify_takes_the_file_trackers_zero_sizes_of_references_and_links_as_unknown")
+    else {
+        return;
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    // Each store's list as HBase writes it: HFiles with their length, the rest with 0.
+    let track = |table: &str| {
+        let m = hb.table(table).unwrap();
+        let Source::Table { dir } = &m.source else {
+            panic!()
+        };
+        use_file_tracker(&root, table);
+        for r in &m.regions {
+            for ff in &r.families {
+                let store = dir
+                    .join(r.info.encoded_name())
+                    .join(String::from_utf8_lossy(&ff.family).as_ref());
+                let entries: Vec<_> = ff
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let plain = hfkit::hbase::names::is_hfile_name(&f.name);
+                        let size = if plain {
+                            std::fs::metadata(store.join(&f.name)).unwrap().len()
+                        } else {
+                            0
+                        };
+                        (f.name.as_str(), f.reference.clone(), size)
+                    })
+                    .collect();
+                write_filelist_sized(&store, "f1.1", 1, &entries);
+            }
+        }
+        dir.clone()
+    };
+    // ns1:t2: split daughters (references) and their parent (an HFile); t3: a clone (links).
+    let t2 = track("ns1:t2");
+    track("t3");
+    for table in ["ns1:t2", "t3"] {
+        let m = hb.table(table).unwrap();
+        let listed: usize = m
+            .regions
+            .iter()
+            .flat_map(|r| &r.families)
+            .map(|ff| ff.files.len())
+            .sum();
+        assert!(listed > 0, "{table}: the lists are read");
+        let report = verify::verify(&m);
+        assert!(report.is_ok(), "{table}: {:?}", report.problems);
+    }
+
+    // A plain HFile's size is still compared: the parent's entry says 1 byte.
+    let parent = t2.join("65374ed9eca7cccfe7a1fb7c3de41505/f");
+    write_filelist_sized(
+        &parent,
+        "f1.2",
+        2,
+        &[("cfca939b85130c57fc914135e3f5cb6f", None, 1)],
+    );
+    let report = verify::verify(&hb.table("ns1:t2").unwrap());
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert!(
+        report.problems[0].contains("the manifest says 1 for cfca939b85130c57fc914135e3f5cb6f"),
+        "{:?}",
+        report.problems
+    );
 }

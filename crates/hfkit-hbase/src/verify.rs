@@ -8,8 +8,8 @@
 
 use sha2::{Digest, Sha256};
 
-use super::manifest::{Manifest, RegionManifest};
-use super::store::{for_each_cell, open_store_file};
+use super::manifest::{Manifest, RegionManifest, StoreFile};
+use super::store::{for_each_cell, open_store_file, ResolvedFile};
 use hfkit_format::text::{hex, push_cell_line};
 
 /// One store's files, cells and digest.
@@ -49,6 +49,15 @@ pub fn regions_in_order(m: &Manifest) -> Vec<&RegionManifest> {
     v
 }
 
+/// The size recorded for `f` that its resolved file must have: `None` when nothing was
+/// recorded, or when a reference or a link records 0, as HBase's FILE store-file tracker does
+/// (its `.filelist` entries hold `StoreFileInfo.getSize()`, which only an HFile's own file
+/// status sets).
+fn recorded_size(f: &StoreFile, resolved: &ResolvedFile) -> Option<u64> {
+    let indirect = resolved.link || resolved.reference.is_some();
+    f.file_size.filter(|&s| s != 0 || !indirect)
+}
+
 /// Verifies every store file of `m` (see the module documentation). Store files that fail
 /// are reported and left out of the digests; the others are still read.
 pub fn verify(m: &Manifest) -> VerifyReport {
@@ -76,7 +85,8 @@ pub fn verify(m: &Manifest) -> VerifyReport {
                         continue;
                     }
                 };
-                if let Some(expected) = f.file_size.filter(|&s| s != resolved.size) {
+                if let Some(expected) = recorded_size(f, &resolved).filter(|&s| s != resolved.size)
+                {
                     report.problems.push(format!(
                         "{}: {} bytes, the manifest says {expected} for {}",
                         resolved.path.display(),
