@@ -99,8 +99,11 @@ const VERIFY_AFTER_HELP: &str = concat!(
 Checks every store file of a snapshot (or table): it resolves (links through data/ then
 archive/, references to their parent region's file), has the size the manifest recorded,
 verifies as an HFile and reads to its end. Prints per store the files, cells and a SHA-256 of
-its cells (canonical cell lines with sequence ids), and the total. Exit 0 when sound, 1 with
-every problem (file and reason) otherwise.
+its cells, and the total over the live regions (split parents left out: their cells are their
+daughters'). A digest covers each cell's row, family, qualifier, timestamp, type, value and
+tags (its canonical line, in HBase's cell order), not its sequence id, file, or region: the
+same cells give the same digest in a copy (clone-hbase, export-snapshot), one changed cell
+another. Exit 0 when sound, 1 with every problem (file and reason) otherwise.
 
 ",
     examples!(

@@ -268,6 +268,87 @@ fn raw_scan_is_the_union_of_the_store_files_without_the_split_parent() {
     assert_eq!(raw_scan(&t2).len() * 2, all.len());
 }
 
+/// Cell lines (with sequence ids, as HBase's reader listed them) as `hbase verify` digests
+/// them: without sequence ids, in HBase's cell order, equal keys by their line, each followed
+/// by `\n` (`formats/hbase-layout.md` §"Verification").
+fn digested_lines(lines: &[String]) -> Vec<String> {
+    let mut cells: Vec<(Cell, String)> = lines
+        .iter()
+        .map(|l| {
+            let c = parse_cell_line(l).unwrap();
+            let text = hfkit::format::text::cell_line(&c.as_ref(), false) + "\n";
+            (c, text)
+        })
+        .collect();
+    cells.sort_by(|a, b| compare_cells(&a.0.as_ref(), &b.0.as_ref()).then(a.1.cmp(&b.1)));
+    cells.into_iter().map(|(_, text)| text).collect()
+}
+
+fn sha256_hex(lines: &[String]) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut h = Sha256::new();
+    for l in lines {
+        h.update(l.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
+/// The stores of a snapshot's `verify.txt` (HBase's `verifySnapshot` result, with its files and
+/// cells per store), their digests computed from HBase's cell listings (`<store>.cells.txt`);
+/// and the total line over the live regions (family after family, regions in order).
+fn expected_verify(dir: &Path, name: &str, m: &Manifest) -> (Vec<String>, String) {
+    let exp = dir.join("expected").join(name);
+    let verify_txt = std::fs::read_to_string(exp.join("verify.txt")).unwrap();
+    let mut stores = Vec::new();
+    let mut by_family: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for l in verify_txt.lines() {
+        let Some(s) = l.trim().strip_prefix("store ") else {
+            continue;
+        };
+        let (store, rest) = s.split_once(' ').unwrap();
+        let (region, family) = store.split_once('/').unwrap();
+        let lines: Vec<String> = sections(&exp.join(region).join(format!("{family}.cells.txt")))
+            .into_iter()
+            .flat_map(|sec| sec.lines)
+            .collect();
+        let counts = rest.rsplit_once(" sha256=").unwrap().0;
+        assert_eq!(
+            counts.rsplit_once("cells=").unwrap().1,
+            lines.len().to_string()
+        );
+        stores.push(format!(
+            "{store} {counts} sha256={}",
+            sha256_hex(&digested_lines(&lines))
+        ));
+        let live = m
+            .regions
+            .iter()
+            .any(|r| r.live && r.info.encoded_name() == region);
+        if live {
+            by_family
+                .entry(family.to_string())
+                .or_default()
+                .push(region.to_string());
+        }
+    }
+    let order: Vec<String> = verify::regions_in_order(m)
+        .iter()
+        .map(|r| r.info.encoded_name())
+        .collect();
+    let mut total = Vec::new();
+    for (family, mut regions) in by_family {
+        regions.sort_by_key(|r| order.iter().position(|o| o == r));
+        let lines: Vec<String> = regions
+            .iter()
+            .flat_map(|r| sections(&exp.join(r).join(format!("{family}.cells.txt"))))
+            .flat_map(|sec| sec.lines)
+            .collect();
+        total.extend(digested_lines(&lines));
+    }
+    let total = format!("total_cells={} sha256={}", total.len(), sha256_hex(&total));
+    (stores, total)
+}
+
 #[test]
 fn snapshot_digests_match_hbase_verify() {
     let Some(dir) = layout("snapshot_digests_match_hbase_verify") else {
@@ -278,17 +359,7 @@ fn snapshot_digests_match_hbase_verify() {
         let m = open(&root, View::Snapshot(name));
         let report = verify::verify(&m);
         assert!(report.is_ok(), "{name}: {:?}", report.problems);
-        let expected =
-            std::fs::read_to_string(dir.join("expected").join(name).join("verify.txt")).unwrap();
-        let mut want = Vec::new();
-        let mut total = String::new();
-        for l in expected.lines() {
-            if let Some(s) = l.trim().strip_prefix("store ") {
-                want.push(s.to_string());
-            } else if l.starts_with("total_cells=") {
-                total = l.to_string();
-            }
-        }
+        let (want, total) = expected_verify(&dir, name, &m);
         let got: Vec<String> = report
             .stores
             .iter()
@@ -307,6 +378,8 @@ fn snapshot_digests_match_hbase_verify() {
             ),
             total
         );
+        let expected =
+            std::fs::read_to_string(dir.join("expected").join(name).join("verify.txt")).unwrap();
         let Source::Snapshot { description, .. } = &m.source else {
             panic!("a snapshot")
         };
@@ -781,17 +854,16 @@ fn cli_lists_describes_and_verifies() {
         .contains("/archive/data/default/t1/"));
 
     let o = ok(&["hbase", "verify", r, "--snapshot", "snap_t1"]);
+    let (stores, total) = expected_verify(&dir, "snap_t1", &open(&root, View::Snapshot("snap_t1")));
     let want = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
     let s = stdout(&o);
-    for l in want.lines().filter(|l| {
-        l.trim_start().starts_with("store ")
-            || l.starts_with("total_cells")
-            || l.starts_with("snapshot:")
-    }) {
-        assert!(
-            s.contains(&format!("{}\n", l.trim_start())),
-            "{l} not in {s}"
-        );
+    let first = want.lines().next().unwrap().to_string();
+    for l in stores
+        .iter()
+        .map(|l| format!("store {l}"))
+        .chain([total, first])
+    {
+        assert!(s.contains(&format!("{l}\n")), "{l} not in {s}");
     }
     let bad = dir.join("corrupt/missing_archived_file");
     let o = hfkit(&words(&format!(
@@ -1411,11 +1483,11 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     let snap = hb.snapshot("snap_t1").unwrap();
     let v = verify::verify(&snap);
     assert!(v.is_ok(), "{:?}", v.problems);
-    let expected = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
-    assert!(expected.contains(&format!(
-        "total_cells={} sha256={}",
-        v.total_cells, v.total_sha256
-    )));
+    let (_, expected) = expected_verify(&dir, "snap_t1", &snap);
+    assert_eq!(
+        format!("total_cells={} sha256={}", v.total_cells, v.total_sha256),
+        expected
+    );
     assert_eq!(raw_scan(&hb.table("t3").unwrap()), t3_before);
 
     // Done: a second run finds every store major-compacted.
@@ -1629,4 +1701,110 @@ fn verify_takes_the_file_trackers_zero_sizes_of_references_and_links_as_unknown(
         "{:?}",
         report.problems
     );
+}
+
+/// (family, cells, sha256) of the stores of `m`'s live regions, in the report's order.
+fn live_store_digests(m: &Manifest, report: &verify::VerifyReport) -> Vec<(String, u64, String)> {
+    report
+        .stores
+        .iter()
+        .filter(|s| {
+            m.regions
+                .iter()
+                .any(|r| r.live && r.info.encoded_name() == s.region)
+        })
+        .map(|s| (s.family.clone(), s.cells, s.sha256.clone()))
+        .collect()
+}
+
+/// Rewrites the HFile at `path` with hfkit's writer (other bytes than HBase's), its cells as
+/// read, the value of the cell at `change` (if any) with its first byte flipped.
+fn rewrite_hfile(path: &Path, change: Option<usize>) {
+    use hfkit::format::writer::{HFileWriter, WriterOptions};
+    let r = HFileReader::open(path).unwrap();
+    let mut s = r.scanner().unwrap();
+    let mut cells = Vec::new();
+    while let Some(c) = s.next().unwrap() {
+        cells.push(c.to_owned());
+    }
+    if let Some(i) = change {
+        cells[i].value[0] ^= 1;
+    }
+    let opts = WriterOptions {
+        include_tags: true,
+        include_mvcc: true,
+        ..WriterOptions::default()
+    };
+    let mut w = HFileWriter::new(Vec::new(), opts).unwrap();
+    for c in &cells {
+        w.append(&c.as_ref()).unwrap();
+    }
+    let (bytes, _) = w.finish().unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `hbase verify`'s digests depend on the cells only: a snapshot, its clone into an hfkit table
+/// exported back as an HBase snapshot into another root (other file names, regions, sequence
+/// ids, reference halves rewritten, the split parent gone), and the table it was taken of give
+/// one digest; one changed value gives another, a file rewritten with the same cells the same.
+#[test]
+fn verify_digests_are_a_function_of_the_cells() {
+    let Some((_, tmp, root)) = root_copy("verify_digests_are_a_function_of_the_cells") else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let hb = HBaseRoot::open(&root).unwrap();
+    let other = tmp.path().join("other");
+    for name in ["snap_t1", "snap_t2"] {
+        let m = hb.snapshot(name).unwrap();
+        let src = verify::verify(&m);
+        assert!(src.is_ok(), "{name}: {:?}", src.problems);
+        let table = tmp.path().join(format!("{name}-clone"));
+        clone_to_table(&m, &table, None, now).unwrap();
+        let opts = ExportOptions {
+            name: format!("{name}_copy"),
+            from_snapshot: None,
+            table: None,
+            creation_time: now,
+        };
+        export_snapshot(&Table::open(&table).unwrap(), &other, &opts).unwrap();
+        let copy_m = HBaseRoot::open(&other)
+            .unwrap()
+            .snapshot(&opts.name)
+            .unwrap();
+        let copy = verify::verify(&copy_m);
+        assert!(copy.is_ok(), "{name}: {:?}", copy.problems);
+        assert_eq!(
+            (copy.total_cells, &copy.total_sha256),
+            (src.total_cells, &src.total_sha256),
+            "{name} and its copy"
+        );
+        assert_eq!(
+            live_store_digests(&copy_m, &copy),
+            live_store_digests(&m, &src),
+            "{name}: per store"
+        );
+    }
+    let t2 = verify::verify(&hb.table("ns1:t2").unwrap());
+    let snap_t2 = verify::verify(&hb.snapshot("snap_t2").unwrap());
+    assert_eq!(t2.total_sha256, snap_t2.total_sha256, "ns1:t2 and snap_t2");
+
+    // The parent HFile both daughters read: the same cells in other bytes, then one changed.
+    let parent = root
+        .join("data/ns1/t2/65374ed9eca7cccfe7a1fb7c3de41505/f/cfca939b85130c57fc914135e3f5cb6f");
+    let original = std::fs::read(&parent).unwrap();
+    rewrite_hfile(&parent, None);
+    assert_ne!(std::fs::read(&parent).unwrap(), original);
+    let same = verify::verify(&hb.table("ns1:t2").unwrap());
+    assert!(same.is_ok(), "{:?}", same.problems);
+    assert_eq!(
+        same.total_sha256, t2.total_sha256,
+        "same cells, other bytes"
+    );
+    std::fs::write(&parent, &original).unwrap();
+    rewrite_hfile(&parent, Some(3));
+    let changed = verify::verify(&hb.table("ns1:t2").unwrap());
+    assert!(changed.is_ok(), "{:?}", changed.problems);
+    assert_eq!(changed.total_cells, t2.total_cells);
+    assert_ne!(changed.total_sha256, t2.total_sha256, "one value changed");
 }
