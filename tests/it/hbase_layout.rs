@@ -1808,3 +1808,87 @@ fn verify_digests_are_a_function_of_the_cells() {
     assert_eq!(changed.total_cells, t2.total_cells);
     assert_ne!(changed.total_sha256, t2.total_sha256, "one value changed");
 }
+
+/// What a killed `hbase compact` leaves: its half-written output under a region's
+/// `.tmp/<family>/` (named `hfkit-compact-<32 hex>`, unlike HBase's 32-hex names) is removed by
+/// the next compact, which proceeds; a file HBase left there still makes it refuse, naming it.
+/// Killed between moving an output in and archiving the inputs, the store reads as compacted
+/// (the output's compaction event names the inputs, as HBase's store opening honours) and the
+/// next compact archives them.
+#[test]
+fn offline_compaction_removes_its_own_leftovers_and_finishes_a_killed_commit() {
+    let Some((dir, _tmp, root)) =
+        root_copy("offline_compaction_removes_its_own_leftovers_and_finishes_a_killed_commit")
+    else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let opts = CompactOptions {
+        now_ms: now,
+        ..Default::default()
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    let region = root.join("data/default/t1/43ae7364b4a555b93267937f9bc49ec1");
+    let leftover = region
+        .join(".tmp/cf1")
+        .join("hfkit-compact-0000018a3f2b9c1d000012340000000a");
+    std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
+    std::fs::write(&leftover, b"half an HFile").unwrap();
+    let report = compact_in_place(&hb.table("t1").unwrap(), &opts).unwrap();
+    assert_eq!(report.stores.len(), 6);
+    assert!(!region.join(".tmp").exists(), "the leftover is removed");
+    let after = raw_scan(&hb.table("t1").unwrap());
+
+    // HBase's own file under .tmp (a flush or compaction in progress): refused, named, kept,
+    // and hfkit's leftover beside it is kept too (a refusal changes nothing).
+    let hbase_file = region.join(".tmp/cf2/0123456789abcdef0123456789abcdef");
+    std::fs::create_dir_all(hbase_file.parent().unwrap()).unwrap();
+    std::fs::write(&hbase_file, b"x").unwrap();
+    std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
+    std::fs::write(&leftover, b"half an HFile").unwrap();
+    let err = compact_in_place(&hb.table("t1").unwrap(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&hbase_file.display().to_string()) && err.contains("refusing"),
+        "{err}"
+    );
+    assert!(hbase_file.is_file() && leftover.is_file());
+    std::fs::remove_dir_all(region.join(".tmp")).unwrap();
+
+    // Killed after the output of 43ae.../cf1 moved in, before its inputs were archived: put
+    // two inputs back.
+    let s = &report.stores[0];
+    assert_eq!(
+        (s.region.as_str(), s.family.as_str()),
+        ("43ae7364b4a555b93267937f9bc49ec1", "cf1")
+    );
+    let archive = root.join("archive/data/default/t1/43ae7364b4a555b93267937f9bc49ec1/cf1");
+    for name in &s.inputs[..2] {
+        std::fs::rename(archive.join(name), region.join("cf1").join(name)).unwrap();
+    }
+    assert_eq!(
+        raw_scan(&hb.table("t1").unwrap()),
+        after,
+        "reads as compacted"
+    );
+    let again = compact_in_place(&hb.table("t1").unwrap(), &opts).unwrap();
+    assert!(again.stores.is_empty(), "{:?}", again.stores);
+    let names: Vec<String> = std::fs::read_dir(region.join("cf1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [s.output.clone().unwrap()], "inputs archived again");
+    for name in &s.inputs {
+        let original = dir
+            .join("root1/data/default/t1/43ae7364b4a555b93267937f9bc49ec1/cf1")
+            .join(name);
+        if original.is_file() {
+            assert_eq!(
+                std::fs::read(archive.join(name)).unwrap(),
+                std::fs::read(&original).unwrap()
+            );
+        }
+    }
+    assert_eq!(raw_scan(&hb.table("t1").unwrap()), after);
+}

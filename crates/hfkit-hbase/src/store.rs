@@ -7,9 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use prost::Message;
+
 use super::descriptor::FamilyDescriptor;
 use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
 use super::names::{HFileLink, StoreFileName};
+use super::proto;
 use super::reference::Reference;
 use super::{ContentError, HBaseError, Result};
 use hfkit_format::fileinfo::keys;
@@ -50,6 +53,9 @@ impl ResolvedFile {
         s
     }
 }
+
+/// A store file resolved and opened.
+pub type OpenedEntry = (ResolvedFile, OpenedStoreFile);
 
 /// The first existing location of `link` (`data/`, `archive/`, `.tmp/`, `mobdir/`).
 fn find_link(root: &Path, link: &HFileLink, family: &str) -> Option<PathBuf> {
@@ -218,12 +224,26 @@ impl Manifest {
     }
 
     /// The files of `region`'s store `ff`, resolved and opened as HBase opens them, in
-    /// HBase's order (`StoreFileComparators.SEQ_ID`).
+    /// HBase's order (`StoreFileComparators.SEQ_ID`), without the files compacted away (see
+    /// [`Manifest::open_store_and_compacted`]).
     pub fn open_store(
         &self,
         region: &RegionManifest,
         ff: &FamilyFiles,
     ) -> Result<Vec<(ResolvedFile, OpenedStoreFile)>> {
+        Ok(self.open_store_and_compacted(region, ff)?.0)
+    }
+
+    /// The files of `region`'s store `ff` as [`Manifest::open_store`] opens them, and apart
+    /// the files another file of the store names as compacted into it (FileInfo
+    /// `COMPACTION_EVENT_KEY`): a compaction that moved its output in but was stopped before
+    /// archiving its inputs. HBase's `StoreEngine.openStoreFiles` leaves those out of the
+    /// store (and archives them); so do reads here.
+    pub fn open_store_and_compacted(
+        &self,
+        region: &RegionManifest,
+        ff: &FamilyFiles,
+    ) -> Result<(Vec<OpenedEntry>, Vec<ResolvedFile>)> {
         let family = self.family(region, &ff.family)?.name_str();
         let mut files = Vec::new();
         for f in &ff.files {
@@ -231,8 +251,12 @@ impl Manifest {
             let opened = open_store_file(&resolved)?;
             files.push((resolved, opened));
         }
+        let compacted = compacted_away(files.iter().map(|(r, o)| (r, &*o.reader)))?;
+        let (gone, mut files): (Vec<_>, Vec<_>) = files
+            .into_iter()
+            .partition(|(r, _)| compacted.contains(&r.name));
         files.sort_by(|a, b| a.1.order.cmp(&b.1.order));
-        Ok(files)
+        Ok((files, gone.into_iter().map(|(r, _)| r).collect()))
     }
 
     /// The read stores of a region (one per family with files, family order), files in
@@ -287,6 +311,35 @@ impl Manifest {
             regions,
         )?)
     }
+}
+
+/// The names the compaction events (FileInfo `COMPACTION_EVENT_KEY`: `PBUF` +
+/// `CompactionEventTracker`) of `files` list as compacted into them; an event that does not
+/// parse is an error naming the file.
+pub fn compacted_away<'a>(
+    files: impl Iterator<Item = (&'a ResolvedFile, &'a HFileReader)>,
+) -> Result<std::collections::BTreeSet<String>> {
+    let mut names = std::collections::BTreeSet::new();
+    for (resolved, reader) in files {
+        let Some(event) = reader.file_info().get(keys::COMPACTION_EVENT_KEY) else {
+            continue;
+        };
+        let bad = |d: String| HBaseError::corrupt(&resolved.path, d);
+        let body = super::pb_magic(&resolved.path, event)?;
+        let tracker = proto::CompactionEventTracker::decode(body).map_err(|e| {
+            bad(format!(
+                "COMPACTION_EVENT_KEY is not a CompactionEventTracker: {e}"
+            ))
+        })?;
+        for n in tracker.compacted_store_file {
+            let n = String::from_utf8(n)
+                .map_err(|_| bad("COMPACTION_EVENT_KEY names a file that is not UTF-8".into()))?;
+            if n != resolved.name {
+                names.insert(n);
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// An opened store file, with what orders it among its store's files.

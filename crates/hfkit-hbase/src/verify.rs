@@ -10,10 +10,10 @@
 
 use sha2::{Digest, Sha256};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::manifest::{FamilyFiles, Manifest, RegionManifest, StoreFile};
-use super::store::{open_store_file, OpenedStoreFile, ResolvedFile};
+use super::store::{compacted_away, open_store_file, OpenedStoreFile, ResolvedFile};
 use hfkit_format::cell::{compare_cells, Cell};
 use hfkit_format::reader::Scanner;
 use hfkit_format::text::{cell_line, hex};
@@ -149,7 +149,12 @@ fn verify_store(
             problems.push(format!("{}: {p}", resolved.path.display()));
             continue;
         }
-        opened.push((resolved.path, file));
+        opened.push((resolved, file));
+    }
+    // Files a compaction in this store was stopped before archiving are not the store's.
+    match compacted_away(opened.iter().map(|(r, o)| (r, &*o.reader))) {
+        Ok(gone) => opened.retain(|(r, _)| !gone.contains(&r.name)),
+        Err(e) => problems.push(e.to_string()),
     }
     let (cells, sha256) = digest_cells(&opened, problems, total);
     StoreDigest {
@@ -185,15 +190,18 @@ impl Cursor<'_> {
 /// (from any file) ordered by their line: each line hashed into the store's digest (and
 /// `total`). Returns the cell count and the digest. Reads one cell ahead per file.
 fn digest_cells(
-    files: &[(PathBuf, OpenedStoreFile)],
+    files: &[(ResolvedFile, OpenedStoreFile)],
     problems: &mut Vec<String>,
     mut total: Option<&mut Sha256>,
 ) -> (u64, String) {
     let mut cursors = Vec::new();
-    for (path, f) in files {
+    for (r, f) in files {
         match f.reader.scanner() {
-            Ok(scanner) => cursors.push(Cursor { path, scanner }),
-            Err(e) => problems.push(format!("{}: {e}", path.display())),
+            Ok(scanner) => cursors.push(Cursor {
+                path: &r.path,
+                scanner,
+            }),
+            Err(e) => problems.push(format!("{}: {e}", r.path.display())),
         }
     }
     let mut heads: Vec<Option<Cell>> = cursors.iter_mut().map(|c| c.next_cell(problems)).collect();
