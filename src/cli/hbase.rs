@@ -39,7 +39,9 @@ across filesystems, and verified) under archive/data/<ns>/<table>/<encoded regio
 then .hbase-snapshot/<name>/ with .snapshotinfo (format v2, FLUSH) and data.manifest (the
 families' attributes under HBase's names, one region per hfkit region, exact file sizes). In
 HBase: clone_snapshot '<name>', '<table>'. Files keep their _SeqId_<n>_ names, so HBase gives
-their cells the sequence ids hfkit reads them with.
+their cells the sequence ids hfkit reads them with. The copies are staged under
+.hbase-snapshot/.tmp/hfkit-export-<name>.*/ and the snapshot appears last; what a killed export
+left there (and moved into archive/) is removed by the next export into the same root.
 
 ",
     examples!(

@@ -1892,3 +1892,96 @@ fn offline_compaction_removes_its_own_leftovers_and_finishes_a_killed_commit() {
     }
     assert_eq!(raw_scan(&hb.table("t1").unwrap()), after);
 }
+
+/// Runs `hfkit hbase export-snapshot TABLE ROOT --name NAME` until it pauses at `pause` (the
+/// test hook `HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
+fn kill_export_at(table: &Path, root: &Path, name: &str, pause: &str) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["hbase", "export-snapshot"])
+        .args([table, root])
+        .args(["--name", name])
+        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("paused after"),
+        "{pause}: no pause: {line:?}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// The files under `root/archive/` no snapshot of `root` names (back-reference directories
+/// aside).
+fn unnamed_archive_files(root: &Path) -> Vec<PathBuf> {
+    let hb = HBaseRoot::open(root).unwrap();
+    let mut named = std::collections::BTreeSet::new();
+    for s in hb.snapshots().unwrap() {
+        let m = hb.snapshot(&s.name).unwrap();
+        for r in &m.regions {
+            for ff in &r.families {
+                let family = String::from_utf8_lossy(&ff.family).into_owned();
+                for f in &ff.files {
+                    named.insert(m.resolve(r, &family, f).unwrap().path);
+                }
+            }
+        }
+    }
+    walk(&root.join("archive"))
+        .into_iter()
+        .filter(|p| p.is_file() && !named.contains(p))
+        .collect()
+}
+
+/// A SIGKILLed `hbase export-snapshot` (while copying, and while moving the copies into the
+/// archive) leaves no snapshot; the rerun leaves no file in `archive/` that no snapshot names
+/// and nothing under `.hbase-snapshot/.tmp/`, and its snapshot verifies.
+#[test]
+fn killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun() {
+    let Some(dir) = layout("killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let snap = HBaseRoot::open(&dir.join("root1"))
+        .unwrap()
+        .snapshot("snap_t1")
+        .unwrap();
+    let table = tmp.path().join("t");
+    clone_to_table(&snap, &table, None, 1_700_000_400_000).unwrap();
+    let root = tmp.path().join("hbase");
+    for (name, pause) in [("s1", "copied:5"), ("s2", "moved:5")] {
+        kill_export_at(&table, &root, name, pause);
+        assert!(
+            !root.join(".hbase-snapshot").join(name).exists(),
+            "{pause}: the snapshot is not visible"
+        );
+        ok(&[
+            "hbase",
+            "export-snapshot",
+            table.to_str().unwrap(),
+            root.to_str().unwrap(),
+            "--name",
+            name,
+        ]);
+        assert_eq!(
+            unnamed_archive_files(&root),
+            Vec::<PathBuf>::new(),
+            "{pause}"
+        );
+        let staging: Vec<_> = std::fs::read_dir(root.join(".hbase-snapshot/.tmp"))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(staging.is_empty(), "{pause}: {staging:?}");
+        let report = verify::verify(&HBaseRoot::open(&root).unwrap().snapshot(name).unwrap());
+        assert!(report.is_ok(), "{pause}: {:?}", report.problems);
+        assert_eq!(report.total_sha256, verify::verify(&snap).total_sha256);
+    }
+}
