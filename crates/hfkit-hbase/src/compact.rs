@@ -25,6 +25,9 @@ use hfkit_table::compact::major_compact_store;
 
 /// The directory of region servers' write-ahead logs under the root.
 pub const WALS_DIR: &str = "WALs";
+/// The test hook's variable ([`super::pause_for_tests`]; phases `written`: outputs staged,
+/// `moved`: an output moved in, its inputs not archived yet, `committed`: stores done).
+const COMPACT_PAUSE_VAR: &str = "HFKIT_TEST_COMPACT_PAUSE";
 /// What hfkit's compaction outputs are named while under a region's `.tmp/<family>/`, before
 /// 32 hex digits (HBase's own names there are 32 hex digits alone).
 pub const OUTPUT_PREFIX: &str = "hfkit-compact-";
@@ -167,17 +170,15 @@ fn lock_table(dir: &Path) -> Result<std::fs::File> {
     }
 }
 
-/// Removes hfkit's own `leftovers` (see [`check_offline`]) and the `.tmp/<family>` and `.tmp`
-/// directories they leave empty.
+/// Removes hfkit's own `leftovers` (see [`check_offline`]) and the empty directories of the
+/// `.tmp/` they were in ([`prune_tmp`]).
 fn remove_leftovers(leftovers: &[PathBuf]) -> Result<()> {
     for f in leftovers {
         std::fs::remove_file(f).map_err(|e| HBaseError::io(f, e))?;
-        let family_dir = f.parent();
-        if let Some(d) = family_dir {
-            let _ = std::fs::remove_dir(d);
-            if let Some(tmp) = d.parent() {
-                let _ = std::fs::remove_dir(tmp);
-            }
+    }
+    for f in leftovers {
+        if let Some(tmp) = f.parent().and_then(Path::parent) {
+            prune_tmp(tmp);
         }
     }
     Ok(())
@@ -252,20 +253,22 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             Ok((s, report)) => {
                 staged.push(s);
                 reports.push(report);
+                super::pause_for_tests(COMPACT_PAUSE_VAR, "written", staged.len());
             }
             Err(e) => {
                 for s in staged.iter().flatten() {
                     let _ = std::fs::remove_file(&s.tmp);
                 }
-                remove_empty_tmp_dirs(dir, &plans);
+                remove_empty_tmp_dirs(m);
                 return Err(e);
             }
         }
     }
-    for (p, s) in plans.iter().zip(&staged) {
-        commit_store(m, dir, p, s.as_ref(), opts.now_ms)?;
+    for (i, (p, s)) in plans.iter().zip(&staged).enumerate() {
+        commit_store(m, dir, p, s.as_ref(), opts.now_ms, i + 1)?;
+        super::pause_for_tests(COMPACT_PAUSE_VAR, "committed", i + 1);
     }
-    remove_empty_tmp_dirs(dir, &plans);
+    remove_empty_tmp_dirs(m);
     Ok(CompactReport {
         stores: reports,
         leftovers_removed: leftovers,
@@ -364,7 +367,8 @@ fn write_store(
     Ok((Some(Staged { tmp, name }), report))
 }
 
-/// Moves the output into the store, then each input to the archive (`HFileArchiver`: a file
+/// Moves the output into the store (`nth`: the store's rank, for the test hook), then each
+/// input to the archive (`HFileArchiver`: a file
 /// already archived under the same name with the same size is first renamed
 /// `<name>.<now>`; another size is an error).
 fn commit_store(
@@ -373,6 +377,7 @@ fn commit_store(
     p: &Plan<'_>,
     staged: Option<&Staged>,
     now_ms: i64,
+    nth: usize,
 ) -> Result<()> {
     let enc = p.region.info.encoded_name();
     let store = dir.join(&enc).join(&p.family);
@@ -380,6 +385,7 @@ fn commit_store(
         let to = store.join(&s.name);
         std::fs::rename(&s.tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
         sync_dir(&store)?;
+        super::pause_for_tests(COMPACT_PAUSE_VAR, "moved", nth);
     }
     let names: Vec<String> = p.files.iter().map(|(r, _)| r.name.clone()).collect();
     archive_files(m, dir, &enc, &p.family, &names, now_ms)
@@ -426,13 +432,25 @@ fn archive_files(
     sync_dir(&store)
 }
 
-/// Removes the `.tmp/<family>` and `.tmp` directories compaction left empty.
-fn remove_empty_tmp_dirs(dir: &Path, plans: &[Plan<'_>]) {
-    for p in plans {
-        let tmp = dir.join(p.region.info.encoded_name()).join(TMP_DIR);
-        let _ = std::fs::remove_dir(tmp.join(&p.family));
-        let _ = std::fs::remove_dir(&tmp);
+/// Removes the `.tmp/<family>` and `.tmp` directories this compaction or a killed one left
+/// empty, in every region of `m` (whose `.tmp/` held nothing else, [`check_offline`]).
+fn remove_empty_tmp_dirs(m: &Manifest) {
+    for r in &m.regions {
+        prune_tmp(&m.dir().join(r.info.encoded_name()).join(TMP_DIR));
     }
+}
+
+/// Removes the empty directories in a region's `.tmp/` (a killed run's `.tmp/<family>`, its
+/// output moved out), then `.tmp/` itself if empty; a directory holding anything is kept.
+fn prune_tmp(tmp: &Path) {
+    if let Ok(rd) = std::fs::read_dir(tmp) {
+        for e in rd.filter_map(|e| e.ok()) {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(tmp);
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {

@@ -42,6 +42,8 @@ const WORKING_DIR: &str = ".tmp";
 pub const STAGING_PREFIX: &str = "hfkit-export-";
 /// The suffix of a staging directory's list of moves, beside it.
 const MOVES_SUFFIX: &str = ".moves";
+/// The test hook's variable ([`super::pause_for_tests`]; phases `copied`, `moved`).
+const EXPORT_PAUSE_VAR: &str = "HFKIT_TEST_EXPORT_PAUSE";
 /// The staging directory's subdirectory of copies.
 const STAGED_FILES: &str = "archive";
 
@@ -287,7 +289,7 @@ impl Export<'_> {
                         Some(s) => staged.push(s),
                         None => report.files_present += 1,
                     }
-                    pause_for_tests("copied", staged.len());
+                    super::pause_for_tests(EXPORT_PAUSE_VAR, "copied", staged.len());
                     report.files += 1;
                     report.bytes += e.size;
                     store_files.push(proto::SnapshotStoreFile {
@@ -408,7 +410,7 @@ impl Export<'_> {
                 dirs.insert(d.to_path_buf());
             }
             std::fs::rename(&s.staged, &s.archived).map_err(|e| HBaseError::io(&s.archived, e))?;
-            pause_for_tests("moved", i + 1);
+            super::pause_for_tests(EXPORT_PAUSE_VAR, "moved", i + 1);
         }
         for d in &dirs {
             sync_dir(d)?;
@@ -448,23 +450,3 @@ fn sync_dir(dir: &Path) -> Result<()> {
         .and_then(|d| d.sync_all())
         .map_err(|e| HBaseError::io(dir, e))
 }
-
-/// Test hook, in debug builds only: with `HFKIT_TEST_EXPORT_PAUSE=<phase>:<n>` set, once `n`
-/// files are through `phase` (`copied`, `moved`), says so on stderr and sleeps, for a test to
-/// SIGKILL the process at that point (`tests/it/hbase_layout.rs`).
-#[cfg(debug_assertions)]
-fn pause_for_tests(phase: &str, done: usize) {
-    let Ok(want) = std::env::var("HFKIT_TEST_EXPORT_PAUSE") else {
-        return;
-    };
-    if want != format!("{phase}:{done}") {
-        return;
-    }
-    eprintln!("paused after {done} file(s) {phase}");
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(60));
-    }
-}
-
-#[cfg(not(debug_assertions))]
-fn pause_for_tests(_phase: &str, _done: usize) {}

@@ -195,3 +195,23 @@ pub(crate) fn pb_magic<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
         .strip_prefix(PB_MAGIC.as_slice())
         .ok_or_else(|| HBaseError::corrupt(path, "does not start with the PBUF magic"))
 }
+
+/// Test hook, in debug builds only: with `<var>=<phase>:<n>` set in the environment, once `n`
+/// items are through `phase`, says so on stderr and sleeps, for a test to SIGKILL the process
+/// at that point (`tests/it/hbase_layout.rs`, `tests/it/kill.rs`). Release builds do nothing.
+#[cfg(debug_assertions)]
+pub(crate) fn pause_for_tests(var: &str, phase: &str, done: usize) {
+    let Ok(want) = std::env::var(var) else {
+        return;
+    };
+    if want != format!("{phase}:{done}") {
+        return;
+    }
+    eprintln!("paused after {done} {phase}");
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
+}
+
+#[cfg(not(debug_assertions))]
+pub(crate) fn pause_for_tests(_var: &str, _phase: &str, _done: usize) {}
