@@ -367,10 +367,8 @@ fn write_store(
     Ok((Some(Staged { tmp, name }), report))
 }
 
-/// Moves the output into the store (`nth`: the store's rank, for the test hook), then each
-/// input to the archive (`HFileArchiver`: a file
-/// already archived under the same name with the same size is first renamed
-/// `<name>.<now>`; another size is an error).
+/// Moves the output into the store, then each input to the archive ([`archive_files`]).
+/// `nth`: the store's rank among those committed, for the test hook.
 fn commit_store(
     m: &Manifest,
     dir: &Path,
@@ -457,4 +455,24 @@ fn sync_dir(dir: &Path) -> Result<()> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| HBaseError::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_outputs_are_told_from_hbase_names() {
+        assert!(is_own_output(
+            "hfkit-compact-0123456789abcdef0123456789abcdef"
+        ));
+        assert!(!is_own_output("0123456789abcdef0123456789abcdef"));
+        assert!(!is_own_output("hfkit-compact-0123"));
+        assert!(!is_own_output(
+            "hfkit-compact-0123456789ABCDEF0123456789abcdef"
+        ));
+        assert!(!crate::names::is_hfile_name(
+            "hfkit-compact-0123456789abcdef0123456789abcdef"
+        ));
+    }
 }

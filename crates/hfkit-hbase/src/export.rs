@@ -450,3 +450,43 @@ fn sync_dir(dir: &Path) -> Result<()> {
         .and_then(|d| d.sync_all())
         .map_err(|e| HBaseError::io(dir, e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A killed export's list of moves: the files it moved (copy no longer staged) are
+    /// removed, the others kept; a line naming a path outside the archive is an error naming
+    /// the list, and nothing is removed for it.
+    #[test]
+    fn roll_back_removes_only_what_the_export_moved() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let staging = root.join(".hbase-snapshot/.tmp/hfkit-export-s.0123");
+        let archive = root.join("archive/data/default/t/r/f");
+        std::fs::create_dir_all(staging.join("archive/r/f")).unwrap();
+        std::fs::create_dir_all(&archive).unwrap();
+        for n in ["moved", "not_moved", "other"] {
+            std::fs::write(archive.join(n), b"x").unwrap();
+        }
+        std::fs::write(staging.join("archive/r/f/not_moved"), b"x").unwrap();
+        let list = "archive/data/default/t/r/f/moved\tarchive/r/f/moved\n\
+                    archive/data/default/t/r/f/not_moved\tarchive/r/f/not_moved\n";
+        std::fs::write(moves_file(&staging), list).unwrap();
+        roll_back(root, &staging).unwrap();
+        assert!(!archive.join("moved").exists());
+        assert!(archive.join("not_moved").is_file() && archive.join("other").is_file());
+        assert!(!moves_file(&staging).exists());
+
+        std::fs::write(
+            moves_file(&staging),
+            "data/default/t/r/f/other\tarchive/r/f/x\n",
+        )
+        .unwrap();
+        let err = roll_back(root, &staging).unwrap_err().to_string();
+        assert!(err.contains(".moves") && err.contains("outside"), "{err}");
+        std::fs::write(moves_file(&staging), "archive/../data/x\tarchive/r/f/x\n").unwrap();
+        assert!(roll_back(root, &staging).is_err());
+        assert!(archive.join("other").is_file());
+    }
+}
