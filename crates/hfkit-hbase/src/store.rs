@@ -426,3 +426,71 @@ pub fn for_each_cell(
     }
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::TableDescriptor;
+    use crate::region::RegionInfo;
+    use hfkit_format::reader::HalfRange;
+    use hfkit_table::TableName;
+
+    fn region(start: &str, end: &str, id: u64) -> RegionManifest {
+        RegionManifest {
+            info: RegionInfo {
+                table: TableName::parse("t").unwrap(),
+                start_key: start.as_bytes().to_vec(),
+                end_key: end.as_bytes().to_vec(),
+                region_id: id,
+                offline: false,
+                split: false,
+                replica_id: 0,
+            },
+            families: Vec::new(),
+            live: true,
+        }
+    }
+
+    /// Split daughters' references split at their bound; a merged region's top references at
+    /// each (listed) parent's start key, or within the region when the parent is not listed.
+    #[test]
+    fn split_keys_are_checked_against_the_region_bounds() {
+        let (a, b) = (region("a", "m", 1), region("m", "z", 1));
+        let merged = region("a", "z", 2);
+        let m = Manifest {
+            root: PathBuf::from("/r"),
+            descriptor: TableDescriptor::from_families(TableName::parse("t").unwrap(), &[]),
+            regions: vec![a.clone(), b.clone(), merged.clone()],
+            source: Source::Table {
+                dir: PathBuf::from("/r/data/default/t"),
+            },
+        };
+        let check = |r: &RegionManifest, parent: &RegionManifest, row: &str, range| {
+            let reference = Reference::at_row(row.as_bytes(), range);
+            m.check_split_key(r, &parent.info.encoded_name(), &reference)
+                .map_err(|e| e.to_string())
+        };
+        // b and a as daughters of `merged` (a split parent here).
+        assert!(check(&b, &merged, "m", HalfRange::Top).is_ok());
+        assert!(check(&a, &merged, "m", HalfRange::Bottom).is_ok());
+        assert_eq!(
+            check(&b, &merged, "n", HalfRange::Top).unwrap_err(),
+            "top reference split at 'n', but the region's start key is 'm'"
+        );
+        assert_eq!(
+            check(&a, &merged, "l", HalfRange::Bottom).unwrap_err(),
+            "bottom reference split at 'l', but the region's end key is 'm'"
+        );
+        // `merged` as the merge of a and b.
+        assert!(check(&merged, &a, "a", HalfRange::Top).is_ok());
+        assert!(check(&merged, &b, "m", HalfRange::Top).is_ok());
+        assert_eq!(
+            check(&merged, &b, "n", HalfRange::Top).unwrap_err(),
+            "top reference split at 'n', but the merged parent's start key is 'm'"
+        );
+        // A parent the manifest does not list: within the region.
+        let unlisted = region("q", "z", 1);
+        assert!(check(&merged, &unlisted, "q", HalfRange::Top).is_ok());
+        assert!(check(&b, &unlisted, "zz", HalfRange::Top).is_err());
+    }
+}
