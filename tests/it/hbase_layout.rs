@@ -1939,8 +1939,8 @@ fn unnamed_archive_files(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A SIGKILLed `hbase export-snapshot` (while copying, and while moving the copies into the
-/// archive) leaves no snapshot; the rerun leaves no file in `archive/` that no snapshot names
+/// A SIGKILLed `hbase export-snapshot` (while copying, or moving the copies into the archive)
+/// leaves no snapshot; the rerun leaves no file in `archive/` that no snapshot names
 /// and nothing under `.hbase-snapshot/.tmp/`, and its snapshot verifies.
 #[test]
 fn killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun() {
@@ -1955,7 +1955,15 @@ fn killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun() {
     let table = tmp.path().join("t");
     clone_to_table(&snap, &table, None, 1_700_000_400_000).unwrap();
     let root = tmp.path().join("hbase");
-    for (name, pause) in [("s1", "copied:5"), ("s2", "moved:5")] {
+    // Killed while copying, after every copy (before the list of moves), while moving, and
+    // after every move (before the rename).
+    let points = [
+        ("s1", "copied:5"),
+        ("s2", "copied:12"),
+        ("s3", "moved:5"),
+        ("s4", "moved:12"),
+    ];
+    for (name, pause) in points {
         kill_export_at(&table, &root, name, pause);
         assert!(
             !root.join(".hbase-snapshot").join(name).exists(),
