@@ -398,8 +398,12 @@ impl Export<'_> {
             let st = rel(&s.staged, self.staging)?;
             list.push_str(&format!("{}\t{}\n", a.display(), st.display()));
         }
+        // Written whole in the staging directory, then renamed beside it: a list is never
+        // read half-written (a kill before the rename leaves it to go with the directory).
         let moves = moves_file(self.staging);
-        write_synced(&moves, list.as_bytes())?;
+        let draft = self.staging.join(MOVES_SUFFIX);
+        write_synced(&draft, list.as_bytes())?;
+        std::fs::rename(&draft, &moves).map_err(|e| HBaseError::io(&moves, e))?;
         if let Some(working) = moves.parent() {
             sync_dir(working)?;
         }
