@@ -39,7 +39,9 @@ across filesystems, and verified) under archive/data/<ns>/<table>/<encoded regio
 then .hbase-snapshot/<name>/ with .snapshotinfo (format v2, FLUSH) and data.manifest (the
 families' attributes under HBase's names, one region per hfkit region, exact file sizes). In
 HBase: clone_snapshot '<name>', '<table>'. Files keep their _SeqId_<n>_ names, so HBase gives
-their cells the sequence ids hfkit reads them with.
+their cells the sequence ids hfkit reads them with. The copies are staged under
+.hbase-snapshot/.tmp/hfkit-export-<name>.*/ and the snapshot appears last; what a killed export
+left there (and moved into archive/) is removed by the next export into the same root.
 
 ",
     examples!(
@@ -61,7 +63,9 @@ Refused, with nothing changed, when HBase may be using the table: a region serve
 write-ahead logs under WALs/, or a region of the table has files under .tmp/, recovered.edits/,
 .splits/ or .merges/. HBase keeps whether a table is enabled only in hbase:meta: stop HBase (or
 disable the table) first. Also refused when a store holds split references, or uses the FILE
-store-file tracker.
+store-file tracker. What a killed run left is cleaned up by the next: its own outputs
+(.tmp/<family>/hfkit-compact-*) are removed, inputs it had compacted but not archived are
+archived.
 
 ",
     examples!(
@@ -99,8 +103,11 @@ const VERIFY_AFTER_HELP: &str = concat!(
 Checks every store file of a snapshot (or table): it resolves (links through data/ then
 archive/, references to their parent region's file), has the size the manifest recorded,
 verifies as an HFile and reads to its end. Prints per store the files, cells and a SHA-256 of
-its cells (canonical cell lines with sequence ids), and the total. Exit 0 when sound, 1 with
-every problem (file and reason) otherwise.
+its cells, and the total over the live regions (split parents left out: their cells are their
+daughters'). A digest covers each cell's row, family, qualifier, timestamp, type, value and
+tags (its canonical line, in HBase's cell order), not its sequence id, file, or region: the
+same cells give the same digest in a copy (clone-hbase, export-snapshot), one changed cell
+another. Exit 0 when sound, 1 with every problem (file and reason) otherwise.
 
 ",
     examples!(

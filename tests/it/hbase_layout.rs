@@ -268,6 +268,87 @@ fn raw_scan_is_the_union_of_the_store_files_without_the_split_parent() {
     assert_eq!(raw_scan(&t2).len() * 2, all.len());
 }
 
+/// Cell lines (with sequence ids, as HBase's reader listed them) as `hbase verify` digests
+/// them: without sequence ids, in HBase's cell order, equal keys by their line, each followed
+/// by `\n` (`formats/hbase-layout.md` §"Verification").
+fn digested_lines(lines: &[String]) -> Vec<String> {
+    let mut cells: Vec<(Cell, String)> = lines
+        .iter()
+        .map(|l| {
+            let c = parse_cell_line(l).unwrap();
+            let text = hfkit::format::text::cell_line(&c.as_ref(), false) + "\n";
+            (c, text)
+        })
+        .collect();
+    cells.sort_by(|a, b| compare_cells(&a.0.as_ref(), &b.0.as_ref()).then(a.1.cmp(&b.1)));
+    cells.into_iter().map(|(_, text)| text).collect()
+}
+
+fn sha256_hex(lines: &[String]) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut h = Sha256::new();
+    for l in lines {
+        h.update(l.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
+/// The stores of a snapshot's `verify.txt` (HBase's `verifySnapshot` result, with its files and
+/// cells per store), their digests computed from HBase's cell listings (`<store>.cells.txt`);
+/// and the total line over the live regions (family after family, regions in order).
+fn expected_verify(dir: &Path, name: &str, m: &Manifest) -> (Vec<String>, String) {
+    let exp = dir.join("expected").join(name);
+    let verify_txt = std::fs::read_to_string(exp.join("verify.txt")).unwrap();
+    let mut stores = Vec::new();
+    let mut by_family: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for l in verify_txt.lines() {
+        let Some(s) = l.trim().strip_prefix("store ") else {
+            continue;
+        };
+        let (store, rest) = s.split_once(' ').unwrap();
+        let (region, family) = store.split_once('/').unwrap();
+        let lines: Vec<String> = sections(&exp.join(region).join(format!("{family}.cells.txt")))
+            .into_iter()
+            .flat_map(|sec| sec.lines)
+            .collect();
+        let counts = rest.rsplit_once(" sha256=").unwrap().0;
+        assert_eq!(
+            counts.rsplit_once("cells=").unwrap().1,
+            lines.len().to_string()
+        );
+        stores.push(format!(
+            "{store} {counts} sha256={}",
+            sha256_hex(&digested_lines(&lines))
+        ));
+        let live = m
+            .regions
+            .iter()
+            .any(|r| r.live && r.info.encoded_name() == region);
+        if live {
+            by_family
+                .entry(family.to_string())
+                .or_default()
+                .push(region.to_string());
+        }
+    }
+    let order: Vec<String> = verify::regions_in_order(m)
+        .iter()
+        .map(|r| r.info.encoded_name())
+        .collect();
+    let mut total = Vec::new();
+    for (family, mut regions) in by_family {
+        regions.sort_by_key(|r| order.iter().position(|o| o == r));
+        let lines: Vec<String> = regions
+            .iter()
+            .flat_map(|r| sections(&exp.join(r).join(format!("{family}.cells.txt"))))
+            .flat_map(|sec| sec.lines)
+            .collect();
+        total.extend(digested_lines(&lines));
+    }
+    let total = format!("total_cells={} sha256={}", total.len(), sha256_hex(&total));
+    (stores, total)
+}
+
 #[test]
 fn snapshot_digests_match_hbase_verify() {
     let Some(dir) = layout("snapshot_digests_match_hbase_verify") else {
@@ -278,17 +359,7 @@ fn snapshot_digests_match_hbase_verify() {
         let m = open(&root, View::Snapshot(name));
         let report = verify::verify(&m);
         assert!(report.is_ok(), "{name}: {:?}", report.problems);
-        let expected =
-            std::fs::read_to_string(dir.join("expected").join(name).join("verify.txt")).unwrap();
-        let mut want = Vec::new();
-        let mut total = String::new();
-        for l in expected.lines() {
-            if let Some(s) = l.trim().strip_prefix("store ") {
-                want.push(s.to_string());
-            } else if l.starts_with("total_cells=") {
-                total = l.to_string();
-            }
-        }
+        let (want, total) = expected_verify(&dir, name, &m);
         let got: Vec<String> = report
             .stores
             .iter()
@@ -307,6 +378,8 @@ fn snapshot_digests_match_hbase_verify() {
             ),
             total
         );
+        let expected =
+            std::fs::read_to_string(dir.join("expected").join(name).join("verify.txt")).unwrap();
         let Source::Snapshot { description, .. } = &m.source else {
             panic!("a snapshot")
         };
@@ -509,15 +582,32 @@ fn write_filelist(
     timestamp: u64,
     entries: &[(&str, Option<hfkit::hbase::Reference>)],
 ) {
+    let sized: Vec<_> = entries
+        .iter()
+        .map(|(n, r)| {
+            let size = std::fs::metadata(store.join(n))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            (*n, r.clone(), size)
+        })
+        .collect();
+    write_filelist_sized(store, file, timestamp, &sized);
+}
+
+/// A FILE-tracker list of `(name, reference, size)` entries.
+fn write_filelist_sized(
+    store: &Path,
+    file: &str,
+    timestamp: u64,
+    entries: &[(&str, Option<hfkit::hbase::Reference>, u64)],
+) {
     let list = StoreFileList {
         timestamp,
         store_file: entries
             .iter()
-            .map(|(n, r)| StoreFileEntry {
+            .map(|(n, r, size)| StoreFileEntry {
                 name: n.to_string(),
-                size: std::fs::metadata(store.join(n))
-                    .map(|m| m.len())
-                    .unwrap_or(0),
+                size: *size,
                 reference: r.as_ref().map(|r| r.to_proto()),
             })
             .collect(),
@@ -764,17 +854,16 @@ fn cli_lists_describes_and_verifies() {
         .contains("/archive/data/default/t1/"));
 
     let o = ok(&["hbase", "verify", r, "--snapshot", "snap_t1"]);
+    let (stores, total) = expected_verify(&dir, "snap_t1", &open(&root, View::Snapshot("snap_t1")));
     let want = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
     let s = stdout(&o);
-    for l in want.lines().filter(|l| {
-        l.trim_start().starts_with("store ")
-            || l.starts_with("total_cells")
-            || l.starts_with("snapshot:")
-    }) {
-        assert!(
-            s.contains(&format!("{}\n", l.trim_start())),
-            "{l} not in {s}"
-        );
+    let first = want.lines().next().unwrap().to_string();
+    for l in stores
+        .iter()
+        .map(|l| format!("store {l}"))
+        .chain([total, first])
+    {
+        assert!(s.contains(&format!("{l}\n")), "{l} not in {s}");
     }
     let bad = dir.join("corrupt/missing_archived_file");
     let o = hfkit(&words(&format!(
@@ -1394,11 +1483,11 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     let snap = hb.snapshot("snap_t1").unwrap();
     let v = verify::verify(&snap);
     assert!(v.is_ok(), "{:?}", v.problems);
-    let expected = std::fs::read_to_string(dir.join("expected/snap_t1/verify.txt")).unwrap();
-    assert!(expected.contains(&format!(
-        "total_cells={} sha256={}",
-        v.total_cells, v.total_sha256
-    )));
+    let (_, expected) = expected_verify(&dir, "snap_t1", &snap);
+    assert_eq!(
+        format!("total_cells={} sha256={}", v.total_cells, v.total_sha256),
+        expected
+    );
     assert_eq!(raw_scan(&hb.table("t3").unwrap()), t3_before);
 
     // Done: a second run finds every store major-compacted.
@@ -1477,4 +1566,430 @@ fn ls_reads_hbase_meta_and_names_unreadable_tables() {
         s.contains("TABLE     default:t1  3 region(s)"),
         "the others are listed: {s}"
     );
+}
+
+#[test]
+fn reference_split_keys_must_match_the_daughter_bounds() {
+    use hfkit::format::reader::HalfRange;
+    use hfkit::hbase::Reference;
+    let Some((_, _tmp, root)) = root_copy("reference_split_keys_must_match_the_daughter_bounds")
+    else {
+        return;
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    let t2 = root.join("data/ns1/t2");
+    let name = "cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505";
+    // (daughter, its half, a split row that is not its bound, the bound, which bound).
+    let cases = [
+        (
+            "8f23ef59531b58c9b20e08f067da3696",
+            HalfRange::Top,
+            "r05",
+            "r10",
+            "region's start",
+        ),
+        (
+            "d5c0c080cbe170cd031cf1f7b4ffbf52",
+            HalfRange::Bottom,
+            "r15",
+            "r10",
+            "region's end",
+        ),
+    ];
+    for (daughter, range, row, bound, which) in cases {
+        let file = t2.join(daughter).join("f").join(name);
+        let good = std::fs::read(&file).unwrap();
+        std::fs::write(
+            &file,
+            Reference::at_row(row.as_bytes(), range).to_file_bytes(),
+        )
+        .unwrap();
+        let m = hb.table("ns1:t2").unwrap();
+        let Err(err) = m.reader() else {
+            panic!("{daughter}: a reference split at {row} was read");
+        };
+        let err = err.to_string();
+        let half = if range == HalfRange::Top {
+            "top"
+        } else {
+            "bottom"
+        };
+        assert!(
+            err.contains(&file.display().to_string())
+                && err.contains(&format!(
+                    "{half} reference split at '{row}', but the {which} key is '{bound}'"
+                )),
+            "{err}"
+        );
+        let report = verify::verify(&m);
+        assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+        assert!(report.problems[0].contains(name), "{:?}", report.problems);
+        std::fs::write(&file, good).unwrap();
+    }
+    assert!(verify::verify(&hb.table("ns1:t2").unwrap()).is_ok());
+}
+
+/// HBase's FILE tracker records `StoreFileInfo.getSize()`, which is 0 for references and links
+/// (only an HFile's own status gives it a length): `hbase verify` must not take that 0 for the
+/// size of the file they resolve to, and still compares every other recorded size.
+#[test]
+fn verify_takes_the_file_trackers_zero_sizes_of_references_and_links_as_unknown() {
+    let Some((_, _tmp, root)) =
+        root_copy("verify_takes_the_file_trackers_zero_sizes_of_references_and_links_as_unknown")
+    else {
+        return;
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    // Each store's list as HBase writes it: HFiles with their length, the rest with 0.
+    let track = |table: &str| {
+        let m = hb.table(table).unwrap();
+        let Source::Table { dir } = &m.source else {
+            panic!()
+        };
+        use_file_tracker(&root, table);
+        for r in &m.regions {
+            for ff in &r.families {
+                let store = dir
+                    .join(r.info.encoded_name())
+                    .join(String::from_utf8_lossy(&ff.family).as_ref());
+                let entries: Vec<_> = ff
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let plain = hfkit::hbase::names::is_hfile_name(&f.name);
+                        let size = if plain {
+                            std::fs::metadata(store.join(&f.name)).unwrap().len()
+                        } else {
+                            0
+                        };
+                        (f.name.as_str(), f.reference.clone(), size)
+                    })
+                    .collect();
+                write_filelist_sized(&store, "f1.1", 1, &entries);
+            }
+        }
+        dir.clone()
+    };
+    // ns1:t2: split daughters (references) and their parent (an HFile); t3: a clone (links).
+    let t2 = track("ns1:t2");
+    track("t3");
+    for table in ["ns1:t2", "t3"] {
+        let m = hb.table(table).unwrap();
+        let listed: usize = m
+            .regions
+            .iter()
+            .flat_map(|r| &r.families)
+            .map(|ff| ff.files.len())
+            .sum();
+        assert!(listed > 0, "{table}: the lists are read");
+        let report = verify::verify(&m);
+        assert!(report.is_ok(), "{table}: {:?}", report.problems);
+    }
+
+    // A plain HFile's size is still compared: the parent's entry says 1 byte.
+    let parent = t2.join("65374ed9eca7cccfe7a1fb7c3de41505/f");
+    write_filelist_sized(
+        &parent,
+        "f1.2",
+        2,
+        &[("cfca939b85130c57fc914135e3f5cb6f", None, 1)],
+    );
+    let report = verify::verify(&hb.table("ns1:t2").unwrap());
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert!(
+        report.problems[0].contains("the manifest says 1 for cfca939b85130c57fc914135e3f5cb6f"),
+        "{:?}",
+        report.problems
+    );
+}
+
+/// (family, cells, sha256) of the stores of `m`'s live regions, in the report's order.
+fn live_store_digests(m: &Manifest, report: &verify::VerifyReport) -> Vec<(String, u64, String)> {
+    report
+        .stores
+        .iter()
+        .filter(|s| {
+            m.regions
+                .iter()
+                .any(|r| r.live && r.info.encoded_name() == s.region)
+        })
+        .map(|s| (s.family.clone(), s.cells, s.sha256.clone()))
+        .collect()
+}
+
+/// Rewrites the HFile at `path` with hfkit's writer (other bytes than HBase's), its cells as
+/// read, the value of the cell at `change` (if any) with its first byte flipped.
+fn rewrite_hfile(path: &Path, change: Option<usize>) {
+    use hfkit::format::writer::{HFileWriter, WriterOptions};
+    let r = HFileReader::open(path).unwrap();
+    let mut s = r.scanner().unwrap();
+    let mut cells = Vec::new();
+    while let Some(c) = s.next().unwrap() {
+        cells.push(c.to_owned());
+    }
+    if let Some(i) = change {
+        cells[i].value[0] ^= 1;
+    }
+    let opts = WriterOptions {
+        include_tags: true,
+        include_mvcc: true,
+        ..WriterOptions::default()
+    };
+    let mut w = HFileWriter::new(Vec::new(), opts).unwrap();
+    for c in &cells {
+        w.append(&c.as_ref()).unwrap();
+    }
+    let (bytes, _) = w.finish().unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `hbase verify`'s digests depend on the cells only: a snapshot, its clone into an hfkit table
+/// exported back as an HBase snapshot into another root (other file names, regions, sequence
+/// ids, reference halves rewritten, the split parent gone), and the table it was taken of give
+/// one digest; one changed value gives another, a file rewritten with the same cells the same.
+#[test]
+fn verify_digests_are_a_function_of_the_cells() {
+    let Some((_, tmp, root)) = root_copy("verify_digests_are_a_function_of_the_cells") else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let hb = HBaseRoot::open(&root).unwrap();
+    let other = tmp.path().join("other");
+    for name in ["snap_t1", "snap_t2"] {
+        let m = hb.snapshot(name).unwrap();
+        let src = verify::verify(&m);
+        assert!(src.is_ok(), "{name}: {:?}", src.problems);
+        let table = tmp.path().join(format!("{name}-clone"));
+        clone_to_table(&m, &table, None, now).unwrap();
+        let opts = ExportOptions {
+            name: format!("{name}_copy"),
+            from_snapshot: None,
+            table: None,
+            creation_time: now,
+        };
+        export_snapshot(&Table::open(&table).unwrap(), &other, &opts).unwrap();
+        let copy_m = HBaseRoot::open(&other)
+            .unwrap()
+            .snapshot(&opts.name)
+            .unwrap();
+        let copy = verify::verify(&copy_m);
+        assert!(copy.is_ok(), "{name}: {:?}", copy.problems);
+        assert_eq!(
+            (copy.total_cells, &copy.total_sha256),
+            (src.total_cells, &src.total_sha256),
+            "{name} and its copy"
+        );
+        assert_eq!(
+            live_store_digests(&copy_m, &copy),
+            live_store_digests(&m, &src),
+            "{name}: per store"
+        );
+    }
+    let t2 = verify::verify(&hb.table("ns1:t2").unwrap());
+    let snap_t2 = verify::verify(&hb.snapshot("snap_t2").unwrap());
+    assert_eq!(t2.total_sha256, snap_t2.total_sha256, "ns1:t2 and snap_t2");
+
+    // The parent HFile both daughters read: the same cells in other bytes, then one changed.
+    let parent = root
+        .join("data/ns1/t2/65374ed9eca7cccfe7a1fb7c3de41505/f/cfca939b85130c57fc914135e3f5cb6f");
+    let original = std::fs::read(&parent).unwrap();
+    rewrite_hfile(&parent, None);
+    assert_ne!(std::fs::read(&parent).unwrap(), original);
+    let same = verify::verify(&hb.table("ns1:t2").unwrap());
+    assert!(same.is_ok(), "{:?}", same.problems);
+    assert_eq!(
+        same.total_sha256, t2.total_sha256,
+        "same cells, other bytes"
+    );
+    std::fs::write(&parent, &original).unwrap();
+    rewrite_hfile(&parent, Some(3));
+    let changed = verify::verify(&hb.table("ns1:t2").unwrap());
+    assert!(changed.is_ok(), "{:?}", changed.problems);
+    assert_eq!(changed.total_cells, t2.total_cells);
+    assert_ne!(changed.total_sha256, t2.total_sha256, "one value changed");
+}
+
+/// What a killed `hbase compact` leaves: its half-written output under a region's
+/// `.tmp/<family>/` (named `hfkit-compact-<32 hex>`, unlike HBase's 32-hex names) is removed by
+/// the next compact, which proceeds; a file HBase left there still makes it refuse, naming it.
+/// Killed between moving an output in and archiving the inputs, the store reads as compacted
+/// (the output's compaction event names the inputs, as HBase's store opening honours) and the
+/// next compact archives them.
+#[test]
+fn offline_compaction_removes_its_own_leftovers_and_finishes_a_killed_commit() {
+    let Some((dir, _tmp, root)) =
+        root_copy("offline_compaction_removes_its_own_leftovers_and_finishes_a_killed_commit")
+    else {
+        return;
+    };
+    let now = 1_700_000_400_000;
+    let opts = CompactOptions {
+        now_ms: now,
+        ..Default::default()
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    let region = root.join("data/default/t1/43ae7364b4a555b93267937f9bc49ec1");
+    let leftover = region
+        .join(".tmp/cf1")
+        .join("hfkit-compact-0000018a3f2b9c1d000012340000000a");
+    std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
+    std::fs::write(&leftover, b"half an HFile").unwrap();
+    let report = compact_in_place(&hb.table("t1").unwrap(), &opts).unwrap();
+    assert_eq!(report.stores.len(), 6);
+    assert!(!region.join(".tmp").exists(), "the leftover is removed");
+    let after = raw_scan(&hb.table("t1").unwrap());
+
+    // HBase's own file under .tmp (a flush or compaction in progress): refused, named, kept,
+    // and hfkit's leftover beside it is kept too (a refusal changes nothing).
+    let hbase_file = region.join(".tmp/cf2/0123456789abcdef0123456789abcdef");
+    std::fs::create_dir_all(hbase_file.parent().unwrap()).unwrap();
+    std::fs::write(&hbase_file, b"x").unwrap();
+    std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
+    std::fs::write(&leftover, b"half an HFile").unwrap();
+    let err = compact_in_place(&hb.table("t1").unwrap(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&hbase_file.display().to_string()) && err.contains("refusing"),
+        "{err}"
+    );
+    assert!(hbase_file.is_file() && leftover.is_file());
+    std::fs::remove_dir_all(region.join(".tmp")).unwrap();
+
+    // Killed after the output of 43ae.../cf1 moved in, before its inputs were archived: put
+    // two inputs back.
+    let s = &report.stores[0];
+    assert_eq!(
+        (s.region.as_str(), s.family.as_str()),
+        ("43ae7364b4a555b93267937f9bc49ec1", "cf1")
+    );
+    let archive = root.join("archive/data/default/t1/43ae7364b4a555b93267937f9bc49ec1/cf1");
+    for name in &s.inputs[..2] {
+        std::fs::rename(archive.join(name), region.join("cf1").join(name)).unwrap();
+    }
+    assert_eq!(
+        raw_scan(&hb.table("t1").unwrap()),
+        after,
+        "reads as compacted"
+    );
+    let again = compact_in_place(&hb.table("t1").unwrap(), &opts).unwrap();
+    assert!(again.stores.is_empty(), "{:?}", again.stores);
+    let names: Vec<String> = std::fs::read_dir(region.join("cf1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [s.output.clone().unwrap()], "inputs archived again");
+    for name in &s.inputs {
+        let original = dir
+            .join("root1/data/default/t1/43ae7364b4a555b93267937f9bc49ec1/cf1")
+            .join(name);
+        if original.is_file() {
+            assert_eq!(
+                std::fs::read(archive.join(name)).unwrap(),
+                std::fs::read(&original).unwrap()
+            );
+        }
+    }
+    assert_eq!(raw_scan(&hb.table("t1").unwrap()), after);
+}
+
+/// Runs `hfkit hbase export-snapshot TABLE ROOT --name NAME` until it pauses at `pause` (the
+/// test hook `HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
+fn kill_export_at(table: &Path, root: &Path, name: &str, pause: &str) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["hbase", "export-snapshot"])
+        .args([table, root])
+        .args(["--name", name])
+        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("paused after"),
+        "{pause}: no pause: {line:?}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// The files under `root/archive/` no snapshot of `root` names (back-reference directories
+/// aside).
+fn unnamed_archive_files(root: &Path) -> Vec<PathBuf> {
+    let hb = HBaseRoot::open(root).unwrap();
+    let mut named = std::collections::BTreeSet::new();
+    for s in hb.snapshots().unwrap() {
+        let m = hb.snapshot(&s.name).unwrap();
+        for r in &m.regions {
+            for ff in &r.families {
+                let family = String::from_utf8_lossy(&ff.family).into_owned();
+                for f in &ff.files {
+                    named.insert(m.resolve(r, &family, f).unwrap().path);
+                }
+            }
+        }
+    }
+    walk(&root.join("archive"))
+        .into_iter()
+        .filter(|p| p.is_file() && !named.contains(p))
+        .collect()
+}
+
+/// A SIGKILLed `hbase export-snapshot` (while copying, or moving the copies into the archive)
+/// leaves no snapshot; the rerun leaves no file in `archive/` that no snapshot names
+/// and nothing under `.hbase-snapshot/.tmp/`, and its snapshot verifies.
+#[test]
+fn killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun() {
+    let Some(dir) = layout("killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let snap = HBaseRoot::open(&dir.join("root1"))
+        .unwrap()
+        .snapshot("snap_t1")
+        .unwrap();
+    let table = tmp.path().join("t");
+    clone_to_table(&snap, &table, None, 1_700_000_400_000).unwrap();
+    let root = tmp.path().join("hbase");
+    // Killed while copying, after every copy (before the list of moves), while moving, and
+    // after every move (before the rename).
+    let points = [
+        ("s1", "copied:5"),
+        ("s2", "copied:12"),
+        ("s3", "moved:5"),
+        ("s4", "moved:12"),
+    ];
+    for (name, pause) in points {
+        kill_export_at(&table, &root, name, pause);
+        assert!(
+            !root.join(".hbase-snapshot").join(name).exists(),
+            "{pause}: the snapshot is not visible"
+        );
+        ok(&[
+            "hbase",
+            "export-snapshot",
+            table.to_str().unwrap(),
+            root.to_str().unwrap(),
+            "--name",
+            name,
+        ]);
+        assert_eq!(
+            unnamed_archive_files(&root),
+            Vec::<PathBuf>::new(),
+            "{pause}"
+        );
+        let staging: Vec<_> = std::fs::read_dir(root.join(".hbase-snapshot/.tmp"))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(staging.is_empty(), "{pause}: {staging:?}");
+        let report = verify::verify(&HBaseRoot::open(&root).unwrap().snapshot(name).unwrap());
+        assert!(report.is_ok(), "{pause}: {:?}", report.problems);
+        assert_eq!(report.total_sha256, verify::verify(&snap).total_sha256);
+    }
 }

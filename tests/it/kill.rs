@@ -17,6 +17,10 @@
 //!   (`common::leftovers`), the temporary directory is empty, and nothing lies beside the
 //!   tables.
 //!
+//! `hbase compact` of an HBase root (`hbase_compact_sigkill_...`) is killed the same way, and at
+//! the points its debug-build test hook pauses at: each store is left as before or as after,
+//! and the next `hbase compact` leaves the root as an uninterrupted run does.
+//!
 //! At the end a table of the kills and their outcomes is printed to stderr (`cargo test --test
 //! kill -- --nocapture`): per operation the uninterrupted run times, the kills, how many of
 //! them left temporary files for the next writer (killed mid-operation), how many runs left
@@ -603,4 +607,231 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
         started.elapsed().as_secs_f64()
     );
     assert!(kills >= 100);
+}
+
+/// `hfkit hbase compact` of an HBase table (the fixture root's `t1`, six stores), killed with
+/// SIGKILL at points spread over its run, as the table operations above. Its stores commit one
+/// after the other, each atomically (the output's rename; inputs a kill left unarchived are
+/// named by the output's compaction event and not read): after each kill every store reads
+/// exactly as before or as after (raw cells with sequence ids), and the next `hbase compact`
+/// leaves the root as an uninterrupted run does: every store one file, every input in the
+/// archive once, nothing under the regions' `.tmp/`.
+#[test]
+fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_finishes() {
+    let Some(fixtures) = common::fixtures_root(
+        "hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_finishes",
+    ) else {
+        return;
+    };
+    let base = fixtures.join("hbase-layout/root1");
+    let tmp = common::tmpdir();
+    let run = |root: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hfkit"));
+        c.args(["hbase", "compact", s(root), "t1", "--now", NOW_MS])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    let copy = |name: &str| {
+        let root = tmp.path().join(name);
+        common::copy_dir(&base, &root);
+        root
+    };
+    let before = hbase_store_states(&base);
+    let mut calibration_ms = Vec::new();
+    let mut after = None;
+    for c in 0..CALIBRATION_RUNS {
+        let root = copy(&format!("calib{c}"));
+        let t0 = Instant::now();
+        assert!(run(&root).status().unwrap().success());
+        calibration_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        let got = (hbase_store_states(&root), hbase_layout_after(&root));
+        assert_ne!(got.0, before, "compacts nothing");
+        if let Some(a) = &after {
+            assert!(*a == got, "two uninterrupted runs differ");
+        }
+        after = Some(got);
+    }
+    let (after, after_layout) = after.unwrap();
+    let mut rng = common::Rng(0x5eed_4b11_0019_0002);
+    let mut duration =
+        Duration::from_secs_f64(calibration_ms.iter().copied().fold(f64::MAX, f64::min) / 1e3);
+    // Stores a compaction changes (a one-file store's cells may come out the same).
+    let changing: Vec<_> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(*v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let (mut kills, mut finished) = (0, 0);
+    let (mut all_before, mut all_after, mut mixed, mut garbage) = (0, 0, 0, 0);
+    // After a kill: every store before or after; the next run finishes the job.
+    let mut check = |root: &Path, what: &str| {
+        let now = hbase_store_states(root);
+        assert_eq!(
+            now.keys().collect::<Vec<_>>(),
+            after.keys().collect::<Vec<_>>()
+        );
+        for (store, cells) in &now {
+            assert!(
+                Some(cells) == after.get(store) || Some(cells) == before.get(store),
+                "{what}: store {store:?} neither before nor after"
+            );
+        }
+        let stores_after = changing
+            .iter()
+            .filter(|k| now.get(*k) == after.get(*k))
+            .count();
+        match stores_after {
+            0 => all_before += 1,
+            n if n == changing.len() => all_after += 1,
+            _ => mixed += 1,
+        }
+        if hbase_leftovers(root) {
+            garbage += 1;
+        }
+        assert!(run(root).status().unwrap().success(), "{what}: next run");
+        assert_eq!(hbase_store_states(root), after, "{what}: next run");
+        assert_eq!(hbase_layout_after(root), after_layout, "{what}: next run");
+        std::fs::remove_dir_all(root).unwrap();
+    };
+    // Killed at the points the test hook pauses at: outputs written, an output moved in with
+    // its inputs not archived yet, stores committed.
+    let points = [
+        "written:1",
+        "written:6",
+        "moved:1",
+        "committed:1",
+        "moved:4",
+        "committed:5",
+        "moved:6",
+    ];
+    for (i, point) in points.iter().enumerate() {
+        let root = copy(&format!("point{i}"));
+        let mut child = run(&root)
+            .env("HFKIT_TEST_COMPACT_PAUSE", point)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stderr.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert!(line.starts_with("paused after"), "{point}: {line:?}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        check(&root, point);
+    }
+    // Killed after delays spread over the run.
+    for attempt in 0..MAX_RUNS_PER_OP {
+        if kills == KILLS_PER_OP {
+            break;
+        }
+        let root = copy(&format!("kill{attempt}"));
+        let delay = duration.mul_f64(if rng.unit() < 0.5 {
+            rng.unit()
+        } else {
+            0.75 + 0.35 * rng.unit()
+        });
+        let t0 = Instant::now();
+        let mut child = run(&root).spawn().unwrap();
+        std::thread::sleep(delay.saturating_sub(t0.elapsed()));
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        if status.signal() == Some(libc::SIGKILL) {
+            kills += 1;
+        } else {
+            assert!(status.success(), "run {attempt}: {status}");
+            finished += 1;
+            duration = duration.mul_f64(0.85);
+        }
+        check(&root, &format!("run {attempt}"));
+    }
+    eprintln!(
+        "hbase compact: ran {:.0}-{:.0} ms; {} SIGKILLs ({garbage} left files for the next \
+         run): {all_before} runs left every store before, {mixed} some stores after and the \
+         others before, {all_after} every store after; {finished} runs ended before their kill",
+        calibration_ms.iter().copied().fold(f64::MAX, f64::min),
+        calibration_ms.iter().copied().fold(0.0, f64::max),
+        kills + points.len(),
+    );
+    assert_eq!(
+        kills, KILLS_PER_OP,
+        "only {kills} runs were killed before they ended"
+    );
+}
+
+/// Per store (region, family) of `t1` in the HBase root `root`: its cells as the store reads
+/// them (files a compaction event names left out), canonical lines with sequence ids, sorted.
+fn hbase_store_states(root: &Path) -> BTreeMap<(String, String), Vec<String>> {
+    let m = hfkit::hbase::HBaseRoot::open(root)
+        .unwrap()
+        .table("t1")
+        .unwrap();
+    let mut out = BTreeMap::new();
+    for r in m.live_regions() {
+        for ff in &r.families {
+            let mut lines = Vec::new();
+            for (_, f) in m.open_store(r, ff).unwrap() {
+                hfkit::hbase::store::for_each_cell(&f, &mut |c| lines.push(cell_line(c, true)))
+                    .unwrap();
+            }
+            lines.sort();
+            let family = String::from_utf8_lossy(&ff.family).into_owned();
+            out.insert((r.info.encoded_name(), family), lines);
+        }
+    }
+    out
+}
+
+/// Whether a killed compaction left anything for the next: a file under a region's `.tmp/`,
+/// or a store file a compaction event names as compacted.
+fn hbase_leftovers(root: &Path) -> bool {
+    let m = hfkit::hbase::HBaseRoot::open(root)
+        .unwrap()
+        .table("t1")
+        .unwrap();
+    !hbase_layout_after(root).2.is_empty()
+        || m.live_regions().iter().any(|r| {
+            r.families
+                .iter()
+                .any(|ff| !m.open_store_and_compacted(r, ff).unwrap().1.is_empty())
+        })
+}
+
+/// What a finished compaction leaves of `t1`'s files: per store the number of files, the names
+/// under its archive directory, and every file under the regions' `.tmp/` (none).
+fn hbase_layout_after(root: &Path) -> (Vec<usize>, Vec<String>, Vec<PathBuf>) {
+    let t1 = root.join("data/default/t1");
+    let archive = root.join("archive/data/default/t1");
+    let mut counts = Vec::new();
+    let mut archived = Vec::new();
+    let mut tmp = Vec::new();
+    let mut regions: Vec<PathBuf> = std::fs::read_dir(&t1)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join(".regioninfo").is_file())
+        .collect();
+    regions.sort();
+    for r in regions {
+        for family in ["cf1", "cf2"] {
+            counts.push(std::fs::read_dir(r.join(family)).unwrap().count());
+            let a = archive.join(r.file_name().unwrap()).join(family);
+            let mut names: Vec<String> = std::fs::read_dir(&a)
+                .into_iter()
+                .flatten()
+                .map(|e| e.unwrap())
+                .filter(|e| e.file_type().unwrap().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            archived.extend(names);
+        }
+        if r.join(".tmp").exists() {
+            tmp.extend(common::files_under(&r.join(".tmp")));
+            tmp.push(r.join(".tmp"));
+        }
+    }
+    (counts, archived, tmp)
 }

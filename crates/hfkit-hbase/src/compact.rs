@@ -1,9 +1,11 @@
 //! Offline major compaction of an HBase table's stores in place, as HBase's `CompactionTool`
 //! does it: each store's files merged with HBase's major-compaction rules into one new HFile
-//! (written under the region's `.tmp/`, then moved into the store), the old files moved to
-//! `archive/` as `HFileArchiver` moves them. Refused when the layout says HBase may be using
-//! the table, or when a store holds references. Spec: `formats/hbase-layout.md` §"Offline
-//! compaction".
+//! (written under the region's `.tmp/<family>/` as `hfkit-compact-<32 hex>`, then moved into
+//! the store as `<32 hex>`), the old files moved to `archive/` as `HFileArchiver` moves them.
+//! Refused when the layout says HBase may be using the table, or when a store holds
+//! references. What a killed run left is finished or removed by the next: its own outputs
+//! under `.tmp/` (told from HBase's by their name) are removed; inputs its moved-in outputs
+//! name as compacted are archived. Spec: `formats/hbase-layout.md` §"Offline compaction".
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,12 @@ use hfkit_table::compact::major_compact_store;
 
 /// The directory of region servers' write-ahead logs under the root.
 pub const WALS_DIR: &str = "WALs";
+/// The test hook's variable ([`super::pause_for_tests`]; phases `written`: outputs staged,
+/// `moved`: an output moved in, its inputs not archived yet, `committed`: stores done).
+const COMPACT_PAUSE_VAR: &str = "HFKIT_TEST_COMPACT_PAUSE";
+/// What hfkit's compaction outputs are named while under a region's `.tmp/<family>/`, before
+/// 32 hex digits (HBase's own names there are 32 hex digits alone).
+pub const OUTPUT_PREFIX: &str = "hfkit-compact-";
 /// Region subdirectories that only an open (or crashed) region leaves with content.
 const REGION_BUSY_DIRS: [&str; 4] = [".tmp", "recovered.edits", ".splits", ".merges"];
 
@@ -54,6 +62,11 @@ pub struct StoreReport {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CompactReport {
     pub stores: Vec<StoreReport>,
+    /// Outputs a killed run left under the regions' `.tmp/`, removed.
+    pub leftovers_removed: Vec<PathBuf>,
+    /// Inputs (`<region>/<family>/<name>`) a killed run had compacted but not archived yet,
+    /// archived now.
+    pub compacted_archived: Vec<String>,
 }
 
 /// A store to compact: its region, family, and opened files.
@@ -69,7 +82,17 @@ struct Staged {
     name: String,
 }
 
-fn has_files(dir: &Path) -> Option<PathBuf> {
+/// Whether `name` is one of hfkit's staged outputs: [`OUTPUT_PREFIX`] and 32 lowercase hex.
+pub fn is_own_output(name: &str) -> bool {
+    name.strip_prefix(OUTPUT_PREFIX).is_some_and(|hex| {
+        hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+/// The files under `dir` (recursively): hfkit's own staged outputs (`own`: directly in a
+/// subdirectory of `dir`, named by [`is_own_output`]) apart from the others.
+fn files_under(dir: &Path, own: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut ours, mut others) = (Vec::new(), Vec::new());
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
@@ -79,12 +102,19 @@ fn has_files(dir: &Path) -> Option<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
+            } else if own
+                && p.parent().and_then(Path::parent) == Some(dir)
+                && is_own_output(&e.file_name().to_string_lossy())
+            {
+                ours.push(p);
             } else {
-                return Some(p);
+                others.push(p);
             }
         }
     }
-    None
+    ours.sort();
+    others.sort();
+    (ours, others)
 }
 
 /// The refusal rule: the table may be in use by HBase when a region server has write-ahead
@@ -92,29 +122,63 @@ fn has_files(dir: &Path) -> Option<PathBuf> {
 /// them to `oldWALs/`), or when a region of the table holds files under `.tmp/`,
 /// `recovered.edits/`, `.splits/` or `.merges/` (a flush, compaction, split or merge in
 /// progress, or edits not yet replayed). HBase keeps whether a table is enabled only in
-/// `hbase:meta`: stopping HBase (or disabling the table) first is the caller's part.
-pub fn check_offline(m: &Manifest) -> Result<()> {
+/// `hbase:meta`: stopping HBase (or disabling the table) first is the caller's part. Files
+/// named by [`is_own_output`] in `<region>/.tmp/<family>/` are hfkit's, not HBase's: they do
+/// not count, and are returned (what a killed `hbase compact` left, when none runs).
+pub fn check_offline(m: &Manifest) -> Result<Vec<PathBuf>> {
     let Source::Table { dir } = &m.source else {
         return Err(HBaseError::Invalid(
             "only a table's stores can be compacted in place, not a snapshot's".into(),
         ));
     };
-    if let Some(f) = has_files(&m.root.join(WALS_DIR)) {
+    if let Some(f) = files_under(&m.root.join(WALS_DIR), false).1.first() {
         return Err(HBaseError::corrupt(
-            &f,
+            f,
             "a region server's write-ahead log: HBase may be running (or crashed before its logs \
              were split); stop HBase cleanly before compacting offline",
         ));
     }
+    let mut own = Vec::new();
     for r in &m.regions {
         for d in REGION_BUSY_DIRS {
-            if let Some(f) = has_files(&dir.join(r.info.encoded_name()).join(d)) {
+            let (ours, others) =
+                files_under(&dir.join(r.info.encoded_name()).join(d), d == TMP_DIR);
+            if let Some(f) = others.first() {
                 return Err(HBaseError::corrupt(
-                    &f,
+                    f,
                     "the region is open, or was not closed cleanly (a flush, compaction, split, \
                      merge or log replay left this); refusing to compact offline",
                 ));
             }
+            own.extend(ours);
+        }
+    }
+    Ok(own)
+}
+
+/// Takes an exclusive `flock` on the table directory for the compaction (HBase takes none):
+/// so that the staged outputs of a running `hbase compact` are never taken for leftovers.
+fn lock_table(dir: &Path) -> Result<std::fs::File> {
+    let f = std::fs::File::open(dir).map_err(|e| HBaseError::io(dir, e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => Err(HBaseError::Invalid(format!(
+            "{}: another hfkit hbase compact is running on this table",
+            dir.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(HBaseError::io(dir, e)),
+    }
+}
+
+/// Removes hfkit's own `leftovers` (see [`check_offline`]) and the empty directories of the
+/// `.tmp/` they were in ([`prune_tmp`]).
+fn remove_leftovers(leftovers: &[PathBuf]) -> Result<()> {
+    for f in leftovers {
+        std::fs::remove_file(f).map_err(|e| HBaseError::io(f, e))?;
+    }
+    for f in leftovers {
+        if let Some(tmp) = f.parent().and_then(Path::parent) {
+            prune_tmp(tmp);
         }
     }
     Ok(())
@@ -124,9 +188,12 @@ pub fn check_offline(m: &Manifest) -> Result<()> {
 /// two files or more, or one not written by a major compaction. All stores are written and
 /// verified first; only then are outputs moved in and inputs archived.
 pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactReport> {
-    check_offline(m)?;
     let dir = m.dir();
+    let _lock = lock_table(dir)?;
+    let leftovers = check_offline(m)?;
     let mut plans = Vec::new();
+    // Inputs of a killed run's moved-in outputs: (region, family, names).
+    let mut unarchived = Vec::new();
     for r in m.live_regions() {
         let enc = r.info.encoded_name();
         if opts.region.as_ref().is_some_and(|x| *x != enc) {
@@ -152,7 +219,11 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
                      away when it opens the region; refusing to compact offline",
                 ));
             }
-            let files = m.open_store(r, ff)?;
+            let (files, compacted) = m.open_store_and_compacted(r, ff)?;
+            if !compacted.is_empty() {
+                let names: Vec<String> = compacted.into_iter().map(|c| c.name).collect();
+                unarchived.push((enc.clone(), family.clone(), names));
+            }
             let done = files.len() == 1
                 && files[0]
                     .1
@@ -169,6 +240,12 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             }
         }
     }
+    remove_leftovers(&leftovers)?;
+    let mut compacted_archived = Vec::new();
+    for (enc, family, names) in &unarchived {
+        archive_files(m, dir, enc, family, names, opts.now_ms)?;
+        compacted_archived.extend(names.iter().map(|n| format!("{enc}/{family}/{n}")));
+    }
     let mut staged: Vec<Option<Staged>> = Vec::new();
     let mut reports = Vec::new();
     for p in &plans {
@@ -176,21 +253,27 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             Ok((s, report)) => {
                 staged.push(s);
                 reports.push(report);
+                super::pause_for_tests(COMPACT_PAUSE_VAR, "written", staged.len());
             }
             Err(e) => {
                 for s in staged.iter().flatten() {
                     let _ = std::fs::remove_file(&s.tmp);
                 }
-                remove_empty_tmp_dirs(dir, &plans);
+                remove_empty_tmp_dirs(m);
                 return Err(e);
             }
         }
     }
-    for (p, s) in plans.iter().zip(&staged) {
-        commit_store(m, dir, p, s.as_ref(), opts.now_ms)?;
+    for (i, (p, s)) in plans.iter().zip(&staged).enumerate() {
+        commit_store(m, dir, p, s.as_ref(), opts.now_ms, i + 1)?;
+        super::pause_for_tests(COMPACT_PAUSE_VAR, "committed", i + 1);
     }
-    remove_empty_tmp_dirs(dir, &plans);
-    Ok(CompactReport { stores: reports })
+    remove_empty_tmp_dirs(m);
+    Ok(CompactReport {
+        stores: reports,
+        leftovers_removed: leftovers,
+        compacted_archived,
+    })
 }
 
 /// Writes the major compaction of one store to `<region>/.tmp/<family>/<name>`, verified.
@@ -216,7 +299,7 @@ fn write_store(
     let tmp_dir = dir.join(&enc).join(TMP_DIR).join(&p.family);
     std::fs::create_dir_all(&tmp_dir).map_err(|e| HBaseError::io(&tmp_dir, e))?;
     let name = hfkit_table::directory::unique_hex();
-    let tmp = tmp_dir.join(&name);
+    let tmp = tmp_dir.join(format!("{OUTPUT_PREFIX}{name}"));
     let max_seq = p.files.iter().map(|(_, o)| o.seq_id).max().unwrap_or(0);
     let tracker = proto::CompactionEventTracker {
         compacted_store_file: p
@@ -284,15 +367,15 @@ fn write_store(
     Ok((Some(Staged { tmp, name }), report))
 }
 
-/// Moves the output into the store, then each input to the archive (`HFileArchiver`: a file
-/// already archived under the same name with the same size is first renamed
-/// `<name>.<now>`; another size is an error).
+/// Moves the output into the store, then each input to the archive ([`archive_files`]).
+/// `nth`: the store's rank among those committed, for the test hook.
 fn commit_store(
     m: &Manifest,
     dir: &Path,
     p: &Plan<'_>,
     staged: Option<&Staged>,
     now_ms: i64,
+    nth: usize,
 ) -> Result<()> {
     let enc = p.region.info.encoded_name();
     let store = dir.join(&enc).join(&p.family);
@@ -300,14 +383,31 @@ fn commit_store(
         let to = store.join(&s.name);
         std::fs::rename(&s.tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
         sync_dir(&store)?;
+        super::pause_for_tests(COMPACT_PAUSE_VAR, "moved", nth);
     }
+    let names: Vec<String> = p.files.iter().map(|(r, _)| r.name.clone()).collect();
+    archive_files(m, dir, &enc, &p.family, &names, now_ms)
+}
+
+/// Moves the files `names` of the store `<region>/<family>` to the archive (`HFileArchiver`:
+/// a file already archived under the same name with the same size is first renamed
+/// `<name>.<now>`; another size is an error).
+fn archive_files(
+    m: &Manifest,
+    dir: &Path,
+    region: &str,
+    family: &str,
+    names: &[String],
+    now_ms: i64,
+) -> Result<()> {
+    let store = dir.join(region).join(family);
     let archive = archive_table_dir(&m.root, m.table())
-        .join(&enc)
-        .join(&p.family);
+        .join(region)
+        .join(family);
     std::fs::create_dir_all(&archive).map_err(|e| HBaseError::io(&archive, e))?;
-    for (r, _) in &p.files {
-        let from = store.join(&r.name);
-        let to = archive.join(&r.name);
+    for name in names {
+        let from = store.join(name);
+        let to = archive.join(name);
         if let Ok(existing) = std::fs::metadata(&to) {
             let len = std::fs::metadata(&from)
                 .map_err(|e| HBaseError::io(&from, e))?
@@ -321,7 +421,7 @@ fn commit_store(
                     ),
                 ));
             }
-            let backup = archive.join(format!("{}.{now_ms}", r.name));
+            let backup = archive.join(format!("{name}.{now_ms}"));
             std::fs::rename(&to, &backup).map_err(|e| HBaseError::io(&backup, e))?;
         }
         std::fs::rename(&from, &to).map_err(|e| HBaseError::io(&to, e))?;
@@ -330,17 +430,49 @@ fn commit_store(
     sync_dir(&store)
 }
 
-/// Removes the `.tmp/<family>` and `.tmp` directories compaction left empty.
-fn remove_empty_tmp_dirs(dir: &Path, plans: &[Plan<'_>]) {
-    for p in plans {
-        let tmp = dir.join(p.region.info.encoded_name()).join(TMP_DIR);
-        let _ = std::fs::remove_dir(tmp.join(&p.family));
-        let _ = std::fs::remove_dir(&tmp);
+/// Removes the `.tmp/<family>` and `.tmp` directories this compaction or a killed one left
+/// empty, in every region of `m` (whose `.tmp/` held nothing else, [`check_offline`]).
+fn remove_empty_tmp_dirs(m: &Manifest) {
+    for r in &m.regions {
+        prune_tmp(&m.dir().join(r.info.encoded_name()).join(TMP_DIR));
     }
+}
+
+/// Removes the empty directories in a region's `.tmp/` (a killed run's `.tmp/<family>`, its
+/// output moved out), then `.tmp/` itself if empty; a directory holding anything is kept.
+fn prune_tmp(tmp: &Path) {
+    if let Ok(rd) = std::fs::read_dir(tmp) {
+        for e in rd.filter_map(|e| e.ok()) {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(tmp);
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| HBaseError::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_outputs_are_told_from_hbase_names() {
+        assert!(is_own_output(
+            "hfkit-compact-0123456789abcdef0123456789abcdef"
+        ));
+        assert!(!is_own_output("0123456789abcdef0123456789abcdef"));
+        assert!(!is_own_output("hfkit-compact-0123"));
+        assert!(!is_own_output(
+            "hfkit-compact-0123456789ABCDEF0123456789abcdef"
+        ));
+        assert!(!crate::names::is_hfile_name(
+            "hfkit-compact-0123456789abcdef0123456789abcdef"
+        ));
+    }
 }

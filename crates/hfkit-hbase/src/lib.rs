@@ -104,6 +104,22 @@ pub enum ContentError {
     ReferenceRange(i32),
     #[error("the reference's split key is not a valid cell key")]
     ReferenceSplitKey,
+    /// A reference's split row is not the bound of its region it must be: the start key for
+    /// a top half, the end key for a bottom half (or, for a merge's top reference, the start
+    /// key of the merged parent).
+    #[error(
+        "{} reference split at '{}', but the {bound} key is '{}'",
+        if *top { "top" } else { "bottom" },
+        to_string_binary(split_row),
+        to_string_binary(expected)
+    )]
+    ReferenceSplitMismatch {
+        top: bool,
+        split_row: Vec<u8>,
+        /// What `expected` is: "region's start", "region's end" or "merged parent's start".
+        bound: &'static str,
+        expected: Vec<u8>,
+    },
     #[error("unknown snapshot type {0}")]
     SnapshotType(i32),
     /// Two live regions (by region name) share keys.
@@ -179,3 +195,23 @@ pub(crate) fn pb_magic<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
         .strip_prefix(PB_MAGIC.as_slice())
         .ok_or_else(|| HBaseError::corrupt(path, "does not start with the PBUF magic"))
 }
+
+/// Test hook, in debug builds only: with `<var>=<phase>:<n>` set in the environment, once `n`
+/// items are through `phase`, says so on stderr and sleeps, for a test to SIGKILL the process
+/// at that point (`tests/it/hbase_layout.rs`, `tests/it/kill.rs`). Release builds do nothing.
+#[cfg(debug_assertions)]
+pub(crate) fn pause_for_tests(var: &str, phase: &str, done: usize) {
+    let Ok(want) = std::env::var(var) else {
+        return;
+    };
+    if want != format!("{phase}:{done}") {
+        return;
+    }
+    eprintln!("paused after {done} {phase}");
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
+}
+
+#[cfg(not(debug_assertions))]
+pub(crate) fn pause_for_tests(_var: &str, _phase: &str, _done: usize) {}

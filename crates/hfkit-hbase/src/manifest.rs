@@ -44,7 +44,8 @@ pub struct StoreFile {
     pub name: String,
     /// A reference's split key and half (from the manifest, `.filelist`, or the file).
     pub reference: Option<Reference>,
-    /// Size the manifest recorded (of the referred file for references), if any.
+    /// Size the manifest recorded (of the referred file for references), if any. The FILE
+    /// tracker's lists record 0 for references and links (see [`super::verify`]).
     pub file_size: Option<u64>,
 }
 

@@ -91,6 +91,14 @@ impl RegionInfo {
         row >= self.start_key.as_slice() && (self.end_key.is_empty() || row < &self.end_key[..])
     }
 
+    /// True when every row of `other` is in this region (the keys of a merged region and one
+    /// of its parents).
+    pub fn covers(&self, other: &RegionInfo) -> bool {
+        other.start_key >= self.start_key
+            && (self.end_key.is_empty()
+                || (!other.end_key.is_empty() && other.end_key <= self.end_key))
+    }
+
     /// HBase's `RegionInfo.COMPARATOR`: table, start key, end key (the last region last),
     /// region id, replica id, offline first.
     pub fn compare(&self, other: &RegionInfo) -> Ordering {

@@ -7,11 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use prost::Message;
+
 use super::descriptor::FamilyDescriptor;
 use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
 use super::names::{HFileLink, StoreFileName};
+use super::proto;
 use super::reference::Reference;
-use super::{HBaseError, Result};
+use super::{ContentError, HBaseError, Result};
 use hfkit_format::fileinfo::keys;
 use hfkit_format::reader::HFileReader;
 use hfkit_read::{Store, CELL_SEQ_IDS};
@@ -50,6 +53,9 @@ impl ResolvedFile {
         s
     }
 }
+
+/// A store file resolved and opened.
+pub type OpenedEntry = (ResolvedFile, OpenedStoreFile);
 
 /// The first existing location of `link` (`data/`, `archive/`, `.tmp/`, `mobdir/`).
 fn find_link(root: &Path, link: &HFileLink, family: &str) -> Option<PathBuf> {
@@ -129,10 +135,13 @@ impl Manifest {
                 (p, true, None)
             }
             StoreFileName::Reference { referred, parent } => {
+                let ref_path = self.store_dir(region, family).join(&file.name);
                 let reference = match &file.reference {
                     Some(r) => r.clone(),
-                    None => Reference::read_file(&self.store_dir(region, family).join(&file.name))?,
+                    None => Reference::read_file(&ref_path)?,
                 };
+                self.check_split_key(region, &parent, &reference)
+                    .map_err(|e| HBaseError::content(&ref_path, e))?;
                 let link = HFileLink::parse(&referred).or_else(|| {
                     snapshot.then(|| HFileLink {
                         table: table.clone(),
@@ -169,13 +178,72 @@ impl Manifest {
         })
     }
 
+    /// Checks that `reference`, in `region` and referring to a file of region `parent`, splits
+    /// where the region's bounds say: a bottom half at the region's end key; a top half at its
+    /// start key (a split daughter), or at the parent's start key when the parent lies within
+    /// the region (a merge: `HRegionFileSystem.mergeStoreFile` gives the merged region a top
+    /// reference to each parent's files). A merge parent the manifest does not list (a
+    /// snapshot lists split parents only) leaves the top half's split row to lie within the
+    /// region. Otherwise the half would silently read other rows than the region's.
+    fn check_split_key(
+        &self,
+        region: &RegionManifest,
+        parent: &str,
+        reference: &Reference,
+    ) -> Result<(), ContentError> {
+        let row = reference
+            .split_row()
+            .ok_or(ContentError::ReferenceSplitKey)?;
+        let info = &region.info;
+        let mismatch = |bound, expected: &[u8]| ContentError::ReferenceSplitMismatch {
+            top: reference.is_top(),
+            split_row: row.to_vec(),
+            bound,
+            expected: expected.to_vec(),
+        };
+        if !reference.is_top() {
+            if row == info.end_key.as_slice() {
+                return Ok(());
+            }
+            return Err(mismatch("region's end", &info.end_key));
+        }
+        if row == info.start_key.as_slice() {
+            return Ok(());
+        }
+        let parent = self
+            .regions
+            .iter()
+            .map(|r| &r.info)
+            .find(|p| p.encoded_name() == parent);
+        match parent {
+            Some(p) if info.covers(p) && row == p.start_key.as_slice() => Ok(()),
+            Some(p) if info.covers(p) => Err(mismatch("merged parent's start", &p.start_key)),
+            None if info.contains(row) => Ok(()),
+            _ => Err(mismatch("region's start", &info.start_key)),
+        }
+    }
+
     /// The files of `region`'s store `ff`, resolved and opened as HBase opens them, in
-    /// HBase's order (`StoreFileComparators.SEQ_ID`).
+    /// HBase's order (`StoreFileComparators.SEQ_ID`), without the files compacted away (see
+    /// [`Manifest::open_store_and_compacted`]).
     pub fn open_store(
         &self,
         region: &RegionManifest,
         ff: &FamilyFiles,
     ) -> Result<Vec<(ResolvedFile, OpenedStoreFile)>> {
+        Ok(self.open_store_and_compacted(region, ff)?.0)
+    }
+
+    /// The files of `region`'s store `ff` as [`Manifest::open_store`] opens them, and apart
+    /// the files another file of the store names as compacted into it (FileInfo
+    /// `COMPACTION_EVENT_KEY`): a compaction that moved its output in but was stopped before
+    /// archiving its inputs. HBase's `StoreEngine.openStoreFiles` leaves those out of the
+    /// store (and archives them); so do reads here.
+    pub fn open_store_and_compacted(
+        &self,
+        region: &RegionManifest,
+        ff: &FamilyFiles,
+    ) -> Result<(Vec<OpenedEntry>, Vec<ResolvedFile>)> {
         let family = self.family(region, &ff.family)?.name_str();
         let mut files = Vec::new();
         for f in &ff.files {
@@ -183,8 +251,12 @@ impl Manifest {
             let opened = open_store_file(&resolved)?;
             files.push((resolved, opened));
         }
+        let compacted = compacted_away(files.iter().map(|(r, o)| (r, &*o.reader)))?;
+        let (gone, mut files): (Vec<_>, Vec<_>) = files
+            .into_iter()
+            .partition(|(r, _)| compacted.contains(&r.name));
         files.sort_by(|a, b| a.1.order.cmp(&b.1.order));
-        Ok(files)
+        Ok((files, gone.into_iter().map(|(r, _)| r).collect()))
     }
 
     /// The read stores of a region (one per family with files, family order), files in
@@ -239,6 +311,35 @@ impl Manifest {
             regions,
         )?)
     }
+}
+
+/// The names the compaction events (FileInfo `COMPACTION_EVENT_KEY`: `PBUF` +
+/// `CompactionEventTracker`) of `files` list as compacted into them; an event that does not
+/// parse is an error naming the file.
+pub fn compacted_away<'a>(
+    files: impl Iterator<Item = (&'a ResolvedFile, &'a HFileReader)>,
+) -> Result<std::collections::BTreeSet<String>> {
+    let mut names = std::collections::BTreeSet::new();
+    for (resolved, reader) in files {
+        let Some(event) = reader.file_info().get(keys::COMPACTION_EVENT_KEY) else {
+            continue;
+        };
+        let bad = |d: String| HBaseError::corrupt(&resolved.path, d);
+        let body = super::pb_magic(&resolved.path, event)?;
+        let tracker = proto::CompactionEventTracker::decode(body).map_err(|e| {
+            bad(format!(
+                "COMPACTION_EVENT_KEY is not a CompactionEventTracker: {e}"
+            ))
+        })?;
+        for n in tracker.compacted_store_file {
+            let n = String::from_utf8(n)
+                .map_err(|_| bad("COMPACTION_EVENT_KEY names a file that is not UTF-8".into()))?;
+            if n != resolved.name {
+                names.insert(n);
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// An opened store file, with what orders it among its store's files.
@@ -324,4 +425,72 @@ pub fn for_each_cell(
         n += 1;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::TableDescriptor;
+    use crate::region::RegionInfo;
+    use hfkit_format::reader::HalfRange;
+    use hfkit_table::TableName;
+
+    fn region(start: &str, end: &str, id: u64) -> RegionManifest {
+        RegionManifest {
+            info: RegionInfo {
+                table: TableName::parse("t").unwrap(),
+                start_key: start.as_bytes().to_vec(),
+                end_key: end.as_bytes().to_vec(),
+                region_id: id,
+                offline: false,
+                split: false,
+                replica_id: 0,
+            },
+            families: Vec::new(),
+            live: true,
+        }
+    }
+
+    /// Split daughters' references split at their bound; a merged region's top references at
+    /// each (listed) parent's start key, or within the region when the parent is not listed.
+    #[test]
+    fn split_keys_are_checked_against_the_region_bounds() {
+        let (a, b) = (region("a", "m", 1), region("m", "z", 1));
+        let merged = region("a", "z", 2);
+        let m = Manifest {
+            root: PathBuf::from("/r"),
+            descriptor: TableDescriptor::from_families(TableName::parse("t").unwrap(), &[]),
+            regions: vec![a.clone(), b.clone(), merged.clone()],
+            source: Source::Table {
+                dir: PathBuf::from("/r/data/default/t"),
+            },
+        };
+        let check = |r: &RegionManifest, parent: &RegionManifest, row: &str, range| {
+            let reference = Reference::at_row(row.as_bytes(), range);
+            m.check_split_key(r, &parent.info.encoded_name(), &reference)
+                .map_err(|e| e.to_string())
+        };
+        // b and a as daughters of `merged` (a split parent here).
+        assert!(check(&b, &merged, "m", HalfRange::Top).is_ok());
+        assert!(check(&a, &merged, "m", HalfRange::Bottom).is_ok());
+        assert_eq!(
+            check(&b, &merged, "n", HalfRange::Top).unwrap_err(),
+            "top reference split at 'n', but the region's start key is 'm'"
+        );
+        assert_eq!(
+            check(&a, &merged, "l", HalfRange::Bottom).unwrap_err(),
+            "bottom reference split at 'l', but the region's end key is 'm'"
+        );
+        // `merged` as the merge of a and b.
+        assert!(check(&merged, &a, "a", HalfRange::Top).is_ok());
+        assert!(check(&merged, &b, "m", HalfRange::Top).is_ok());
+        assert_eq!(
+            check(&merged, &b, "n", HalfRange::Top).unwrap_err(),
+            "top reference split at 'n', but the merged parent's start key is 'm'"
+        );
+        // A parent the manifest does not list: within the region.
+        let unlisted = region("q", "z", 1);
+        assert!(check(&merged, &unlisted, "q", HalfRange::Top).is_ok());
+        assert!(check(&b, &unlisted, "zz", HalfRange::Top).is_err());
+    }
 }
