@@ -4,7 +4,7 @@
 //! into the region's final HFiles, as one import of every split in order would have written
 //! them: the family's compression, encoding and Bloom filter, rolled at the file size limit,
 //! and of cells with the same coordinates (row, family, qualifier, timestamp) the one from the
-//! latest split kept, as an import keeps the last record read (`import.md` §"Sorting").
+//! latest split kept, as an import keeps the last record read (`import.md` §"Sort and spill").
 //!
 //! The merge is the read path's k-way merge ([`hfkit_read::merge::MergeScanner`]), each run
 //! given its split's position as sequence id, so that of equal cells the latest split's

@@ -1,0 +1,223 @@
+"""hfkit.spark.bulk_load_files against `hfkit import`, on TPC-H lineitem (benches/lineitem.toml).
+
+    python benches/spark_bulk_load_files.py INPUT WORKDIR [-n RUNS] [--master local[2]]
+        [--split-mb 64] [--hfkit BIN] [--s3] [--dataframe]
+
+INPUT is lineitem as CSV or Parquet (`tpchgen-cli csv|parquet -s 1 --tables=lineitem`). Runs
+`hfkit import --threads 2` and `bulk_load_files` in Spark (`local[2]` by default) alternately,
+RUNS times each, each run a whole process: wall time and the CPU time of every process it
+made (the driver's JVM and Python, Spark's Python workers: the kernel's accounting of the
+reaped process tree, as benches/ab.py takes it), and the ratios pair by pair. With --s3 the
+input is uploaded to a moto server on loopback and both write to `s3://` (the server's CPU is
+not counted). With --dataframe, `bulk_load(spark.read.csv(...))` (the DataFrame path) is timed
+once beside them. Checks that both wrote the same number of cells. Needs release builds:
+`cargo build --release` and the wheel `maturin build --release` installed.
+
+    python benches/spark_bulk_load_files.py --job INPUT OUT MASTER SPLIT_MB [S3_ENDPOINT]
+
+is the Spark side on its own (what the bench times); it prints the load's summary as JSON.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "benches" / "lineitem.toml"
+IMPORT_TIME = 1_700_000_000_000
+
+
+def job(argv):
+    inp, out, master, split_mb = argv[:4]
+    endpoint = argv[4] if len(argv) > 4 else None
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    from hfkit.spark import bulk_load_files
+    spark = (SparkSession.builder.master(master).appName("hfkit-bench-files")
+             .config("spark.ui.enabled", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    s = bulk_load_files(spark, inp, SCHEMA, out=out, import_time=IMPORT_TIME,
+                        split_bytes=int(split_mb) << 20, memory=512 << 20,
+                        s3_endpoint=endpoint, progress=False)
+    spark.stop()
+    print(json.dumps(s))
+
+
+def dataframe_job(argv):
+    inp, out, master = argv[:3]
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    from hfkit.spark import bulk_load
+    spark = (SparkSession.builder.master(master).appName("hfkit-bench-df")
+             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    df = (spark.read.parquet(inp) if inp.endswith(".parquet")
+          else spark.read.csv(inp, header=True, escape='"'))
+    s = bulk_load(df, SCHEMA, out=out, import_time=IMPORT_TIME, memory=512 << 20)
+    spark.stop()
+    print(json.dumps(s))
+
+
+def timed(cmd, env=None):
+    """Runs `cmd`; returns (wall, cpu of the whole reaped process tree, stdout)."""
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out, err = p.communicate()
+    wall = time.monotonic() - start
+    # communicate() reaped it; RUSAGE_CHILDREN grows by the tree's CPU.
+    return wall, out.decode(), err.decode(), p.returncode
+
+
+def become_subreaper():
+    """Orphans of the timed commands (Spark's JVM outlives its Python driver by a moment, and
+    the Python workers it forked) are reparented to this process, which reaps them: so the CPU
+    of every process a run made is in RUSAGE_CHILDREN."""
+    import ctypes
+    PR_SET_CHILD_SUBREAPER = 36
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed: CPU of orphaned processes not counted")
+
+
+def reap_all():
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+
+
+def cpu_of(cmd, env=None):
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, out, err, code = timed(cmd, env)
+    reap_all()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if code != 0:
+        sys.exit(f"failed ({code}): {' '.join(cmd)}\n{err[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, out
+
+
+def spread(xs):
+    return f"{min(xs):8.2f} {statistics.median(xs):8.2f} {max(xs):8.2f}"
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--job":
+        return job(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "--dataframe-job":
+        return dataframe_job(sys.argv[2:])
+    ap = argparse.ArgumentParser()
+    ap.add_argument("input")
+    ap.add_argument("workdir")
+    ap.add_argument("-n", type=int, default=3)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--split-mb", type=int, default=64)
+    ap.add_argument("--hfkit", default=str(ROOT / "target" / "release" / "hfkit"))
+    ap.add_argument("--s3", help="a moto endpoint (http://127.0.0.1:PORT) with bucket hfkit-bench")
+    ap.add_argument("--dataframe", action="store_true")
+    a = ap.parse_args()
+    become_subreaper()
+    work = Path(a.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    inp = str(Path(a.input).absolute())
+    fmt = ["--format", "parquet"] if inp.endswith(".parquet") else []
+    extra_env = dict(os.environ)
+    if a.s3:
+        import hfkit
+        hfkit.configure_storage(a.s3)
+        src = f"s3://hfkit-bench/in/{Path(inp).name}"
+        subprocess.run([a.hfkit, "import", "--help"], capture_output=True, check=True)
+        put(a.s3, src, inp)
+        inp = src
+
+    def out(kind, i):
+        if a.s3:
+            return f"s3://hfkit-bench/out/{kind}-{i}"
+        return str(work / f"{kind}-{i}")
+
+    rows = {"cli": [], "spark": []}
+    cells = {}
+    for i in range(a.n):
+        o = out("cli", i)
+        cmd = [a.hfkit, "import", "--schema", str(SCHEMA), inp, *fmt, "--out", o,
+               "--threads", "2", "--memory", "1GB", "--timestamp", str(IMPORT_TIME), "--quiet",
+               "--report", str(work / f"cli-{i}.json")]
+        if a.s3:
+            cmd += ["--s3-endpoint", a.s3]
+        wall, cpu, _ = cpu_of(cmd, extra_env)
+        rows["cli"].append((wall, cpu))
+        cells["cli"] = json.loads((work / f"cli-{i}.json").read_text())["cells"]
+        cleanup(o)
+        o = out("spark", i)
+        cmd = [sys.executable, __file__, "--job", inp, o, a.master, str(a.split_mb)]
+        if a.s3:
+            cmd.append(a.s3)
+        wall, cpu, stdout = cpu_of(cmd, extra_env)
+        s = json.loads(stdout.strip().splitlines()[-1])
+        rows["spark"].append((wall, cpu))
+        cells["spark"] = s["cells"]
+        last = s
+        cleanup(o)
+        print(f"run {i}: cli {rows['cli'][-1][0]:.1f}s wall {rows['cli'][-1][1]:.1f} CPU-s; "
+              f"spark {wall:.1f}s wall {cpu:.1f} CPU-s", file=sys.stderr)
+    assert cells["cli"] == cells["spark"], cells
+    n = cells["cli"]
+    ratio_wall = [c[0] / s[0] for c, s in zip(rows["cli"], rows["spark"])]
+    ratio_cpu = [s[1] / c[1] for c, s in zip(rows["cli"], rows["spark"])]
+    print(f"cells {n}, input {a.input}{' via s3' if a.s3 else ''}, master {a.master}, "
+          f"splits {last['splits']}, regions {last['regions']}")
+    print("                                   min   median      max")
+    print(f"hfkit import --threads 2 wall {spread([r[0] for r in rows['cli']])}")
+    print(f"hfkit import --threads 2 CPU  {spread([r[1] for r in rows['cli']])}")
+    print(f"bulk_load_files wall          {spread([r[0] for r in rows['spark']])}")
+    print(f"bulk_load_files CPU (all)     {spread([r[1] for r in rows['spark']])}")
+    print(f"throughput, files/CLI (wall)  {spread(ratio_wall)}")
+    print(f"CPU per cell, files/CLI       {spread(ratio_cpu)}")
+    print("stage 1 tasks (split, input bytes, s):",
+          [(t[0], t[1], round(t[2], 2)) for t in last["stage1_tasks"]])
+    print(f"stage 1 {last['stage1_seconds']:.1f}s, stage 2 {last['stage2_seconds']:.1f}s, "
+          f"whole job {last['seconds']:.1f}s")
+    if a.dataframe:
+        o = out("df", 0)
+        wall, cpu, stdout = cpu_of([sys.executable, __file__, "--dataframe-job", inp, o,
+                                    a.master], extra_env)
+        s = json.loads(stdout.strip().splitlines()[-1])
+        assert s["cells"] == n, (s["cells"], n)
+        print(f"bulk_load(DataFrame) wall {wall:.1f}s, CPU {cpu:.1f}s")
+        cleanup(o)
+
+
+def cleanup(o):
+    if o.startswith("s3://"):
+        import hfkit
+        hfkit.delete_objects(o)
+    else:
+        shutil.rmtree(o, ignore_errors=True)
+
+
+def put(endpoint, url, path):
+    import urllib.request
+    key = url[len("s3://"):]
+    req = urllib.request.Request(f"{endpoint}/hfkit-bench", method="PUT")
+    try:
+        urllib.request.urlopen(req)
+    except Exception:
+        pass
+    with open(path, "rb") as f:
+        data = f.read()
+    req = urllib.request.Request(f"{endpoint}/{key}", data=data, method="PUT",
+                                 headers={"Content-Type": "application/octet-stream"})
+    urllib.request.urlopen(req)
+
+
+if __name__ == "__main__":
+    main()
