@@ -11,11 +11,15 @@ names, split descriptions and small summaries, and the shuffle is files.
    regions (an existing table's, the schema's splits, or ``[splits] sample = N`` sampled from
    the inputs as ``hfkit import`` samples).
 2. Stage 1, a task per split: ``import_split`` into ``STAGING/s1/<split>-<attempt>/``: the
-   split's cells encoded, routed to their regions, sorted and written as *run files*
-   (uncompressed HFiles, one per region and family, index tables too).
-3. Stage 2, a task per region of each table: ``merge_region`` merges the region's run files of
-   every split, in split order (a later split's cell wins, as a later record does in one
-   import), into its final HFiles in ``STAGING/s2/<table>-<region>-<attempt>/``.
+   split's cells encoded, routed to their regions, sorted and written as HFiles, one per
+   region and family, index tables too (with ``merge="always"``, as uncompressed *run
+   files*).
+3. Stage 2, a task per region of each table that needs it: ``merge_region`` merges the
+   region's files of every split, in split order (a later split's cell wins, as a later
+   record does in one import), into its final HFiles in
+   ``STAGING/s2/<table>-<region>-<attempt>/``. With ``merge="auto"`` a region whose files
+   lie in key ranges of their own (row keys that grow with the input) and are few enough is
+   published as stage 1 wrote it, with no second pass over its cells.
 4. Driver: only the attempts whose results Spark returned (one per task) are published:
    attached (one commit per table, index tables first; a new table is created just before)
    or moved into ``out``. ``STAGING`` is
@@ -32,8 +36,9 @@ import uuid
 import warnings
 from pathlib import Path
 
-from . import (HfkitError, Schema, attach, configure_storage, create_tables, delete_objects,
-               import_split, input_splits, list_objects, merge_region)
+from . import (HfkitError, Schema, attach, configure_storage, copy_object, create_tables,
+               delete_objects, import_split, input_splits, keys_disjoint, list_objects,
+               merge_region)
 from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _assemble,
                     _assemble_remote, _is_remote, _join, _regions_of, _table_exists)
 
@@ -53,16 +58,17 @@ def _attempt():
     return f"{ctx.partitionId()}-{ctx.taskAttemptId()}"
 
 
-def _stage1(schema, staging, fmt, csv, memory, import_time, s3_endpoint, on_task):
+def _stage1(schema, staging, fmt, csv, memory, import_time, s3_endpoint, on_task, run_files):
     def run(items):
         if s3_endpoint is not None:
             configure_storage(s3_endpoint)
         for index, split in items:
             out = _join(staging, "s1", f"{index}-{_attempt()}")
-            started = time.monotonic()
+            started, cpu = time.monotonic(), time.process_time()
             r = import_split(schema, split, out, format=fmt, csv=csv, memory=memory,
-                             import_time=import_time)
+                             import_time=import_time, run_files=run_files)
             r["seconds"] = time.monotonic() - started
+            r["cpu_seconds"] = time.process_time() - cpu
             r["split"] = index
             r["dir"] = out
             if on_task is not None:
@@ -77,16 +83,43 @@ def _stage2(schema, staging, import_time, max_file_size, exclude, s3_endpoint, o
             configure_storage(s3_endpoint)
         for (table, region), runs in items:
             out = _join(staging, "s2", f"{table}-{region}-{_attempt()}")
-            started = time.monotonic()
+            started, cpu = time.monotonic(), time.process_time()
             files = merge_region(schema, table, region, runs, out, import_time=import_time,
                                  max_file_size=max_file_size,
                                  exclude_from_minor_compaction=exclude)
             seconds = time.monotonic() - started
+            cpu = time.process_time() - cpu
             if on_task is not None:
                 on_task(2, (table, region))
             yield {"table": table, "region": region, "dir": out, "files": files,
-                   "seconds": seconds, "runs": len(runs)}
+                   "seconds": seconds, "cpu_seconds": cpu, "runs": len(runs)}
     return run
+
+
+def _as_they_are(files, limit):
+    """Whether one region's stage-1 files can be published as they are: per family at most
+    ``limit`` files, none sharing a cell's coordinates with another or interleaving with it
+    (each split's rows of the region in a key range of their own). Then they hold the cells
+    one import would write, in several files instead of one."""
+    per_family = {}
+    for f in files:
+        per_family.setdefault(f["family"], []).append((f["first_key"], f["last_key"]))
+    return all(len(r) <= limit and keys_disjoint(r) for r in per_family.values())
+
+
+def _gather(staging, found):
+    """Moves the stage-1 files published as they are into one bulk-load directory of the
+    staging (server-side copies on object storage)."""
+    to = _join(staging, "direct")
+    for r, f in found:
+        rel = f["path"][len(r["dir"].rstrip("/")) + 1:]
+        dest = _join(to, rel)
+        if _is_remote(to):
+            copy_object(f["path"], dest)
+        else:
+            Path(dest).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(f["path"], dest)
+    return to
 
 
 def _check_files_per_store(files, names, limit):
@@ -141,7 +174,7 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
                     staging=None, max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
                     max_file_size=None, exclude_from_minor_compaction=False,
                     sample_rows=DEFAULT_SAMPLE_ROWS, s3_endpoint=None, on_task=None,
-                    progress=True):
+                    progress=True, merge="auto"):
     """Bulk-loads the files ``inputs`` (a path, glob or ``s3://`` URL, or a list of them)
     through ``schema`` (a ``Schema`` or a path to its TOML) into the table directory ``table``
     (created from the schema if absent) or the one bulk-load directory ``out``, with Spark's
@@ -157,7 +190,10 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
     or ``.hfkit-files-<id>`` beside ``table``); ``max_files_per_region_family``: HBase's
     bulk-load limit, checked before anything is published; ``on_task(stage, key)``: called in
     each task after it wrote (tests inject failures there); ``progress``: a line per stage on
-    standard error, and Spark job descriptions naming each stage.
+    standard error, and Spark job descriptions naming each stage; ``merge``: ``auto`` publishes
+    a region's stage-1 files as they are when they can be (their key ranges apart, at most
+    ``max_files_per_region_family`` a family: the same cells in a file per split) and merges
+    the others, ``always`` merges every region into a file per family, as one import writes.
 
     Returns the CLI report's counts: ``rows_read``, ``rows_rejected``, ``cells``, ``files``,
     ``bytes``, ``regions``, ``attached`` ({table: manifest version}), ``splits``,
@@ -165,6 +201,8 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
     """
     if (out is None) == (table is None):
         raise ValueError("give exactly one of out= or table=")
+    if merge not in ("auto", "always"):
+        raise ValueError(f"merge={merge!r}: 'auto' or 'always'")
     started = time.monotonic()
     if s3_endpoint is not None:
         configure_storage(s3_endpoint)
@@ -220,15 +258,20 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
         t1 = time.monotonic()
         stage1 = (sc.parallelize(list(enumerate(splits)), len(splits))
                   .mapPartitions(_stage1(schema, staging, format, csv, memory, import_time,
-                                         s3_endpoint, on_task))
+                                         s3_endpoint, on_task, merge == "always"))
                   .collect())
         t1 = time.monotonic() - t1
         groups = {}
         for r in sorted(stage1, key=lambda r: r["split"]):
             for f in r["files"]:
-                groups.setdefault((f["table"], f["region"]), []).append(
-                    (f["path"], f["family"], r["split"]))
-        tasks = sorted(groups.items())
+                groups.setdefault((f["table"], f["region"]), []).append((r, f))
+        direct, tasks = [], []
+        for key, found in sorted(groups.items()):
+            if merge == "auto" and _as_they_are([f for _, f in found],
+                                                max_files_per_region_family):
+                direct.extend(found)
+            else:
+                tasks.append((key, [(f["path"], f["family"], r["split"]) for r, f in found]))
         # Stage 2.
         sc.setJobGroup(f"hfkit-{job}", f"hfkit bulk load: stage 2, {len(tasks)} regions")
         say(f"stage 1 done in {t1:.1f}s: {sum(r['rows_read'] for r in stage1)} rows; "
@@ -239,20 +282,28 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
                                          exclude_from_minor_compaction, s3_endpoint, on_task))
                   .collect()) if tasks else []
         t2 = time.monotonic() - t2
-        files = [f for r in stage2 for f in r["files"]]
+        files = [f for r in stage2 for f in r["files"]] + [f for _, f in direct]
         _check_files_per_store(files, names, max_files_per_region_family)
         dirs = sorted({r["dir"] for r in stage2 if r["files"]})
+        if direct and not tasks:
+            # Every region's files as stage 1 wrote them: its directories are published.
+            dirs = sorted({r["dir"] for r, _ in direct})
+        elif direct:
+            dirs.append(_gather(staging, direct))
         summary = {
             "rows_read": sum(r["rows_read"] for r in stage1),
             "rows_rejected": sum(r["rows_rejected"] for r in stage1),
             "cells": sum(f["cells"] for f in files),
             "files": len(files),
             "bytes": sum(f["bytes"] for f in files),
-            "regions": len(tasks),
+            "regions": len(groups),
+            "regions_merged": len(tasks),
             "splits": len(splits),
-            "stage1_tasks": [(r["split"], r["input_bytes"], r["seconds"]) for r in stage1],
+            "stage1_tasks": [(r["split"], splits[r["split"]]["bytes"], r["seconds"])
+                             for r in stage1],
             "stage2_tasks": [(r["table"], r["region"], r["runs"], r["seconds"])
                              for r in stage2],
+            "tasks_cpu_seconds": sum(r["cpu_seconds"] for r in stage1 + stage2),
             "stage1_seconds": t1,
             "stage2_seconds": t2,
             "attached": {},

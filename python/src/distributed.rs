@@ -16,11 +16,13 @@ use std::path::{Path, PathBuf};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::{import_error, HfkitError};
 use crate::schema::Schema;
 use crate::storage;
+use hfkit_format::cell::KeyView;
+use hfkit_format::reader::HFileReader;
 use hfkit_pipeline::import::runs::{merge_runs, RunFile};
 use hfkit_pipeline::import::splits::input_splits as cut_splits;
 use hfkit_pipeline::import::{run_import, ImportOptions, InputFormat, InputRange, INDEX_BULK_DIR};
@@ -171,15 +173,16 @@ fn split_range(split: &Bound<'_, PyDict>) -> PyResult<(PathBuf, Option<InputRang
 }
 
 /// Stage 1: imports one split (a dict of [`input_splits`]) through the schema (over its
-/// regions: `Schema.with_regions` or the splits') into run files under `out_dir`
+/// regions: `Schema.with_regions` or the splits') into bulk-load HFiles (with `run_files`,
+/// uncompressed run files for a merge) under `out_dir`
 /// (`out_dir/<family>/`, index tables under `out_dir/.indexes/<qualifier>/`), which must not
 /// hold files yet. A bad record raises `InputError` naming the file (and the split) and line.
 /// Returns `rows_read`, `rows_rejected`, `input_bytes` and `files` (one dict per run file:
 /// `path`, `table` (0 the main table, i the i-th index table), `family`, `region`, `cells`,
-/// `bytes`).
+/// `bytes`, `first_key`, `last_key`).
 #[pyfunction]
 #[pyo3(signature = (schema, split, out_dir, format = None, csv = None, memory = 256 << 20,
-                    import_time = None))]
+                    import_time = None, run_files = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn import_split<'py>(
     py: Python<'py>,
@@ -190,6 +193,7 @@ pub fn import_split<'py>(
     csv: Option<&Bound<'py, PyDict>>,
     memory: usize,
     import_time: Option<i64>,
+    run_files: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let regions = schema.import_regions()?.clone();
     let (path, range) = split_range(split)?;
@@ -198,7 +202,7 @@ pub fn import_split<'py>(
     let mut opts = ImportOptions::new(vec![path], fmt, local_out.clone());
     opts.regions = Some(regions);
     opts.input_range = range;
-    opts.run_files = true;
+    opts.run_files = run_files;
     opts.memory_budget = memory;
     opts.import_time = import_time.unwrap_or_else(hfkit_format::cell::now_ms);
     let parsed = &schema.parsed;
@@ -305,7 +309,7 @@ pub fn merge_region<'py>(
     }
     let split_keys = table_regions.split_keys().to_vec();
     let report = py
-        .detach(move || merge_runs(families, split_keys, &run_files, &dir, &opts))
+        .detach(move || merge_runs(families, split_keys, region, &run_files, &dir, &opts))
         .map_err(import_error)?;
     drop(fetched);
     let dicts = report
@@ -368,11 +372,40 @@ fn file_dict<'py>(
     path: String,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    let (first, last) = key_range(&f.path)?;
     d.set_item("path", path)?;
     d.set_item("table", table)?;
     d.set_item("family", &f.family)?;
     d.set_item("region", f.region)?;
     d.set_item("cells", f.cells)?;
     d.set_item("bytes", f.bytes)?;
+    d.set_item("first_key", PyBytes::new(py, &first))?;
+    d.set_item("last_key", PyBytes::new(py, &last))?;
     Ok(d)
+}
+
+/// The first and last cell keys (flat keys) of a written file.
+fn key_range(path: &Path) -> PyResult<(Vec<u8>, Vec<u8>)> {
+    let r = HFileReader::open(path).map_err(crate::errors::hfile_error)?;
+    let mut s = r.scanner().map_err(crate::errors::hfile_error)?;
+    let first = match s.next().map_err(crate::errors::hfile_error)? {
+        Some(c) => KeyView::of(&c).to_bytes(),
+        None => Vec::new(),
+    };
+    Ok((first, r.last_key().map(<[u8]>::to_vec).unwrap_or_default()))
+}
+
+/// Whether files with these `(first_key, last_key)` ranges (as the steps return them) hold
+/// no two cells of the same coordinates and do not interleave: then they can be published as
+/// they are, one region's files of several splits, with the cells one import would write.
+#[pyfunction]
+pub fn keys_disjoint(ranges: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<bool> {
+    let mut parsed = Vec::new();
+    for (first, last) in &ranges {
+        match (KeyView::parse(first), KeyView::parse(last)) {
+            (Some(f), Some(l)) => parsed.push((f, l)),
+            _ => return Ok(false),
+        }
+    }
+    Ok(hfkit_pipeline::import::runs::disjoint(&mut parsed).is_some())
 }

@@ -76,6 +76,31 @@ def test_split_csv_gives_the_cells_of_one_import(spark, design, tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_merge_always_writes_a_file_per_region_and_auto_only_where_needed(spark, tmp_path):
+    # users: reversed ids, so every split has rows all over each region: every region merged.
+    r = cli_import("users", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    auto = load(spark, "users", out=str(tmp_path / "auto"), split_bytes=8 << 10)
+    assert auto["regions_merged"] == auto["regions"]
+    always = load(spark, "users", out=str(tmp_path / "always"), split_bytes=8 << 10,
+                  merge="always")
+    assert always["files"] == auto["files"] == len(
+        [p for p in (tmp_path / "cli").rglob("*") if p.is_file() and p.name[0] not in "._"])
+    for d in ("auto", "always"):
+        assert bulk_cells([tmp_path / d]) == bulk_cells([tmp_path / "cli"])
+    # events: time-ordered keys within each salt bucket: no region needs a merge with
+    # merge="auto" (a file per split), one file per region with merge="always".
+    r = cli_import("events", "--out", str(tmp_path / "cli-e"))
+    assert r.returncode == 0, r.stderr
+    auto = load(spark, "events", out=str(tmp_path / "auto-e"), split_bytes=8 << 10)
+    always = load(spark, "events", out=str(tmp_path / "always-e"), split_bytes=8 << 10,
+                  merge="always")
+    for d in ("auto-e", "always-e"):
+        assert bulk_cells([tmp_path / d]) == bulk_cells([tmp_path / "cli-e"])
+    assert always["regions_merged"] == always["regions"]
+    assert always["files"] <= auto["files"]
+
+
 def test_parquet_row_groups_and_a_second_load_into_the_table(spark, tmp_path):
     table = read_strings(SEEDS / "users.csv")
     pq.write_table(table, tmp_path / "a.parquet", row_group_size=100)

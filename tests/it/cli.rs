@@ -949,3 +949,32 @@ fn locations_a_command_cannot_handle_are_refused_by_name() {
         assert!(left.is_empty(), "{args:?} wrote {left:?}");
     }
 }
+
+/// `--threads` beyond what helps is capped at four per core, with a note; the import runs.
+#[test]
+fn threads_beyond_four_per_core_are_capped_with_a_note() {
+    let tmp = common::tmpdir();
+    let seeds = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
+    let out = tmp.path().join("out");
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{seeds}/users.toml"),
+        &format!("{seeds}/users.csv"),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "100000",
+        "--quiet",
+    ]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert!(
+        err.contains(&format!(
+            "--threads 100000: using {} (4 per core",
+            4 * cores
+        )),
+        "{err}"
+    );
+}

@@ -130,7 +130,8 @@ mod tests {
         assert_eq!(whole.len(), 301);
         let format = InputFormat::Csv(opts.clone());
         for split_bytes in [1, 2, 3, 5, 8, 13, 64, 100, 1000, 1 << 20] {
-            let splits = input_splits(std::slice::from_ref(&path), &format, split_bytes, false).unwrap();
+            let splits =
+                input_splits(std::slice::from_ref(&path), &format, split_bytes, false).unwrap();
             let got: Vec<String> = splits.iter().flat_map(|s| read(s.range)).collect();
             assert_eq!(got, whole, "split_bytes {split_bytes}");
         }
