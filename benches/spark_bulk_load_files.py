@@ -1,7 +1,7 @@
 """hfkit.spark.bulk_load_files against `hfkit import`, on TPC-H lineitem (benches/lineitem.toml).
 
     python benches/spark_bulk_load_files.py INPUT WORKDIR [-n RUNS] [--master local[2]]
-        [--split-mb 64] [--hfkit BIN] [--s3] [--dataframe]
+        [--split-mb 64] [--hfkit BIN] [--s3 ENDPOINT] [--dataframe] [--merge always]
 
 INPUT is lineitem as CSV or Parquet (`tpchgen-cli csv|parquet -s 1 --tables=lineitem`). Runs
 `hfkit import --threads 2` and `bulk_load_files` in Spark (`local[2]` by default) alternately,
@@ -14,7 +14,7 @@ once beside them. Checks that both wrote the same number of cells. Needs release
 machine's CPU time during each run (every process, however Spark reaps its workers): run it
 on an otherwise idle machine.
 
-    python benches/spark_bulk_load_files.py --job INPUT OUT MASTER SPLIT_MB [S3_ENDPOINT]
+    python benches/spark_bulk_load_files.py --job INPUT OUT MASTER SPLIT_MB [S3_ENDPOINT|-] [MERGE]
 
 is the Spark side on its own (what the bench times); it prints the load's summary as JSON.
 """
@@ -36,7 +36,8 @@ IMPORT_TIME = 1_700_000_000_000
 
 def job(argv):
     inp, out, master, split_mb = argv[:4]
-    endpoint = argv[4] if len(argv) > 4 else None
+    endpoint = argv[4] if len(argv) > 4 and argv[4] != "-" else None
+    merge = argv[5] if len(argv) > 5 else "auto"
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     from hfkit.spark import bulk_load_files
@@ -49,7 +50,7 @@ def job(argv):
     spark.sparkContext.setLogLevel("ERROR")
     s = bulk_load_files(spark, inp, SCHEMA, out=out, import_time=IMPORT_TIME,
                         split_bytes=int(split_mb) << 20, memory=512 << 20,
-                        s3_endpoint=endpoint, progress=False)
+                        s3_endpoint=endpoint, progress=False, merge=merge)
     spark.stop()
     print(json.dumps(s))
 
@@ -142,6 +143,7 @@ def main():
     ap.add_argument("--hfkit", default=str(ROOT / "target" / "release" / "hfkit"))
     ap.add_argument("--s3", help="a moto endpoint (http://127.0.0.1:PORT) with bucket hfkit-bench")
     ap.add_argument("--dataframe", action="store_true")
+    ap.add_argument("--merge", default="auto", help="bulk_load_files' merge= (auto, always)")
     a = ap.parse_args()
     become_subreaper()
     work = Path(a.workdir)
@@ -177,9 +179,8 @@ def main():
         cells["cli"] = json.loads((work / f"cli-{i}.json").read_text())["cells"]
         cleanup(o)
         o = out("spark", i)
-        cmd = [sys.executable, __file__, "--job", inp, o, a.master, str(a.split_mb)]
-        if a.s3:
-            cmd.append(a.s3)
+        cmd = [sys.executable, __file__, "--job", inp, o, a.master, str(a.split_mb),
+               a.s3 or "-", a.merge]
         wall, cpu, stdout = cpu_of(cmd, extra_env)
         s = json.loads(stdout.strip().splitlines()[-1])
         rows["spark"].append((wall, cpu))
