@@ -1,0 +1,105 @@
+"""hfkit.spark.bulk_load_files with separate executor processes (Spark's
+``local-cluster[2,1,1024]``: a master, two workers and their executor JVMs, each with its own
+Python workers, as on a cluster), against one `hfkit import` of the same input: every seed
+design and a lineitem sample, to out= and table=, local and s3://; and cells with the same
+coordinates in several splits keep the last one, as the CLI keeps the last record read."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hfkit
+from conftest import (DESIGNS, IMPORT_TIME, ROOT, SEEDS, bulk_cells, cli_import, hfkit_bin,
+                      seed_input, table_cells)
+
+pyspark = pytest.importorskip("pyspark")
+from hfkit.spark import bulk_load_files  # noqa: E402
+from test_spark import DUPLICATES_SCHEMA, duplicates_input, lineitem_sample  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from pyspark.sql import SparkSession
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # local-cluster launches its executors with SPARK_HOME's scripts: pip's pyspark has them.
+    os.environ.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
+    s = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("hfkit-cluster-tests")
+         .config("spark.ui.enabled", "false")
+         .config("spark.task.maxFailures", "2")
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+def test_executors_are_processes_of_their_own(cluster):
+    pids = cluster.sparkContext.parallelize(range(8), 8).map(lambda _: os.getppid()).collect()
+    # Each executor JVM forks its Python workers: two JVMs, neither the driver's.
+    assert len(set(pids)) == 2, pids
+    assert os.getpid() not in pids
+
+
+def load(spark, schema, inputs, **kwargs):
+    kwargs.setdefault("import_time", IMPORT_TIME)
+    kwargs.setdefault("progress", False)
+    kwargs.setdefault("split_bytes", 8 << 10)
+    return bulk_load_files(spark, str(inputs), str(schema), **kwargs)
+
+
+@pytest.mark.parametrize("design", DESIGNS + ["lineitem"])
+def test_every_design_gives_the_cells_of_one_import(cluster, design, tmp_path):
+    if design == "lineitem":
+        inputs, schema = tmp_path / "lineitem.csv", ROOT / "benches" / "lineitem.toml"
+        lineitem_sample(inputs)
+        csv = None
+        cli = [hfkit_bin(), "import", "--schema", str(schema), str(inputs), "--timestamp",
+               str(IMPORT_TIME), "--quiet"]
+        run = lambda *a: subprocess.run(cli + list(a), capture_output=True, text=True)  # noqa
+    else:
+        inputs, delimiter = seed_input(design)
+        schema, csv = SEEDS / f"{design}.toml", {"delimiter": delimiter}
+        run = lambda *a: cli_import(design, *a)  # noqa: E731
+    for mode in ("--out", "--table"):
+        r = run(mode, str(tmp_path / f"cli{mode}"))
+        assert r.returncode == 0, r.stderr
+    load(cluster, schema, inputs, csv=csv, out=str(tmp_path / "out"))
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli--out"])
+    load(cluster, schema, inputs, csv=csv, table=str(tmp_path / "t"), merge="always")
+    assert table_cells(tmp_path / "t") == table_cells(tmp_path / "cli--table")
+
+
+def test_object_storage_out_and_table(cluster, s3, tmp_path):
+    from test_spark_files import hfkit_put
+    r = cli_import("users", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    r = cli_import("users", "--table", str(tmp_path / "cli-t"))
+    assert r.returncode == 0, r.stderr
+    src = s3.url("cluster/in/users.csv")
+    hfkit_put(s3, src, (SEEDS / "users.csv").read_bytes(), tmp_path)
+    out = s3.url("cluster/out")
+    load(cluster, SEEDS / "users.toml", src, out=out, s3_endpoint=s3.endpoint)
+    assert bulk_cells([s3.download(out, tmp_path / "dl")]) == bulk_cells([tmp_path / "cli"])
+    table = s3.url("cluster/users")
+    load(cluster, SEEDS / "users.toml", src, table=table, s3_endpoint=s3.endpoint,
+         staging=s3.url("cluster/staging"))
+    assert table_cells(table, indexes=["users_by_email"]) == table_cells(tmp_path / "cli-t")
+    assert hfkit.list_objects(s3.url("cluster/staging")) == []
+
+
+def test_duplicates_across_splits_keep_the_last_as_the_cli(cluster, tmp_path):
+    schema = tmp_path / "dups.toml"
+    schema.write_text(DUPLICATES_SCHEMA)
+    data = tmp_path / "dups.csv"
+    duplicates_input(data)
+    r = subprocess.run([hfkit_bin(), "import", "--schema", str(schema), str(data), "--out",
+                        str(tmp_path / "cli"), "--timestamp", str(IMPORT_TIME), "--quiet"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for merge in ("auto", "always"):
+        s = load(cluster, schema, data, out=str(tmp_path / merge), split_bytes=512,
+                 merge=merge)
+        assert s["splits"] > 10
+        assert bulk_cells([tmp_path / merge]) == bulk_cells([tmp_path / "cli"]), merge
