@@ -115,12 +115,25 @@ fn field_of(reason: &Rejection) -> Option<String> {
     }
 }
 
-/// The field in a rowkey error's `what` ("field 'x'", "pad(x, 8)", "x").
+/// The field in a rowkey error's `what` ("field 'x'", "pad(x, 8)", "x"): the quoted name, or
+/// a function's first argument when it is a field's name.
 fn field_name(what: &str) -> String {
-    match (what.find('\''), what.rfind('\'')) {
-        (Some(a), Some(b)) if b > a => what[a + 1..b].to_string(),
-        _ => what.to_string(),
+    if let (Some(a), Some(b)) = (what.find('\''), what.rfind('\'')) {
+        if b > a {
+            return what[a + 1..b].to_string();
+        }
     }
+    if let Some((_, args)) = what.split_once('(') {
+        let first = args.split([',', ')']).next().unwrap_or("").trim();
+        if !first.is_empty()
+            && first
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            return first.to_string();
+        }
+    }
+    what.to_string()
 }
 
 /// `file:line:column: ` at the start of a schema error's message.

@@ -234,11 +234,17 @@ def test_bad_input_raises_with_file_row_and_field_as_the_cli_reports_it(tmp_path
     assert not (tmp_path / "py").exists() or not any(
         p.is_file() for p in (tmp_path / "py").rglob("*"))
     # row_keys / regions: a key that cannot be encoded names its row and field.
+    # The same attributes as write_region's error for the same row: file, row group, row,
+    # the field (not the spec's expression), the reason.
     keyless = batches[0].set_column(0, "user_id", pa.array(["1", "x", "3"]))
-    with pytest.raises(hfkit.InputError) as e:
-        schema.regions(keyless, name="part 7", number=2)
-    assert (e.value.file, e.value.row_group, e.value.row) == ("part 7", 2, 1)
-    assert e.value.field == "user_id" or "user_id" in str(e.value)
+    with pytest.raises(hfkit.InputError) as w:
+        hfkit.write_region(schema, 0, [keyless], str(tmp_path / "keyless"), name="part 7")
+    for f in (schema.regions, schema.row_keys):
+        with pytest.raises(hfkit.InputError) as e:
+            f(keyless, name="part 7", number=2)
+        assert (e.value.file, e.value.row_group, e.value.row) == ("part 7", 2, 1)
+        assert e.value.field == w.value.field == "user_id"
+        assert e.value.reason == w.value.reason and "'x'" in e.value.reason
 
 
 def test_schema_errors_carry_file_line_and_column(tmp_path):
