@@ -262,9 +262,11 @@ def _sampled_regions(df, schema, sample_rows):
         return schema.with_sampled_regions([path], sample_rows=sample_rows)
 
 
-def _check_files_per_store(results, limit):
+def _check_files_per_store(results, limit, name=str,
+                           hint="Use fewer tasks per region (a larger rows_per_task)"):
     """Refuses, before anything is published, more than ``limit`` files for one region and
-    family of a table (index tables get a file from every task with rows of their region)."""
+    family of a table (index tables get a file from every task with rows of their region).
+    ``name``: a table's name from a result's ``table``; ``hint``: what to do first."""
     per_store = {}
     for r in results:
         key = (r["table"], r["region"], r["family"])
@@ -273,11 +275,11 @@ def _check_files_per_store(results, limit):
     if over:
         n, (table, region, family) = over[-1]
         raise ValueError(
-            f"table {table} region {region} family {family}: {n} files, more than "
+            f"table {name(table)} region {region} family {family}: {n} files, more than "
             f"max_files_per_region_family={limit} (HBase's "
             f"hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily); nothing was published. "
-            f"Use fewer tasks per region (a larger rows_per_task), or raise the limit "
-            f"(and HBase's setting for completebulkload) and compact the table afterwards")
+            f"{hint}, or raise the limit (and HBase's setting for completebulkload) and "
+            f"compact the table afterwards")
 
 
 def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=None,
@@ -368,24 +370,35 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
             "hfkit_seconds": sum(r["seconds"] for r in results),
             "attached": {},
         }
-        if table is not None:
-            if part_dirs:
-                summary["attached"] = attach(
-                    table, part_dirs, max_files_per_region_family=max_files_per_region_family)
-        elif _is_remote(out):
-            _assemble_remote(out, part_dirs)
-        else:
-            _assemble(Path(out), part_dirs)
+        summary["attached"] = _publish(table, out, part_dirs, max_files_per_region_family)
         summary["seconds"] = time.monotonic() - started
         return summary
     finally:
-        if _is_remote(staging):
-            try:
-                delete_objects(staging)
-            except HfkitError as e:  # the job's own error, if any, is the one raised
-                warnings.warn(f"{staging}: staging objects not removed: {e}")
-        else:
-            shutil.rmtree(staging, ignore_errors=True)
+        _remove_staging(staging)
+
+
+def _publish(table, out, dirs, limit):
+    """The bulk-load directories ``dirs`` attached to ``table`` (one commit per table, index
+    tables first), or assembled into the one directory ``out``. Returns {table: version}."""
+    if table is not None:
+        return attach(table, dirs, max_files_per_region_family=limit) if dirs else {}
+    if _is_remote(out):
+        _assemble_remote(out, dirs)
+    else:
+        _assemble(Path(out), dirs)
+    return {}
+
+
+def _remove_staging(staging):
+    """Removes a load's staging, objects or files; a failure is warned of (the job's own error,
+    if any, is the one raised)."""
+    if _is_remote(staging):
+        try:
+            delete_objects(staging)
+        except HfkitError as e:
+            warnings.warn(f"{staging}: staging objects not removed: {e}")
+    else:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _absolute(p):

@@ -33,14 +33,13 @@ import shutil
 import socket
 import time
 import uuid
-import warnings
 from pathlib import Path
 
-from . import (HfkitError, Schema, attach, configure_storage, copy_object, create_tables,
-               delete_objects, import_split, input_splits, keys_disjoint, list_objects,
-               merge_region)
-from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _assemble,
-                    _assemble_remote, _is_remote, _join, _regions_of, _table_exists)
+from . import (Schema, configure_storage, copy_object, create_tables, import_split,
+               input_splits, keys_disjoint, list_objects, merge_region)
+from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute,
+                    _check_files_per_store, _is_remote, _join, _publish, _regions_of,
+                    _remove_staging, _table_exists)
 
 STAGING_PREFIX = "hfkit-files-"
 DRIVER_FILE = "_driver.json"
@@ -120,20 +119,6 @@ def _gather(staging, found):
             Path(dest).parent.mkdir(parents=True, exist_ok=True)
             os.replace(f["path"], dest)
     return to
-
-
-def _check_files_per_store(files, names, limit):
-    per_store = {}
-    for f in files:
-        key = (f["table"], f["region"], f["family"])
-        per_store[key] = per_store.get(key, 0) + 1
-    over = sorted((n, k) for k, n in per_store.items() if n > limit)
-    if over:
-        n, (table, region, family) = over[-1]
-        raise ValueError(
-            f"table {names[table]} region {region} family {family}: {n} files, more than "
-            f"max_files_per_region_family={limit}; nothing was published (raise the limit, or "
-            f"a larger max_file_size)")
 
 
 def _write_driver_file(staging):
@@ -283,7 +268,8 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
                   .collect()) if tasks else []
         t2 = time.monotonic() - t2
         files = [f for r in stage2 for f in r["files"]] + [f for _, f in direct]
-        _check_files_per_store(files, names, max_files_per_region_family)
+        _check_files_per_store(files, max_files_per_region_family, name=names.__getitem__,
+                               hint="Use larger splits, or merge='always'")
         dirs = sorted({r["dir"] for r in stage2 if r["files"]})
         if direct and not tasks:
             # Every region's files as stage 1 wrote them: its directories are published.
@@ -308,28 +294,15 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
             "stage2_seconds": t2,
             "attached": {},
         }
-        if table is not None:
-            # A new table is created only now, with its first load: a failed or killed load
-            # leaves no table behind.
-            if not exists:
-                create_tables(schema, table)
-            if dirs:
-                summary["attached"] = attach(
-                    table, dirs, max_files_per_region_family=max_files_per_region_family)
-        elif _is_remote(out):
-            _assemble_remote(out, dirs)
-        else:
-            _assemble(Path(out), dirs)
+        # A new table is created only now, with its first load: a failed or killed load
+        # leaves no table behind.
+        if table is not None and not exists:
+            create_tables(schema, table)
+        summary["attached"] = _publish(table, out, dirs, max_files_per_region_family)
         summary["seconds"] = time.monotonic() - started
         say(f"stage 2 done in {t2:.1f}s: {summary['cells']} cells in {summary['files']} files"
             f"{', attached' if table is not None else ''}")
         return summary
     finally:
         sc.setJobGroup("", "")
-        if _is_remote(staging):
-            try:
-                delete_objects(staging)
-            except HfkitError as e:
-                warnings.warn(f"{staging}: staging objects not removed: {e}")
-        else:
-            shutil.rmtree(staging, ignore_errors=True)
+        _remove_staging(staging)

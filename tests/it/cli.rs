@@ -813,123 +813,52 @@ fn locations_a_command_cannot_handle_are_refused_by_name() {
     let cwd = common::tmpdir();
     let seeds = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
     let (schema, input) = (format!("{seeds}/users.toml"), format!("{seeds}/users.csv"));
-    let lines: Vec<(Vec<&str>, &str)> = vec![
+    // An import with `extra` arguments after its schema and input.
+    let import = |extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["import", "--schema", &schema, &input];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect()
+    };
+    let other = |args: &[&str]| -> Vec<String> { args.iter().map(|a| a.to_string()).collect() };
+    let lines: Vec<(Vec<String>, &str)> = vec![
+        (import(&["--out", "gs://bucket/out"]), "--out"),
+        (import(&["--out", "az://bucket/out"]), "--out"),
+        (import(&["--out", "hdfs://nn/out"]), "--out"),
+        (import(&["--out", "http://h/out"]), "--out"),
+        (import(&["--out", "S3://bucket/out"]), "--out"),
+        (import(&["--table", "s3:/bucket/x"]), "--table"),
         (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "gs://bucket/out",
-            ],
-            "--out",
-        ),
-        (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "az://bucket/out",
-            ],
-            "--out",
-        ),
-        (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "hdfs://nn/out",
-            ],
-            "--out",
-        ),
-        (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "http://h/out",
-            ],
-            "--out",
-        ),
-        (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "S3://bucket/out",
-            ],
-            "--out",
-        ),
-        (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--table",
-                "s3:/bucket/x",
-            ],
-            "--table",
-        ),
-        (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "o",
-                "--report",
-                "s3://bucket/r",
-            ],
+            import(&["--out", "o", "--report", "s3://bucket/r"]),
             "--report",
         ),
         (
-            vec![
-                "import",
-                "--schema",
-                &schema,
-                &input,
-                "--out",
-                "o",
-                "--bad-rows",
-                "s3://bucket/b",
-            ],
+            import(&["--out", "o", "--bad-rows", "s3://bucket/b"]),
             "--bad-rows",
         ),
         (
-            vec!["table", "clone-hbase", "root", "t1", "s3://bucket/clone"],
+            other(&["table", "clone-hbase", "root", "t1", "s3://bucket/clone"]),
             "<DEST>",
         ),
         (
-            vec![
+            other(&[
                 "hbase",
                 "export-snapshot",
                 "t",
                 "s3://bucket/root",
                 "--name",
                 "x",
-            ],
+            ]),
             "<ROOT>",
         ),
-        (vec!["hbase", "ls", "s3://bucket/root"], "<ROOT>"),
-        (vec!["man", "--dir", "s3://bucket/man"], "--dir"),
+        (other(&["hbase", "ls", "s3://bucket/root"]), "<ROOT>"),
+        (other(&["man", "--dir", "s3://bucket/man"]), "--dir"),
         (
-            vec!["snapshot", "clone", "t", "s1", "s3://bucket/c"],
+            other(&["snapshot", "clone", "t", "s1", "s3://bucket/c"]),
             "<NEW_DIR>",
         ),
-        (vec!["export", "t", "--to", "s3://bucket/copy"], "--to"),
+        (other(&["export", "t", "--to", "s3://bucket/copy"]), "--to"),
         (
-            vec!["man", "--s3-endpoint", "http://127.0.0.1:9"],
+            other(&["man", "--s3-endpoint", "http://127.0.0.1:9"]),
             "--s3-endpoint",
         ),
     ];

@@ -212,8 +212,8 @@ impl Store {
     }
 
     /// A reader of the whole file or object, streamed (memory: one network chunk).
-    /// A stream of the object's bytes from `offset` to its end (one ranged GET on object
-    /// storage): a task reading its split of an input.
+    /// A stream of the object's bytes from `offset` to its end (one GET on object storage,
+    /// ranged past 0): a task reading its split of an input.
     pub fn reader_from(
         &self,
         loc: &Location,
@@ -224,13 +224,15 @@ impl Store {
             None => {
                 use std::io::{Seek, SeekFrom};
                 let mut f = std::fs::File::open(local(loc)).map_err(|e| io_error(OP, loc, e))?;
-                f.seek(SeekFrom::Start(offset))
-                    .map_err(|e| io_error(OP, loc, e))?;
+                if offset > 0 {
+                    f.seek(SeekFrom::Start(offset))
+                        .map_err(|e| io_error(OP, loc, e))?;
+                }
                 Ok(Box::new(f))
             }
             Some((client, key)) => {
                 let opts = object_store::GetOptions {
-                    range: Some(object_store::GetRange::Offset(offset)),
+                    range: (offset > 0).then_some(object_store::GetRange::Offset(offset)),
                     ..Default::default()
                 };
                 let got = runtime()
@@ -248,24 +250,7 @@ impl Store {
     }
 
     pub fn reader(&self, loc: &Location) -> Result<Box<dyn Read + Send>, StorageError> {
-        const OP: &str = "read";
-        match self.target(OP, loc)? {
-            None => Ok(Box::new(
-                std::fs::File::open(local(loc)).map_err(|e| io_error(OP, loc, e))?,
-            )),
-            Some((client, key)) => {
-                let got = runtime()
-                    .block_on(client.get(&key))
-                    .map_err(|e| object_error(OP, loc, e))?;
-                self.counters.request(0, 0);
-                Ok(Box::new(StreamReader {
-                    stream: got.into_stream(),
-                    chunk: Bytes::new(),
-                    location: loc.clone(),
-                    counters: self.counters.clone(),
-                }))
-            }
-        }
+        self.reader_from(loc, 0)
     }
 
     /// Size, ETag and modification time; `None` when there is nothing there.
