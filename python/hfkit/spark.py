@@ -312,28 +312,15 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     hfkit_seconds (task time spent in write_region, less the time it waited for rows from
     Spark) and seconds (the whole job).
     """
-    if (out is None) == (table is None):
-        raise ValueError("give exactly one of out= or table=")
     started = time.monotonic()
-    if s3_endpoint is not None:
-        configure_storage(s3_endpoint)
-    if not isinstance(schema, Schema):
-        schema = Schema.load(str(schema))
-    if import_time is None:
-        import_time = int(time.time() * 1000)
+    out, table, schema, import_time = _begin(out, table, schema, import_time, s3_endpoint)
     job = uuid.uuid4().hex
     if table is not None:
-        table = _absolute(table)
         if staging is None:
             parent, name = table.rstrip("/").rsplit("/", 1)
             staging = _join(parent, f".{name}.hfkit-bulkload-{job}")
     else:
-        out = _absolute(out)
-        if _is_remote(out) and list_objects(out):
-            raise ValueError(f"{out}: already holds objects")
-        if not _is_remote(out) and Path(out).exists() and any(
-                p.is_file() for p in Path(out).rglob("*")):
-            raise ValueError(f"{out}: already holds files")
+        _refuse_filled(out, lambda parts: True)
         if staging is None:
             staging = _join(out, f"_hfkit-bulkload-{job}")
     staging = _absolute(staging)
@@ -375,6 +362,34 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
         return summary
     finally:
         _remove_staging(staging)
+
+
+def _begin(out, table, schema, import_time, s3_endpoint):
+    """A load's arguments checked and settled: exactly one of ``out`` and ``table`` (made
+    absolute), the object-storage endpoint set, the schema loaded, the import time fixed (the
+    driver's clock, one value for every task)."""
+    if (out is None) == (table is None):
+        raise ValueError("give exactly one of out= or table=")
+    if s3_endpoint is not None:
+        configure_storage(s3_endpoint)
+    if not isinstance(schema, Schema):
+        schema = Schema.load(str(schema))
+    if import_time is None:
+        import_time = int(time.time() * 1000)
+    out = None if out is None else _absolute(out)
+    table = None if table is None else _absolute(table)
+    return out, table, schema, import_time
+
+
+def _refuse_filled(out, counts):
+    """Refuses a bulk-load directory ``out`` that already holds an object, or a file whose
+    relative path's parts ``counts`` accepts."""
+    if _is_remote(out):
+        if list_objects(out):
+            raise ValueError(f"{out}: already holds objects")
+    elif Path(out).exists() and any(
+            p.is_file() and counts(p.relative_to(out).parts) for p in Path(out).rglob("*")):
+        raise ValueError(f"{out}: already holds files")
 
 
 def _publish(table, out, dirs, limit):

@@ -35,11 +35,11 @@ import time
 import uuid
 from pathlib import Path
 
-from . import (Schema, configure_storage, copy_object, create_tables, import_split,
-               input_splits, keys_disjoint, list_objects, merge_region)
-from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute,
-                    _check_files_per_store, _is_remote, _join, _publish, _regions_of,
-                    _remove_staging, _table_exists)
+from . import (configure_storage, copy_object, create_tables, import_split, input_splits,
+               keys_disjoint, merge_region)
+from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _begin,
+                    _check_files_per_store, _is_remote, _join, _publish, _refuse_filled,
+                    _regions_of, _remove_staging, _table_exists)
 
 STAGING_PREFIX = "hfkit-files-"
 DRIVER_FILE = "_driver.json"
@@ -184,35 +184,22 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
     ``bytes``, ``regions``, ``attached`` ({table: manifest version}), ``splits``,
     ``stage1_tasks``/``stage2_tasks`` (each task's seconds), and ``seconds``.
     """
-    if (out is None) == (table is None):
-        raise ValueError("give exactly one of out= or table=")
     if merge not in ("auto", "always"):
         raise ValueError(f"merge={merge!r}: 'auto' or 'always'")
     started = time.monotonic()
-    if s3_endpoint is not None:
-        configure_storage(s3_endpoint)
-    if not isinstance(schema, Schema):
-        schema = Schema.load(str(schema))
-    if import_time is None:
-        import_time = int(time.time() * 1000)
+    out, table, schema, import_time = _begin(out, table, schema, import_time, s3_endpoint)
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     inputs = [_absolute_input(p) for p in inputs]
     job = uuid.uuid4().hex
     if table is not None:
-        table = _absolute(table)
         parent, name = table.rstrip("/").rsplit("/", 1)
         if staging is None:
             _sweep(parent, f".{STAGING_PREFIX}")
             staging = _join(parent, f".{STAGING_PREFIX}{name}-{job}")
     else:
-        out = _absolute(out)
-        if _is_remote(out) and list_objects(out):
-            raise ValueError(f"{out}: already holds objects")
-        if not _is_remote(out) and Path(out).exists() and any(
-                p.is_file() and not any(q.startswith("_") for q in p.relative_to(out).parts)
-                for p in Path(out).rglob("*")):
-            raise ValueError(f"{out}: already holds files")
+        # A dead load's staging (`_hfkit-files-*`) is no output: it is swept below.
+        _refuse_filled(out, lambda parts: not any(q.startswith("_") for q in parts))
         if staging is None:
             _sweep(out, f"_{STAGING_PREFIX}")
             staging = _join(out, f"_{STAGING_PREFIX}{job}")
