@@ -32,13 +32,15 @@ import tempfile
 import time
 import uuid
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import (HfkitError, Schema, Table, TableError, attach, configure_storage, copy_object,
-               create_tables, delete_objects, list_objects, write_region)
+               create_tables, delete_object, head_object, list_objects, put_object,
+               write_region)
 
 REGION_COLUMN = "__hfkit_region"
 PART_COLUMN = "__hfkit_part"
@@ -50,6 +52,12 @@ ORDER_COLUMN = "__hfkit_order"
 KEY_COLUMN = "__hfkit_key"
 ADDED_COLUMNS = (REGION_COLUMN, PART_COLUMN, ORDER_COLUMN, KEY_COLUMN)
 ATTEMPTS_DIR = "_attempts"
+# In a load's staging: a marker per task writing into it, and the driver's record that the
+# load has ended (``_task_in``, ``_remove_staging``).
+RUNNING_DIR = "_running"
+ABANDONED = "_abandoned"
+# How long the driver waits for tasks still writing into the staging of a load that ended.
+QUIESCE_SECONDS = 600
 # HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily default.
 MAX_FILES_PER_REGION_FAMILY = 32
 # Row keys sampled per task of a large region to cut it into row-key ranges.
@@ -159,34 +167,35 @@ def _write_parts(schema, staging, memory, import_time, on_written, s3_endpoint):
                 if b is None:
                     return
 
-        it = iter(batches)
-        b = next(it, None)
-        while b is not None:
-            if b.num_rows == 0:
-                b = next(it, None)
-                continue
-            group["part"] = b.column(PART_COLUMN)[0].as_py()
-            region = b.column(REGION_COLUMN)[0].as_py()
-            group["pending"] = None
-            group["waited"] = 0.0
-            out = _join(attempt, f"part-{group['part']}")
-            started = time.monotonic()
-            files = write_region(schema, region, rows_of_part(b, it), str(out), memory=memory,
-                                 import_time=import_time,
-                                 name=f"spark partition {ctx.partitionId()}")
-            seconds = time.monotonic() - started - group["waited"]
-            if on_written is not None:
-                on_written(files)
-            if files:
-                yield pa.RecordBatch.from_pylist([
-                    {"part_dir": out, "path": f["path"], "table": f["table"],
-                     "family": f["family"], "region": f["region"], "cells": f["cells"],
-                     "bytes": f["bytes"], "seconds": seconds if i == 0 else 0.0}
-                    for i, f in enumerate(files)
-                ], schema=_RESULT)
-            b = group["pending"]
-            if b is None:
-                b = next(it, None)
+        with _task_in(staging):
+            it = iter(batches)
+            b = next(it, None)
+            while b is not None:
+                if b.num_rows == 0:
+                    b = next(it, None)
+                    continue
+                group["part"] = b.column(PART_COLUMN)[0].as_py()
+                region = b.column(REGION_COLUMN)[0].as_py()
+                group["pending"] = None
+                group["waited"] = 0.0
+                out = _join(attempt, f"part-{group['part']}")
+                started = time.monotonic()
+                files = write_region(schema, region, rows_of_part(b, it), str(out), memory=memory,
+                                     import_time=import_time,
+                                     name=f"spark partition {ctx.partitionId()}")
+                seconds = time.monotonic() - started - group["waited"]
+                if on_written is not None:
+                    on_written(files)
+                if files:
+                    yield pa.RecordBatch.from_pylist([
+                        {"part_dir": out, "path": f["path"], "table": f["table"],
+                         "family": f["family"], "region": f["region"], "cells": f["cells"],
+                         "bytes": f["bytes"], "seconds": seconds if i == 0 else 0.0}
+                        for i, f in enumerate(files)
+                    ], schema=_RESULT)
+                b = group["pending"]
+                if b is None:
+                    b = next(it, None)
     return write
 
 
@@ -318,13 +327,15 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     if table is not None:
         if staging is None:
             parent, name = table.rstrip("/").rsplit("/", 1)
-            staging = _join(parent, f".{name}.hfkit-bulkload-{job}")
+            # Not `.<name>.hfkit-*`: creating the table sweeps those (`staging::beside`).
+            staging = _join(parent, f".hfkit-bulkload-{name}-{job}")
     else:
         _refuse_filled(out, lambda parts: True)
         if staging is None:
             staging = _join(out, f"_hfkit-bulkload-{job}")
     staging = _absolute(staging)
     try:
+        _open_staging(staging)
         from pyspark.sql import functions as F
         from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
         exists = table is not None and _table_exists(table)
@@ -404,16 +415,82 @@ def _publish(table, out, dirs, limit):
     return {}
 
 
-def _remove_staging(staging):
-    """Removes a load's staging, objects or files; a failure is warned of (the job's own error,
-    if any, is the one raised)."""
+def _open_staging(staging):
+    """Makes the staging a load's tasks write into, with its directory of running tasks'
+    markers (``_task_in``)."""
+    if not _is_remote(staging):
+        Path(staging, RUNNING_DIR).mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def _task_in(staging):
+    """Runs a task's writing into ``staging`` under a marker of its own in
+    ``STAGING/_running/``, so that the driver removes the staging only once no task writes
+    into it any more (``_remove_staging``). A failed job leaves tasks running: Spark ends
+    their JVM side, but their Python workers write on. The marker is made before the task
+    looks for the driver's ``_abandoned`` record, and the driver lists markers after writing
+    that record: a task either sees the record and writes nothing, or its marker is seen. A
+    local marker is made without its parent directories: once the driver has removed the
+    staging, no task can make any."""
+    marker = _join(staging, RUNNING_DIR, uuid.uuid4().hex)
+    abandoned = _join(staging, ABANDONED)
     if _is_remote(staging):
-        try:
-            delete_objects(staging)
-        except HfkitError as e:
-            warnings.warn(f"{staging}: staging objects not removed: {e}")
+        put_object(marker, b"")
     else:
-        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            open(marker, "x").close()
+        except FileNotFoundError:
+            raise RuntimeError(f"{staging}: the load has ended; this task writes nothing")
+    try:
+        if (head_object(abandoned) is not None if _is_remote(staging)
+                else os.path.exists(abandoned)):
+            raise RuntimeError(f"{staging}: the load has ended; this task writes nothing")
+        yield
+    finally:
+        if _is_remote(staging):
+            delete_object(marker)
+        else:
+            os.remove(marker)
+
+
+def _running(staging):
+    """The markers of tasks still writing into ``staging``."""
+    if _is_remote(staging):
+        return list_objects(_join(staging, RUNNING_DIR))
+    try:
+        return os.listdir(_join(staging, RUNNING_DIR))
+    except FileNotFoundError:
+        return []
+
+
+def _remove_staging(staging, wait=QUIESCE_SECONDS):
+    """Removes a load's staging, objects or files, once no task writes into it (``_task_in``):
+    the ``_abandoned`` record first, then up to ``wait`` seconds for the running tasks'
+    markers to go. A failure is warned of (the job's own error, if any, is the one raised)."""
+    abandoned = _join(staging, ABANDONED)
+    try:
+        if _is_remote(staging):
+            put_object(abandoned, b"")
+        elif Path(staging).is_dir():
+            Path(abandoned).touch()
+        deadline = time.monotonic() + wait
+        pause = 0.01
+        while _running(staging) and time.monotonic() < deadline:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+        if _running(staging):
+            warnings.warn(f"{staging}: tasks still write into it after {wait:.0f}s; removed "
+                          "anyway")
+        if _is_remote(staging):
+            # The record last: a task starting meanwhile still sees it.
+            for url, _ in list_objects(staging):
+                if url != abandoned:
+                    delete_object(url)
+            delete_object(abandoned)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+    except HfkitError as e:
+        warnings.warn(f"{staging}: staging objects not removed: {e}")
 
 
 def _absolute(p):

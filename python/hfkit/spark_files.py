@@ -38,8 +38,8 @@ from pathlib import Path
 from . import (configure_storage, copy_object, create_tables, import_split, input_splits,
                keys_disjoint, merge_region)
 from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _begin,
-                    _check_files_per_store, _is_remote, _join, _publish, _refuse_filled,
-                    _regions_of, _remove_staging, _table_exists)
+                    _check_files_per_store, _is_remote, _join, _open_staging, _publish,
+                    _refuse_filled, _regions_of, _remove_staging, _table_exists, _task_in)
 
 STAGING_PREFIX = "hfkit-files-"
 DRIVER_FILE = "_driver.json"
@@ -64,14 +64,15 @@ def _stage1(schema, staging, fmt, csv, memory, import_time, s3_endpoint, on_task
         for index, split in items:
             out = _join(staging, "s1", f"{index}-{_attempt()}")
             started, cpu = time.monotonic(), time.process_time()
-            r = import_split(schema, split, out, format=fmt, csv=csv, memory=memory,
-                             import_time=import_time, run_files=run_files)
-            r["seconds"] = time.monotonic() - started
-            r["cpu_seconds"] = time.process_time() - cpu
-            r["split"] = index
-            r["dir"] = out
-            if on_task is not None:
-                on_task(1, index)
+            with _task_in(staging):
+                r = import_split(schema, split, out, format=fmt, csv=csv, memory=memory,
+                                 import_time=import_time, run_files=run_files)
+                r["seconds"] = time.monotonic() - started
+                r["cpu_seconds"] = time.process_time() - cpu
+                r["split"] = index
+                r["dir"] = out
+                if on_task is not None:
+                    on_task(1, index)
             yield r
     return run
 
@@ -83,13 +84,14 @@ def _stage2(schema, staging, import_time, max_file_size, exclude, s3_endpoint, o
         for (table, region), runs in items:
             out = _join(staging, "s2", f"{table}-{region}-{_attempt()}")
             started, cpu = time.monotonic(), time.process_time()
-            files = merge_region(schema, table, region, runs, out, import_time=import_time,
-                                 max_file_size=max_file_size,
-                                 exclude_from_minor_compaction=exclude)
-            seconds = time.monotonic() - started
-            cpu = time.process_time() - cpu
-            if on_task is not None:
-                on_task(2, (table, region))
+            with _task_in(staging):
+                files = merge_region(schema, table, region, runs, out, import_time=import_time,
+                                     max_file_size=max_file_size,
+                                     exclude_from_minor_compaction=exclude)
+                seconds = time.monotonic() - started
+                cpu = time.process_time() - cpu
+                if on_task is not None:
+                    on_task(2, (table, region))
             yield {"table": table, "region": region, "dir": out, "files": files,
                    "seconds": seconds, "cpu_seconds": cpu, "runs": len(runs)}
     return run
@@ -213,6 +215,7 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
 
     try:
         _write_driver_file(staging)
+        _open_staging(staging)
         splits = input_splits(inputs, format=format, csv=csv, split_bytes=split_bytes,
                               multiline=multiline)
         if not splits:

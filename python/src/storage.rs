@@ -2,14 +2,15 @@
 //! the process's S3 settings (`configure_storage`, the `--s3-endpoint` of the CLI), the local
 //! scratch directories that `write_region`, `create_tables`, `attach` and `Table` use for an
 //! `s3://` location, and the object operations `hfkit.spark` publishes a bulk-load directory
-//! with (list, server-side copy, create-only; removal of a prefix) and a download of a prefix.
+//! with (list, server-side copy, create-only; a small object written, looked up or removed; removal of a
+//! prefix) and a download of a prefix.
 
 use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 
 use crate::errors::HfkitError;
-use hfkit_storage::{store_for, Location, StorageConfig, Store};
+use hfkit_storage::{store_for, Location, PutCondition, StorageConfig, Store};
 use hfkit_table::staging::{sweep, OwnedDir};
 
 /// Scratch directories' name prefix, under the system's temporary directory (swept like every
@@ -80,6 +81,38 @@ pub fn copy_object(py: Python<'_>, src: PathBuf, dst: PathBuf) -> PyResult<()> {
         }
         s.copy(&from, &to).map_err(storage_error)
     })
+}
+
+/// Writes `data` as the object `url` (replacing one there): the small records a load's tasks
+/// and driver leave each other in its staging (`hfkit.spark`).
+#[pyfunction]
+pub fn put_object(py: Python<'_>, url: PathBuf, data: Vec<u8>) -> PyResult<()> {
+    let loc = location(&url)?;
+    py.detach(|| {
+        store(&loc)?
+            .put(&loc, data, PutCondition::Overwrite)
+            .map(|_| ())
+            .map_err(storage_error)
+    })
+}
+
+/// The size of the one object (or file) `url`, or `None` if there is none.
+#[pyfunction]
+pub fn head_object(py: Python<'_>, url: PathBuf) -> PyResult<Option<u64>> {
+    let loc = location(&url)?;
+    py.detach(|| {
+        store(&loc)?
+            .head(&loc)
+            .map(|o| o.map(|o| o.size))
+            .map_err(storage_error)
+    })
+}
+
+/// Deletes the one object (or file) `url`; nothing there is not an error.
+#[pyfunction]
+pub fn delete_object(py: Python<'_>, url: PathBuf) -> PyResult<()> {
+    let loc = location(&url)?;
+    py.detach(|| store(&loc)?.delete(&loc).map_err(storage_error))
 }
 
 /// Deletes every object (or file) below `url`; returns how many.

@@ -494,3 +494,35 @@ fn throttled_requests_are_retried() {
         "not retried"
     );
 }
+
+/// An object's key is the name it was given, whatever its characters (`[`, `%`, `~`, space):
+/// listed, it is named by the same URL, which reads and deletes it.
+#[test]
+fn object_keys_are_the_names_given() {
+    let Some(server) = S3Server::start("object_keys_are_the_names_given") else {
+        return;
+    };
+    let s = store(&server);
+    let names = ["keys/t[1]/a b", "keys/100%/x~y", "keys/{q}#r|s"];
+    for (i, name) in names.iter().enumerate() {
+        put(&server, name, vec![i as u8; 3]);
+    }
+    let listed: Vec<String> = s
+        .list(&Location::parse(&server.url("keys")).unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|o| o.location.to_string())
+        .collect();
+    let mut want: Vec<String> = names.iter().map(|n| server.url(n)).collect();
+    want.sort();
+    assert_eq!(listed, want);
+    for (i, url) in names.iter().map(|n| server.url(n)).enumerate() {
+        let loc = Location::parse(&url).unwrap();
+        assert_eq!(s.read(&loc).unwrap(), vec![i as u8; 3], "{url}");
+        s.delete(&loc).unwrap();
+    }
+    let left = s
+        .list(&Location::parse(&server.url("keys")).unwrap())
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -145,7 +145,13 @@ impl Store {
         match (&self.backend, loc) {
             (Backend::Local, Location::Local(_)) => Ok(None),
             (Backend::S3 { bucket, client }, Location::S3 { bucket: b, key }) if b == bucket => {
-                Ok(Some((client.as_ref(), ObjectPath::from(key.as_str()))))
+                // The key as written (`parse`, not `from`, which percent-encodes characters
+                // such as `[` and `%`): the object has the name the user gave, and a listed
+                // object's URL names it again.
+                let path = ObjectPath::parse(key.as_str()).map_err(|e| {
+                    StorageError::Config(format!("{loc}: {op}: not an object key: {e}"))
+                })?;
+                Ok(Some((client.as_ref(), path)))
             }
             _ => Err(StorageError::Config(format!(
                 "{loc}: {op}: not on this store ({})",
