@@ -11,7 +11,7 @@ import hfkit
 from conftest import DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, seed_input, table_cells
 
 pyspark = pytest.importorskip("pyspark")
-from hfkit.spark import ATTEMPTS_DIR, bulk_load  # noqa: E402
+from hfkit.spark import bulk_load  # noqa: E402
 
 
 @pytest.fixture(scope="module")
