@@ -12,7 +12,10 @@ use serde_json::{json, Map, Value};
 
 use super::{CliError, EXIT_FAILURE, EXIT_OK};
 use crate::format::block::BlockDecoder;
-use crate::format::bloom::{BloomKind, BloomQuery, BloomReader, BloomType};
+use crate::format::bloom::{
+    BloomKind, BloomParams, BloomQuery, BloomReader, BloomType, DEFAULT_CHUNK_BYTE_SIZE_HINT,
+    DEFAULT_ERROR_RATE, DEFAULT_MAX_FOLD,
+};
 use crate::format::cell::{first_on_column, first_on_row, KeyView};
 use crate::format::checksum::ChecksumType;
 use crate::format::compression::Compression;
@@ -20,7 +23,9 @@ use crate::format::encoding::DataBlockEncoding;
 use crate::format::fileinfo::{value_kind, ValueKind};
 use crate::format::reader::HFileReader;
 use crate::format::text::{hex, limit_field, parse_hex, push_cell_line, CellLineParser};
-use crate::format::trailer::{Trailer, COMPARATOR_INNER_STORE, COMPARATOR_KV};
+use crate::format::trailer::{
+    Trailer, COMPARATOR_CELL_IMPL, COMPARATOR_INNER_STORE, COMPARATOR_KV,
+};
 use crate::format::verify::verify;
 use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
 
@@ -78,6 +83,9 @@ pub enum ComparatorName {
     Kv,
     /// org.apache.hadoop.hbase.InnerStoreCellComparator: what HBase 3 (master) writes.
     InnerStore,
+    /// org.apache.hadoop.hbase.CellComparatorImpl: what HBase master writes given the plain
+    /// cell comparator.
+    CellComparatorImpl,
 }
 
 #[derive(Debug, Args)]
@@ -126,9 +134,38 @@ pub struct WriteArgs {
     /// Comparator class name in the trailer.
     #[arg(long, value_enum, default_value = "kv")]
     comparator: ComparatorName,
-    /// Max bytes of an index block before the index grows a level.
+    /// Max bytes of an index block before the index grows a level (hfile.index.block.max.size).
     #[arg(long, default_value_t = crate::format::index::DEFAULT_MAX_CHUNK_SIZE)]
     index_block_size: usize,
+    /// Least entries of an index block before it may be cut (hfile.index.block.min.entries).
+    #[arg(long, default_value_t = crate::format::index::DEFAULT_MIN_ENTRIES)]
+    index_min_entries: usize,
+    /// Bloom chunk size in bytes, rounded up to a multiple of 2^--bloom-max-fold
+    /// (io.storefile.bloom.block.size).
+    #[arg(long, default_value_t = DEFAULT_CHUNK_BYTE_SIZE_HINT)]
+    bloom_block_size: usize,
+    /// Bloom false-positive rate per lookup (io.storefile.bloom.error.rate).
+    #[arg(long, default_value_t = DEFAULT_ERROR_RATE)]
+    bloom_error_rate: f32,
+    /// How many times a Bloom chunk may be folded in half (io.storefile.bloom.max.fold).
+    #[arg(long, default_value_t = DEFAULT_MAX_FOLD)]
+    bloom_max_fold: u32,
+    /// Dictionary-compress the tags in encoded blocks (the family's COMPRESS_TAGS; with
+    /// --include-tags and an --encoding other than none, as HBase).
+    #[arg(long)]
+    compress_tags: bool,
+    /// Compression level: zstd 1 to 22 (hbase.io.compress.zstd.level, default 3), gz 0 to 9
+    /// (default 6); other codecs have none.
+    #[arg(long)]
+    compression_level: Option<i32>,
+    /// MAJOR_COMPACTION_KEY of a --bulkload-time file: false marks it for minor compactions
+    /// with the store's other files.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    major_compaction: bool,
+    /// EXCLUDE_FROM_MINOR_COMPACTION of a --bulkload-time file (HFileOutputFormat2's
+    /// hbase.mapreduce.hfileoutputformat.compaction.exclude).
+    #[arg(long)]
+    exclude_from_minor_compaction: bool,
 }
 
 pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
@@ -244,6 +281,21 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             "--plain files carry no Bloom filter; drop --bloom or --plain",
         ));
     }
+    if a.bulkload_time.is_none() && (!a.major_compaction || a.exclude_from_minor_compaction) {
+        return Err(CliError::usage(
+            "--major-compaction and --exclude-from-minor-compaction set bulk-load keys: give \
+             --bulkload-time too",
+        ));
+    }
+    if !(a.bloom_error_rate > 0.0 && a.bloom_error_rate < 1.0) {
+        return Err(CliError::usage(format!(
+            "--bloom-error-rate: {} is not between 0 and 1",
+            a.bloom_error_rate
+        )));
+    }
+    if a.index_min_entries < 2 {
+        return Err(CliError::usage("--index-min-entries: at least 2"));
+    }
     let now = crate::format::cell::now_ms();
     let opts = WriterOptions {
         block_size: a.block_size,
@@ -253,22 +305,31 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         bytes_per_checksum: a.bytes_per_checksum,
         include_tags: a.include_tags,
         include_mvcc: !a.no_mvcc,
-        compress_tags: false,
+        compress_tags: a.compress_tags,
+        compression_level: a.compression_level,
         index_block_size: a.index_block_size,
+        index_min_entries: a.index_min_entries,
         create_time: a.create_time.unwrap_or(now),
         comparator: match a.comparator {
             ComparatorName::Kv => COMPARATOR_KV,
             ComparatorName::InnerStore => COMPARATOR_INNER_STORE,
+            ComparatorName::CellComparatorImpl => COMPARATOR_CELL_IMPL,
         }
         .to_string(),
         store_file: !a.plain,
         bulk_load: a.bulkload_time.map(|t| BulkLoadInfo {
             timestamp: t,
             task: a.bulkload_task.clone(),
-            exclude_from_minor_compaction: false,
+            exclude_from_minor_compaction: a.exclude_from_minor_compaction,
+            major_compaction: a.major_compaction,
         }),
         bloom,
-        ..WriterOptions::default()
+        bloom_params: BloomParams {
+            error_rate: a.bloom_error_rate,
+            chunk_byte_size_hint: a.bloom_block_size,
+            max_fold: a.bloom_max_fold,
+            ..BloomParams::default()
+        },
     };
     let include_tags = opts.include_tags;
     let cells_name = a.cells.display().to_string();

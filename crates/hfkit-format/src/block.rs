@@ -211,6 +211,8 @@ impl BlockHeader {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockSettings {
     pub compression: Compression,
+    /// The codec's level; `None`: HBase's default (`Compressor::with_level`).
+    pub compression_level: Option<i32>,
     pub checksum_type: ChecksumType,
     pub bytes_per_checksum: u32,
 }
@@ -219,6 +221,7 @@ impl Default for BlockSettings {
     fn default() -> Self {
         BlockSettings {
             compression: Compression::None,
+            compression_level: None,
             checksum_type: ChecksumType::Crc32c,
             bytes_per_checksum: checksum::DEFAULT_BYTES_PER_CHECKSUM,
         }
@@ -257,7 +260,7 @@ impl BlockEncoder {
         }
         Ok(BlockEncoder {
             settings,
-            compressor: Compressor::new(settings.compression)?,
+            compressor: Compressor::with_level(settings.compression, settings.compression_level)?,
             block: Vec::new(),
             sums: Vec::new(),
             header: Vec::with_capacity(HEADER_LEN),
@@ -422,6 +425,7 @@ mod tests {
                     compression,
                     checksum_type,
                     bytes_per_checksum: 512,
+                    ..BlockSettings::default()
                 };
                 let mut enc = BlockEncoder::new(settings).unwrap();
                 let mut file = vec![7u8; 10];

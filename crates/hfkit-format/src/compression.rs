@@ -30,6 +30,13 @@ pub const LZ4_MAX_INPUT: usize = CODEC_BUFFER_SIZE - (CODEC_BUFFER_SIZE / 255 + 
 pub const ZSTD_MAX_INPUT: usize = CODEC_BUFFER_SIZE - (CODEC_BUFFER_SIZE / 6 + 32);
 /// zstd level HBase uses by default (`hbase.io.compress.zstd.level`).
 pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
+/// zstd levels HBase's codec accepts (`ZstdCodec`, zstd-jni): 1 to 22.
+pub const ZSTD_LEVELS: std::ops::RangeInclusive<i32> = 1..=22;
+/// Deflate level of HBase's GZ codec by default (Hadoop's `zlib.compress.level`
+/// DEFAULT_COMPRESSION, zlib's 6).
+pub const GZ_DEFAULT_LEVEL: i32 = 6;
+/// Deflate levels Hadoop's `zlib.compress.level` names (NO_COMPRESSION 0 to BEST_COMPRESSION 9).
+pub const GZ_LEVELS: std::ops::RangeInclusive<i32> = 0..=9;
 /// zstd frame magic, little-endian 0xFD2FB528.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// Most bytes a decompressed payload may claim, whatever its header says (2 GiB - 1).
@@ -133,19 +140,54 @@ impl Compression {
 /// Compresses block payloads with one codec, keeping codec state between blocks.
 pub struct Compressor {
     codec: Compression,
+    /// The codec's level (GZ; zstd's is in its context).
+    level: i32,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     snappy: snap::raw::Encoder,
 }
 
 impl Compressor {
-    /// A compressor for `codec`; errors for codecs hfkit cannot write.
+    /// A compressor for `codec` at HBase's default level; errors for codecs hfkit cannot
+    /// write.
     pub fn new(codec: Compression) -> Result<Compressor> {
+        Compressor::with_level(codec, None)
+    }
+
+    /// A compressor for `codec` at `level` (`None`: HBase's default): zstd 1 to 22
+    /// (`hbase.io.compress.zstd.level`), GZ 0 to 9 (`zlib.compress.level`); the other codecs
+    /// have no level in HBase, and one given is an error.
+    pub fn with_level(codec: Compression, level: Option<i32>) -> Result<Compressor> {
         if !Compression::SUPPORTED.contains(&codec) {
             return Err(codec.unsupported());
         }
+        let level = match (codec, level) {
+            (Compression::Zstd, None) => ZSTD_DEFAULT_LEVEL,
+            (Compression::Gz, None) => GZ_DEFAULT_LEVEL,
+            (_, None) => 0,
+            (Compression::Zstd, Some(l)) if ZSTD_LEVELS.contains(&l) => l,
+            (Compression::Gz, Some(l)) if GZ_LEVELS.contains(&l) => l,
+            (Compression::Zstd | Compression::Gz, Some(l)) => {
+                let r = if codec == Compression::Zstd {
+                    ZSTD_LEVELS
+                } else {
+                    GZ_LEVELS
+                };
+                return Err(FormatError::Invalid(format!(
+                    "{} compression level {l}: expected {} to {}",
+                    codec.name(),
+                    r.start(),
+                    r.end()
+                )));
+            }
+            (_, Some(l)) => {
+                return Err(FormatError::Invalid(format!(
+                    "{} compression has no level (got {l})",
+                    codec.name()
+                )))
+            }
+        };
         let zstd = if codec == Compression::Zstd {
-            let mut c =
-                zstd::bulk::Compressor::new(ZSTD_DEFAULT_LEVEL).map_err(|e| codec_err(codec, e))?;
+            let mut c = zstd::bulk::Compressor::new(level).map_err(|e| codec_err(codec, e))?;
             c.include_checksum(false).map_err(|e| codec_err(codec, e))?;
             c.include_contentsize(true)
                 .map_err(|e| codec_err(codec, e))?;
@@ -155,6 +197,7 @@ impl Compressor {
         };
         Ok(Compressor {
             codec,
+            level,
             zstd,
             snappy: snap::raw::Encoder::new(),
         })
@@ -182,7 +225,7 @@ impl Compressor {
                 let mut member = Vec::new();
                 let mut enc = flate2::GzBuilder::new()
                     .operating_system(0)
-                    .write(&mut member, flate2::Compression::new(6));
+                    .write(&mut member, flate2::Compression::new(self.level as u32));
                 enc.write_all(raw).map_err(|e| codec_err(codec, e))?;
                 enc.finish().map_err(|e| codec_err(codec, e))?;
                 let end = at + member.len();

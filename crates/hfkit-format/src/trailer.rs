@@ -35,11 +35,14 @@ pub const MAX_INDEX_LEVELS: u32 = super::index::MAX_LEVELS;
 pub const COMPARATOR_INNER_STORE: &str = "org.apache.hadoop.hbase.InnerStoreCellComparator";
 /// Comparator name HBase 2.x writes for user tables; readable by 2.x (including 2.4) and 3.x.
 pub const COMPARATOR_KV: &str = "org.apache.hadoop.hbase.KeyValue$KVComparator";
+/// Comparator name HBase master writes when a writer is given the plain cell comparator
+/// (`CellComparatorImpl.COMPARATOR`).
+pub const COMPARATOR_CELL_IMPL: &str = "org.apache.hadoop.hbase.CellComparatorImpl";
 /// Comparator names every HBase reader maps to the normal cell comparator.
 pub const USER_TABLE_COMPARATORS: [&str; 4] = [
     COMPARATOR_KV,
     "org.apache.hadoop.hbase.CellComparator",
-    "org.apache.hadoop.hbase.CellComparatorImpl",
+    COMPARATOR_CELL_IMPL,
     COMPARATOR_INNER_STORE,
 ];
 

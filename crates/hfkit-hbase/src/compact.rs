@@ -286,8 +286,12 @@ fn write_store(
     let enc = p.region.info.encoded_name();
     let fd = m.family(p.region, p.family.as_bytes())?;
     let settings = fd.read_settings()?;
-    let mut wopts = fd.family_entry()?.writer_options(now_ms)?;
+    let entry = fd.family_entry()?;
+    let mut wopts = entry.writer_options(now_ms)?;
     wopts.bulk_load = None;
+    // A compaction's file context takes the family's COMPRESS_TAGS (HBase's
+    // StoreFileTrackerBase.createFileContext), unlike a bulk load's (HFileOutputFormat2).
+    wopts.compress_tags = entry.compress_tags;
     wopts.include_mvcc = true;
     wopts.include_tags = p.files.iter().any(|(_, o)| {
         o.reader

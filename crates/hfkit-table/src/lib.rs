@@ -42,6 +42,7 @@ pub mod shell;
 pub mod snapshot;
 pub mod split;
 pub mod staging;
+pub mod writer_settings;
 
 pub use error::{Location, SchemaError};
 pub use schema::{

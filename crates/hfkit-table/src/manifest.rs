@@ -234,7 +234,8 @@ impl FamilyEntry {
         )
     }
 
-    /// The writer options a bulk-load file of this family is written with.
+    /// The writer options a bulk-load file of this family is written with: its attributes and
+    /// the writer settings of its CONFIGURATION (`writer_settings`).
     pub fn writer_options(&self, create_time: i64) -> Result<WriterOptions, TableError> {
         let bad = |what: &str, v: &str| {
             TableError::Invalid(format!("family {}: {what} '{v}' is not valid", self.name))
@@ -246,7 +247,7 @@ impl FamilyEntry {
             .ok_or_else(|| bad("DATA_BLOCK_ENCODING", &self.data_block_encoding))?;
         let bloom = BloomType::parse(&self.bloom_filter)
             .map_err(|_| bad("BLOOMFILTER", &self.bloom_filter))?;
-        Ok(WriterOptions {
+        let mut o = WriterOptions {
             block_size: self.block_size.max(1) as usize,
             compression,
             encoding,
@@ -256,9 +257,12 @@ impl FamilyEntry {
                 timestamp: create_time,
                 task: "hfkit".into(),
                 exclude_from_minor_compaction: false,
+                major_compaction: true,
             }),
             ..WriterOptions::default()
-        })
+        };
+        crate::writer_settings::apply(&self.name, &self.other.configuration, &mut o)?;
+        Ok(o)
     }
 }
 

@@ -91,6 +91,7 @@ impl Fixture {
                 timestamp: create,
                 task: "attempt_local_0001_m_000000_0".to_string(),
                 exclude_from_minor_compaction: false,
+                major_compaction: true,
             }),
             bloom: self.bloom_type(),
             bloom_params: BloomParams {

@@ -58,7 +58,7 @@ impl<W: Write> HFileWriter<W> {
         if let Some(b) = &o.bulk_load {
             fi.insert_i64(keys::BULKLOAD_TIMESTAMP, b.timestamp);
             fi.insert(keys::BULKLOAD_SOURCE_TASK, b.task.as_bytes().to_vec());
-            fi.insert_bool(keys::MAJOR_COMPACTION_KEY, true);
+            fi.insert_bool(keys::MAJOR_COMPACTION_KEY, b.major_compaction);
             fi.insert_bool(
                 keys::EXCLUDE_FROM_MINOR_COMPACTION,
                 b.exclude_from_minor_compaction,

@@ -151,6 +151,7 @@ impl<W: Write> HFileWriter<W> {
         }
         let settings = BlockSettings {
             compression: opts.compression,
+            compression_level: opts.compression_level,
             checksum_type: opts.checksum_type,
             bytes_per_checksum: opts.bytes_per_checksum,
         };

@@ -21,6 +21,9 @@ pub struct BulkLoadInfo {
     pub task: String,
     /// `EXCLUDE_FROM_MINOR_COMPACTION`.
     pub exclude_from_minor_compaction: bool,
+    /// `MAJOR_COMPACTION_KEY`: true in what `HFileOutputFormat2` writes (its output is
+    /// taken for a major compaction's); false for a file to be compacted with the others.
+    pub major_compaction: bool,
 }
 
 /// Everything that decides a file's bytes besides its cells.
@@ -29,6 +32,9 @@ pub struct WriterOptions {
     /// Data block size target (family BLOCKSIZE).
     pub block_size: usize,
     pub compression: Compression,
+    /// The codec's level (`hbase.io.compress.zstd.level`, GZ's `zlib.compress.level`);
+    /// `None`: HBase's default.
+    pub compression_level: Option<i32>,
     pub encoding: DataBlockEncoding,
     pub checksum_type: ChecksumType,
     pub bytes_per_checksum: u32,
@@ -65,6 +71,7 @@ impl Default for WriterOptions {
         WriterOptions {
             block_size: DEFAULT_BLOCK_SIZE,
             compression: Compression::None,
+            compression_level: None,
             encoding: DataBlockEncoding::None,
             checksum_type: ChecksumType::Crc32c,
             bytes_per_checksum: DEFAULT_BYTES_PER_CHECKSUM,

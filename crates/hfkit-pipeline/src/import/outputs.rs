@@ -373,6 +373,7 @@ pub(crate) fn output_family(
         timestamp: import_time,
         task: "hfkit-import".into(),
         exclude_from_minor_compaction: opts.exclude_from_minor_compaction,
+        major_compaction: true,
     });
     Ok(OutputFamily {
         name: f.name.clone(),
