@@ -23,6 +23,8 @@ from ._hfkit import (  # noqa: F401
     Table,
     TableError,
     attach,
+    commit_compaction,
+    compact_store,
     configure_storage,
     copy_object,
     create_tables,
@@ -35,6 +37,7 @@ from ._hfkit import (  # noqa: F401
     keys_disjoint,
     list_objects,
     merge_region,
+    plan_compaction,
     put_object,
     write_region,
 )
@@ -50,6 +53,8 @@ __all__ = [
     "Table",
     "TableError",
     "attach",
+    "commit_compaction",
+    "compact_store",
     "configure_storage",
     "copy_object",
     "create_tables",
@@ -62,6 +67,7 @@ __all__ = [
     "keys_disjoint",
     "list_objects",
     "merge_region",
+    "plan_compaction",
     "put_object",
     "write_region",
 ]

@@ -534,3 +534,9 @@ def bulk_load_files(spark, inputs, schema, **kwargs):
     Spark's tasks (no row passes through the JVM or Python)."""
     from .spark_files import bulk_load_files as load
     return load(spark, inputs, schema, **kwargs)
+
+
+def compact(spark, table, **kwargs):
+    """``hfkit.spark_compact.compact``: ``hfkit compact`` with a Spark task per store."""
+    from .spark_compact import compact as run
+    return run(spark, table, **kwargs)

@@ -14,6 +14,7 @@
 
 use pyo3::prelude::*;
 
+mod compaction;
 mod distributed;
 mod errors;
 mod region;
@@ -33,6 +34,9 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distributed::merge_region, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::keys_disjoint, m)?)?;
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction::plan_compaction, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction::compact_store, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction::commit_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;
     m.add_function(wrap_pyfunction!(storage::configure_storage, m)?)?;
     m.add_function(wrap_pyfunction!(storage::list_objects, m)?)?;

@@ -18,7 +18,9 @@
 //! | `select` | which stores and files a compaction takes (HBase's ratio-based minor selection) | §"Selection" |
 //! | `rewrite` | the compaction matcher and the rewrite of a store's files into one staged output | §"Rules", §"Output" |
 //! | this module | the options and reports, placing the outputs and the one manifest commit | §"Steps and crash safety" |
+//! | `distributed` | the same steps cut into a plan, a task per store and a commit, for a cluster | `python.md` §"Compaction on Spark" |
 
+mod distributed;
 mod rewrite;
 mod select;
 
@@ -34,6 +36,7 @@ use hfkit_read::Store;
 use std::sync::Arc;
 
 pub use crate::alter::FamilyChanges;
+pub use distributed::{CompactionPlan, StoreOutput, StoreTask};
 pub use rewrite::major_compact_store;
 use rewrite::Staged;
 use select::Plan;
@@ -88,7 +91,7 @@ pub struct CompactOptions {
 }
 
 /// What happened to one store.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct StoreCompaction {
     pub region: String,
     pub family: String,
@@ -151,16 +154,7 @@ impl Table {
         let lock = self.lock()?;
         let mut garbage_removed = self.collect_garbage(&lock)?;
         let m = self.manifest()?;
-        if let Some(r) = &opts.region {
-            if !m.regions.iter().any(|x| &x.id == r) {
-                return Err(TableError::Invalid(format!("no region '{r}'")));
-            }
-        }
-        if let Some(f) = &opts.family {
-            if m.family(f).is_none() {
-                return Err(TableError::Invalid(format!("no family '{f}'")));
-            }
-        }
+        distributed::check_scope(&m, opts)?;
         let plans = self.plan(&m, opts)?;
         if plans.is_empty() {
             return Ok(CompactReport {

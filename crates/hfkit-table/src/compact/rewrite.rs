@@ -262,116 +262,8 @@ impl Table {
         let mut staged = Vec::new();
         let mut reports = Vec::new();
         for (pi, plan) in plans.iter().enumerate() {
-            let started = std::time::Instant::now();
-            let fam = m
-                .family(&plan.family)
-                .ok_or_else(|| TableError::Invalid(format!("family {} vanished", plan.family)))?;
-            let settings = family_read_settings(fam)?;
-            let mut files = Vec::new();
-            let mut include_tags = false;
-            let mut earliest_put_ts = i64::MAX;
-            for &i in &plan.inputs {
-                let e = &m.files[i];
-                let r = self.open_store_file(e)?;
-                let fi = r.file_info();
-                include_tags |= fi
-                    .get_i32(keys::MAX_TAGS_LEN)
-                    .map(|n| n > 0)
-                    .unwrap_or(r.encoding_context().include_tags);
-                // A file without EARLIEST_PUT_TS counts as holding a very old Put.
-                earliest_put_ts =
-                    earliest_put_ts.min(fi.get_i64(keys::EARLIEST_PUT_TS).unwrap_or(i64::MIN));
-                files.push((Arc::new(r), e.seq_id));
-            }
-            let rules = if plan.all_files {
-                Rules::DropDeletes { earliest_put_ts }
-            } else {
-                Rules::RetainDeletes
-            };
-            let max_seq = plan
-                .inputs
-                .iter()
-                .map(|&i| m.files[i].seq_id)
-                .max()
-                .unwrap_or(0);
-            let mut wopts = fam.writer_options(opts.now_ms)?;
-            wopts.bulk_load = None;
-            wopts.include_tags = include_tags;
-            wopts.include_mvcc = true;
-            let name = format!("{}_SeqId_{max_seq}_", unique_hex());
-            let path = staging.join(&name);
-            let file = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
-            let mut w = HFileWriter::new(BufWriter::with_capacity(1 << 20, file), wopts)?;
-            w.append_file_info(
-                keys::MAX_SEQ_ID_KEY,
-                (max_seq as i64).to_be_bytes().to_vec(),
-            )?;
-            w.append_file_info(
-                keys::MAJOR_COMPACTION_KEY,
-                vec![if plan.all_files { 0xff } else { 0 }],
-            )?;
-            let mut matcher = CompactionMatcher::new(&settings, rules, opts.now_ms);
-            let counts = merge_store(fam.name.as_bytes(), &files, &mut matcher, &mut w)?;
-            let (buf, summary) = w.finish()?;
-            let f = buf
-                .into_inner()
-                .map_err(|e| TableError::io(&path, e.into_error()))?;
-            drop(f);
-            let output = if summary.entry_count == 0 {
-                let _ = std::fs::remove_file(&path);
-                None
-            } else {
-                self.fs()
-                    .sync_file(&path)
-                    .map_err(|e| TableError::io(&path, e))?;
-                verify_store_file(&path, summary.entry_count).map_err(|detail| {
-                    TableError::Corrupt {
-                        path: path.clone(),
-                        detail: format!("compaction output failed verification: {detail}"),
-                    }
-                })?;
-                let row_of = |k: &Option<Vec<u8>>| {
-                    k.as_deref()
-                        .and_then(KeyView::parse)
-                        .map(|k| k.row.to_vec())
-                        .unwrap_or_default()
-                };
-                let (min_ts, max_ts) = summary.time_range.unwrap_or((i64::MIN, i64::MAX));
-                let entry = StoreFileEntry {
-                    region: plan.region.clone(),
-                    family: plan.family.clone(),
-                    name,
-                    seq_id: max_seq,
-                    size: summary.file_size,
-                    entries: summary.entry_count,
-                    first_row: row_of(&summary.first_key),
-                    last_row: row_of(&summary.last_key),
-                    min_ts,
-                    max_ts,
-                };
-                staged.push(Staged {
-                    plan_index: pi,
-                    path,
-                    entry: entry.clone(),
-                });
-                Some(entry)
-            };
-            let report = StoreCompaction {
-                region: plan.region.clone(),
-                family: plan.family.clone(),
-                inputs: plan
-                    .inputs
-                    .iter()
-                    .map(|&i| m.files[i].name.clone())
-                    .collect(),
-                input_cells: plan.inputs.iter().map(|&i| m.files[i].entries).sum(),
-                input_bytes: plan.inputs.iter().map(|&i| m.files[i].size).sum(),
-                output,
-                all_files: plan.all_files,
-                output_cells: counts.cells,
-                output_markers: counts.markers,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-            };
+            let (s, report) = self.write_store(m, plan, pi, opts, staging)?;
+            staged.extend(s);
             progress(&report);
             reports.push(report);
         }
@@ -379,5 +271,129 @@ impl Table {
             .sync_dir(staging)
             .map_err(|e| TableError::io(staging, e))?;
         Ok((staged, reports))
+    }
+
+    /// Writes one plan's output under `staging` (the plan's index `pi` goes with it): the
+    /// output, if any cell is left, and the store's report.
+    pub(super) fn write_store(
+        &self,
+        m: &Manifest,
+        plan: &Plan,
+        pi: usize,
+        opts: &CompactOptions,
+        staging: &Path,
+    ) -> Result<(Option<Staged>, StoreCompaction), TableError> {
+        let mut staged = None;
+        let started = std::time::Instant::now();
+        let fam = m
+            .family(&plan.family)
+            .ok_or_else(|| TableError::Invalid(format!("family {} vanished", plan.family)))?;
+        let settings = family_read_settings(fam)?;
+        let mut files = Vec::new();
+        let mut include_tags = false;
+        let mut earliest_put_ts = i64::MAX;
+        for &i in &plan.inputs {
+            let e = &m.files[i];
+            let r = self.open_store_file(e)?;
+            let fi = r.file_info();
+            include_tags |= fi
+                .get_i32(keys::MAX_TAGS_LEN)
+                .map(|n| n > 0)
+                .unwrap_or(r.encoding_context().include_tags);
+            // A file without EARLIEST_PUT_TS counts as holding a very old Put.
+            earliest_put_ts =
+                earliest_put_ts.min(fi.get_i64(keys::EARLIEST_PUT_TS).unwrap_or(i64::MIN));
+            files.push((Arc::new(r), e.seq_id));
+        }
+        let rules = if plan.all_files {
+            Rules::DropDeletes { earliest_put_ts }
+        } else {
+            Rules::RetainDeletes
+        };
+        let max_seq = plan
+            .inputs
+            .iter()
+            .map(|&i| m.files[i].seq_id)
+            .max()
+            .unwrap_or(0);
+        let mut wopts = fam.writer_options(opts.now_ms)?;
+        wopts.bulk_load = None;
+        wopts.include_tags = include_tags;
+        wopts.include_mvcc = true;
+        let name = format!("{}_SeqId_{max_seq}_", unique_hex());
+        let path = staging.join(&name);
+        let file = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
+        let mut w = HFileWriter::new(BufWriter::with_capacity(1 << 20, file), wopts)?;
+        w.append_file_info(
+            keys::MAX_SEQ_ID_KEY,
+            (max_seq as i64).to_be_bytes().to_vec(),
+        )?;
+        w.append_file_info(
+            keys::MAJOR_COMPACTION_KEY,
+            vec![if plan.all_files { 0xff } else { 0 }],
+        )?;
+        let mut matcher = CompactionMatcher::new(&settings, rules, opts.now_ms);
+        let counts = merge_store(fam.name.as_bytes(), &files, &mut matcher, &mut w)?;
+        let (buf, summary) = w.finish()?;
+        let f = buf
+            .into_inner()
+            .map_err(|e| TableError::io(&path, e.into_error()))?;
+        drop(f);
+        let output = if summary.entry_count == 0 {
+            let _ = std::fs::remove_file(&path);
+            None
+        } else {
+            self.fs()
+                .sync_file(&path)
+                .map_err(|e| TableError::io(&path, e))?;
+            verify_store_file(&path, summary.entry_count).map_err(|detail| {
+                TableError::Corrupt {
+                    path: path.clone(),
+                    detail: format!("compaction output failed verification: {detail}"),
+                }
+            })?;
+            let row_of = |k: &Option<Vec<u8>>| {
+                k.as_deref()
+                    .and_then(KeyView::parse)
+                    .map(|k| k.row.to_vec())
+                    .unwrap_or_default()
+            };
+            let (min_ts, max_ts) = summary.time_range.unwrap_or((i64::MIN, i64::MAX));
+            let entry = StoreFileEntry {
+                region: plan.region.clone(),
+                family: plan.family.clone(),
+                name,
+                seq_id: max_seq,
+                size: summary.file_size,
+                entries: summary.entry_count,
+                first_row: row_of(&summary.first_key),
+                last_row: row_of(&summary.last_key),
+                min_ts,
+                max_ts,
+            };
+            staged = Some(Staged {
+                plan_index: pi,
+                path,
+                entry: entry.clone(),
+            });
+            Some(entry)
+        };
+        let report = StoreCompaction {
+            region: plan.region.clone(),
+            family: plan.family.clone(),
+            inputs: plan
+                .inputs
+                .iter()
+                .map(|&i| m.files[i].name.clone())
+                .collect(),
+            input_cells: plan.inputs.iter().map(|&i| m.files[i].entries).sum(),
+            input_bytes: plan.inputs.iter().map(|&i| m.files[i].size).sum(),
+            output,
+            all_files: plan.all_files,
+            output_cells: counts.cells,
+            output_markers: counts.markers,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        Ok((staged, report))
     }
 }

@@ -1,0 +1,140 @@
+"""hfkit.spark.compact: `hfkit compact` with a Spark task per store, against the CLI on a copy
+of the same table: the same cells and the same output bytes, in one commit, for major and minor
+compactions; a task that fails once after writing leaves no file behind; a table changed while
+the tasks run is not committed to; a table on object storage is refused."""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_import, hfkit_bin, table_cells
+
+pyspark = pytest.importorskip("pyspark")
+from hfkit.spark import compact  # noqa: E402
+
+NOW = 1_800_000_000_000
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    s = (SparkSession.builder.master("local[2,2]").appName("hfkit-compact-tests")
+         .config("spark.ui.enabled", "false")
+         .config("spark.driver.memory", "1g")
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def three_loads(tmp_path_factory):
+    """The users seed imported three times into one table: three files per store."""
+    t = tmp_path_factory.mktemp("src") / "t"
+    for _ in range(3):
+        r = cli_import("users", "--table", str(t), "--force")
+        assert r.returncode == 0, r.stderr
+    return t
+
+
+def copy(src, to):
+    shutil.copytree(src, to, symlinks=True)
+    return to
+
+
+def cli_compact(table, *args):
+    r = subprocess.run([hfkit_bin(), "compact", str(table), "--now-ms", str(NOW), "--json",
+                        *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def data_files(table):
+    """The table's store files as (region, family, sha256 of the bytes), sorted: the names are
+    random, the bytes are not."""
+    out = []
+    for f in (Path(table) / "data").rglob("*"):
+        if f.is_file():
+            rel = f.relative_to(Path(table) / "data").parts
+            out.append((rel[0], rel[1], hashlib.sha256(f.read_bytes()).hexdigest()))
+    return sorted(out)
+
+
+def strays(d):
+    return sorted(p.name for p in Path(d).iterdir() if "hfkit-compact-" in p.name)
+
+
+@pytest.mark.parametrize("args", [["--major"], [], ["--all", "--family", "s"]])
+def test_the_same_cells_and_bytes_as_the_cli(spark, three_loads, tmp_path, args):
+    cli, ours = copy(three_loads, tmp_path / "cli"), copy(three_loads, tmp_path / "ours")
+    want = cli_compact(cli, *args)
+    kwargs = {"major": "--major" in args, "all_files": "--all" in args,
+              "family": "s" if "--family" in args else None}
+    got = compact(spark, str(ours), now_ms=NOW, progress=False, **kwargs)
+    assert got["version"] == want["version"] is not None
+    assert len(got["stores"]) == len(want["stores"]) > 0
+    key = lambda s: (s["region"], s["family"])  # noqa: E731
+    for a, b in zip(sorted(got["stores"], key=key), sorted(want["stores"], key=key)):
+        for k in ("region", "family", "inputs", "input_cells", "output_cells",
+                  "output_markers", "all_files"):
+            assert a[k] == b[k], k
+    assert table_cells(ours) == table_cells(cli)
+    assert data_files(ours) == data_files(cli)
+    assert strays(tmp_path) == []
+
+
+def test_nothing_to_compact_commits_nothing(spark, tmp_path):
+    t = tmp_path / "t"
+    assert cli_import("users", "--table", str(t)).returncode == 0
+    got = compact(spark, str(t), now_ms=NOW, progress=False)  # one file a store: no minor
+    assert got["version"] is None and got["stores"] == []
+
+
+def test_a_task_failing_once_after_writing_leaves_no_file(spark, three_loads, tmp_path):
+    cli, ours = copy(three_loads, tmp_path / "cli"), copy(three_loads, tmp_path / "ours")
+    cli_compact(cli, "--major")
+    flag = tmp_path / "failed-once"
+
+    def fail_once(task):
+        if task == 1 and not flag.exists():
+            flag.touch()
+            raise RuntimeError("injected failure after writing")
+
+    compact(spark, str(ours), major=True, now_ms=NOW, on_task=fail_once, progress=False)
+    assert flag.exists()
+    assert data_files(ours) == data_files(cli)
+    assert strays(tmp_path) == []
+
+
+def test_a_table_changed_meanwhile_is_not_committed_to(spark, three_loads, tmp_path):
+    t = copy(three_loads, tmp_path / "t")
+    flag = tmp_path / "imported"
+
+    def import_meanwhile(task):
+        if not flag.exists():
+            flag.touch()
+            r = cli_import("users", "--table", str(t), "--force")
+            assert r.returncode == 0, r.stderr
+
+    with pytest.raises(Exception, match="changed since the compaction was planned"):
+        compact(spark, str(t), major=True, now_ms=NOW, on_task=import_meanwhile,
+                progress=False)
+    # The four loads' files, nothing compacted, nothing staged left.
+    four = copy(three_loads, tmp_path / "four")
+    assert cli_import("users", "--table", str(four), "--force").returncode == 0
+    assert table_cells(t) == table_cells(four)
+    assert len(data_files(t)) == len(data_files(four))
+    assert strays(tmp_path) == []
+
+
+def test_a_table_on_object_storage_is_refused(spark):
+    with pytest.raises(ValueError, match="not object storage"):
+        compact(spark, "s3://bucket/t", progress=False)
