@@ -540,3 +540,10 @@ def compact(spark, table, **kwargs):
     """``hfkit.spark_compact.compact``: ``hfkit compact`` with a Spark task per store."""
     from .spark_compact import compact as run
     return run(spark, table, **kwargs)
+
+
+def export(spark, table, to, **kwargs):
+    """``hfkit.spark_export.export``: ``hfkit export --format`` as a part per region, each
+    written by a Spark task."""
+    from .spark_export import export as run
+    return run(spark, table, to, **kwargs)

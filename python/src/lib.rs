@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 mod compaction;
 mod distributed;
 mod errors;
+mod export;
 mod region;
 mod schema;
 mod storage;
@@ -35,6 +36,10 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distributed::keys_disjoint, m)?)?;
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::plan_compaction, m)?)?;
+    m.add_function(wrap_pyfunction!(export::lock_table, m)?)?;
+    m.add_function(wrap_pyfunction!(export::export_outline, m)?)?;
+    m.add_function(wrap_pyfunction!(export::export_part, m)?)?;
+    m.add_class::<export::TableLock>()?;
     m.add_function(wrap_pyfunction!(compaction::compact_store, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::commit_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;

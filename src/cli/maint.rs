@@ -331,7 +331,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                     if format == ExportFormat::Parquet {
                         crate::pipeline::sys::keep_freed_memory();
                     }
-                    export_cells(&t, snap, format, &file, now, threads)
+                    export_cells(&t, snap, format, &file, now, &Default::default(), threads)
                         .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?
                 }
                 _ => {
@@ -398,6 +398,7 @@ fn export_rows(
         file,
         snapshot,
         now.unwrap_or_else(now_ms),
+        &Default::default(),
         threads,
     )
     .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?;

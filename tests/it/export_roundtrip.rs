@@ -135,12 +135,30 @@ fn round_trip(tmp: &Path, a: &Table, s: &ParsedSchema, name: &str) -> [RowExport
         (ExportFormat::Parquet, "parquet", InputFormat::Parquet),
     ] {
         let file = tmp.join(format!("{name}-rows.{ext}"));
-        let r = export_rows(a, &s.mapping, format, &file, None, NOW, 3)
-            .unwrap_or_else(|e| panic!("{name} {ext}: {e}"));
+        let r = export_rows(
+            a,
+            &s.mapping,
+            format,
+            &file,
+            None,
+            NOW,
+            &Default::default(),
+            3,
+        )
+        .unwrap_or_else(|e| panic!("{name} {ext}: {e}"));
         // The regions' parts are joined in region order: one thread writes the same file.
         let one = tmp.join(format!("{name}-rows-1.{ext}"));
-        let r1 = export_rows(a, &s.mapping, format, &one, None, NOW, 1)
-            .unwrap_or_else(|e| panic!("{name} {ext}, one thread: {e}"));
+        let r1 = export_rows(
+            a,
+            &s.mapping,
+            format,
+            &one,
+            None,
+            NOW,
+            &Default::default(),
+            1,
+        )
+        .unwrap_or_else(|e| panic!("{name} {ext}, one thread: {e}"));
         assert_eq!(r1.counts, r.counts, "{name} {ext}");
         assert!(
             std::fs::read(&one).unwrap() == std::fs::read(&file).unwrap(),
@@ -289,6 +307,7 @@ fn the_newest_version_is_exported() {
         &file,
         Some("before"),
         NOW,
+        &Default::default(),
         2,
     )
     .unwrap();
@@ -374,9 +393,18 @@ timestamp = 1
     std::fs::write(&input, "ts,id,v\n1700000000000,a,1\n").unwrap();
     import(&a, &s, &input, csv_format(b','));
     let dest = t.join("daily.csv.out");
-    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
-        .unwrap_err()
-        .to_string();
+    let e = export_rows(
+        &a,
+        &s.mapping,
+        ExportFormat::Csv,
+        &dest,
+        None,
+        NOW,
+        &Default::default(),
+        2,
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         "rowkey spec: bucket(ts, day): cannot be inverted: field 'ts' appears nowhere else (in \
@@ -395,9 +423,18 @@ timestamp = 1
     // Two variable-width fields with nothing between them.
     let adjacent = text.replace("bucket(ts, day) + \"_\" + id", "id + ts");
     let s3 = TableSchema::from_toml_str(&adjacent, "daily.toml", None).unwrap();
-    let e = export_rows(&a, &s3.mapping, ExportFormat::Parquet, &dest, None, NOW, 2)
-        .unwrap_err()
-        .to_string();
+    let e = export_rows(
+        &a,
+        &s3.mapping,
+        ExportFormat::Parquet,
+        &dest,
+        None,
+        NOW,
+        &Default::default(),
+        2,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.starts_with(
             "rowkey spec: field 'id': cannot be inverted: its width varies and field 'ts' \
@@ -413,9 +450,18 @@ timestamp = 1
         )
         .replace("cell = \"d:v\"", "cell = \"x:v\"");
     let s4 = TableSchema::from_toml_str(&other, "daily.toml", None).unwrap();
-    let e = export_rows(&a, &s4.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
-        .unwrap_err()
-        .to_string();
+    let e = export_rows(
+        &a,
+        &s4.mapping,
+        ExportFormat::Csv,
+        &dest,
+        None,
+        NOW,
+        &Default::default(),
+        2,
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         "column 'v' maps to family 'x', which the table does not have (families: d)"
@@ -462,9 +508,18 @@ timestamp = 10
     std::fs::write(&input, "id,o,n\nk2,zz,2\n").unwrap();
     import(&a, &other, &input, csv_format(b','));
     let dest = t.join("kv.out.csv");
-    let e = export_rows(&a, &s.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
-        .unwrap_err()
-        .to_string();
+    let e = export_rows(
+        &a,
+        &s.mapping,
+        ExportFormat::Csv,
+        &dest,
+        None,
+        NOW,
+        &Default::default(),
+        2,
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         "row 'k2': row key: field 'id': the row's cells give 'zz', but the row key has 'k2' there"
@@ -485,9 +540,18 @@ timestamp = 10
     let c = create(&t.join("kv3"), &s_text);
     std::fs::write(&input, "id,n\nk3,abc\n").unwrap();
     import(&c, &s_text, &input, csv_format(b','));
-    let e = export_rows(&c, &s.mapping, ExportFormat::Csv, &dest, None, NOW, 2)
-        .unwrap_err()
-        .to_string();
+    let e = export_rows(
+        &c,
+        &s.mapping,
+        ExportFormat::Csv,
+        &dest,
+        None,
+        NOW,
+        &Default::default(),
+        2,
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         "row 'k3': field 'n': cell d:n holds 3 bytes, not an int64 (8 bytes)"

@@ -16,6 +16,7 @@ use hfkit::format::writer::{HFileWriter, WriterOptions};
 use hfkit::read::{self, ReadOptions};
 use hfkit::table::compact::{open_region_stores, CompactOptions, CompactionPolicy, FamilyChanges};
 use hfkit::table::directory::Table;
+use hfkit::table::export::ExportScope;
 use hfkit::table::fsops::FaultFs;
 use hfkit::table::manifest::{FamilyEntry, Manifest};
 use hfkit::table::{BloomFilterKind, KeepDeletedCells};
@@ -767,6 +768,7 @@ fn parallel_export_parts_come_in_region_order_and_an_error_leaves_no_file() {
             None,
             dest,
             &opts,
+            &Default::default(),
             threads,
             1,
             |f| Ok(Lines(f, Vec::new())),
@@ -831,13 +833,68 @@ fn exports_round_trip() {
     assert!(want.len() > 50);
 
     let csv_path = tmp.path().join("cells.csv");
-    let r = export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW, 3).unwrap();
+    let r = export_cells(
+        &t,
+        None,
+        ExportFormat::Csv,
+        &csv_path,
+        NOW,
+        &Default::default(),
+        3,
+    )
+    .unwrap();
     assert_eq!(r.cells as usize, want.len());
     // Regions read on three threads and on one: the same file (parts joined in region order).
     let one = tmp.path().join("cells-1.csv");
-    let r1 = export_cells(&t, None, ExportFormat::Csv, &one, NOW, 1).unwrap();
+    let r1 = export_cells(
+        &t,
+        None,
+        ExportFormat::Csv,
+        &one,
+        NOW,
+        &Default::default(),
+        1,
+    )
+    .unwrap();
     assert_eq!(r1.cells, r.cells);
     assert!(std::fs::read(&one).unwrap() == std::fs::read(&csv_path).unwrap());
+    // Region by region (a cluster export's tasks, `ExportScope`): the parts' lines after
+    // their headers are the file's, in region order; a table at another version is refused.
+    let version = t.manifest().unwrap().version;
+    let regions = t.manifest().unwrap().regions.len();
+    let mut joined = Vec::new();
+    for i in 0..regions {
+        let part = tmp.path().join(format!("part-{i}.csv"));
+        let scope = ExportScope {
+            regions: Some(i..i + 1),
+            version: Some(version),
+            lock_held_elsewhere: true,
+        };
+        export_cells(&t, None, ExportFormat::Csv, &part, NOW, &scope, 1).unwrap();
+        let text = std::fs::read_to_string(&part).unwrap();
+        joined.extend(text.lines().skip(1).map(String::from));
+    }
+    let whole = std::fs::read_to_string(&csv_path).unwrap();
+    assert_eq!(joined, whole.lines().skip(1).collect::<Vec<_>>());
+    let stale = ExportScope {
+        version: Some(version - 1),
+        ..ExportScope::default()
+    };
+    let e = export_cells(
+        &t,
+        None,
+        ExportFormat::Csv,
+        &tmp.path().join("stale.csv"),
+        NOW,
+        &stale,
+        1,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("changed since the export began"),
+        "{e}"
+    );
+    assert!(!tmp.path().join("stale.csv").exists());
     let mut rd = csv::Reader::from_path(&csv_path).unwrap();
     assert_eq!(
         rd.headers().unwrap().iter().collect::<Vec<_>>(),
@@ -851,12 +908,39 @@ fn exports_round_trip() {
         })
         .collect();
     same(&got, &want, "CSV");
-    assert!(export_cells(&t, None, ExportFormat::Csv, &csv_path, NOW, 3).is_err());
+    assert!(export_cells(
+        &t,
+        None,
+        ExportFormat::Csv,
+        &csv_path,
+        NOW,
+        &Default::default(),
+        3
+    )
+    .is_err());
 
     let pq_path = tmp.path().join("cells.parquet");
-    export_cells(&t, None, ExportFormat::Parquet, &pq_path, NOW, 3).unwrap();
+    export_cells(
+        &t,
+        None,
+        ExportFormat::Parquet,
+        &pq_path,
+        NOW,
+        &Default::default(),
+        3,
+    )
+    .unwrap();
     let one = tmp.path().join("cells-1.parquet");
-    export_cells(&t, None, ExportFormat::Parquet, &one, NOW, 1).unwrap();
+    export_cells(
+        &t,
+        None,
+        ExportFormat::Parquet,
+        &one,
+        NOW,
+        &Default::default(),
+        1,
+    )
+    .unwrap();
     assert!(std::fs::read(&one).unwrap() == std::fs::read(&pq_path).unwrap());
     let f = std::fs::File::open(&pq_path).unwrap();
     let builder =
@@ -926,7 +1010,16 @@ fn bulkload_and_snapshot_exports() {
     fresh.attach(&bulk).unwrap();
     same(&scan_live(&fresh, NOW), &at_s, "bulk load of the export");
     let csv_path = tmp.path().join("s.csv");
-    let r = export_cells(&t, Some("s"), ExportFormat::Csv, &csv_path, NOW, 2).unwrap();
+    let r = export_cells(
+        &t,
+        Some("s"),
+        ExportFormat::Csv,
+        &csv_path,
+        NOW,
+        &Default::default(),
+        2,
+    )
+    .unwrap();
     assert_eq!(r.cells as usize, at_s.len());
     let copy = t.export_table(Some("s"), &tmp.path().join("copy")).unwrap();
     assert_eq!(scan_live(&Table::open(&copy.path).unwrap(), NOW), at_s);

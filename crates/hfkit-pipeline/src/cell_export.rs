@@ -35,7 +35,7 @@ use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::CellRef;
 use hfkit_read::{ReadOptions, RowRef};
 use hfkit_table::directory::Table;
-use hfkit_table::export::{ExportReport, PartEncoder};
+use hfkit_table::export::{ExportReport, ExportScope, PartEncoder};
 use hfkit_table::{push_string_binary, to_string_binary};
 
 /// Cells per Parquet row group: a row group ends at the first row end after this many cells,
@@ -59,13 +59,15 @@ pub enum ExportFormat {
 /// Every cell a user would read of `table` (or of its snapshot `snapshot`): all versions the
 /// families keep, TTL at `now_ms`, region by region, rows in order, as `format` at `dest` (a
 /// file, written under a temporary name and renamed into place when complete). The regions
-/// are read and encoded on `threads` threads; the file is the same for any number.
+/// are read and encoded on `threads` threads; the file is the same for any number. `scope`:
+/// the regions one task of a cluster export writes (default: all).
 pub fn export_cells(
     table: &Table,
     snapshot: Option<&str>,
     format: ExportFormat,
     dest: &Path,
     now_ms: i64,
+    scope: &ExportScope,
     threads: usize,
 ) -> Result<ExportReport, ExportError> {
     let opts = ReadOptions {
@@ -77,6 +79,7 @@ pub fn export_cells(
         snapshot,
         dest,
         &opts,
+        scope,
         threads,
         match format {
             ExportFormat::Csv => parts_ahead(format),

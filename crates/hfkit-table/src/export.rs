@@ -131,7 +131,53 @@ enum PartMsg<T, E> {
     Failed(E),
 }
 
+/// The part of an export one call writes, for an export cut into tasks (`hfkit.spark.export`,
+/// `formats/python.md` §"Export on Spark"): some regions, read at the version the whole export
+/// reads, under a lock another process holds. The default is the whole export, as one call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportScope {
+    /// Only these regions (positions in the manifest's region order).
+    pub regions: Option<std::ops::Range<usize>>,
+    /// The manifest version to read: a table at another one is an error (it changed since the
+    /// export began).
+    pub version: Option<u64>,
+    /// The writers' lock is held for the whole export by another process (the driver of a
+    /// cluster job): this call reads without taking it.
+    pub lock_held_elsewhere: bool,
+}
+
+impl ExportScope {
+    /// `m` narrowed to the scope's regions, after its version is checked.
+    fn narrow(&self, mut m: Manifest) -> Result<Manifest, TableError> {
+        if let Some(v) = self.version.filter(|v| *v != m.version) {
+            return Err(TableError::Invalid(format!(
+                "the table changed since the export began (manifest version {}, exporting {v})",
+                m.version
+            )));
+        }
+        if let Some(r) = &self.regions {
+            if r.end > m.regions.len() || r.start > r.end {
+                return Err(TableError::Invalid(format!(
+                    "regions {}..{}: the table has {}",
+                    r.start,
+                    r.end,
+                    m.regions.len()
+                )));
+            }
+            m.regions = m.regions[r.clone()].to_vec();
+        }
+        Ok(m)
+    }
+}
+
 impl Table {
+    /// The manifest version an export of the table (or of `snapshot`) reads, and its regions'
+    /// count: what a cluster export plans its tasks from.
+    pub fn export_outline(&self, snapshot: Option<&str>) -> Result<(u64, usize), TableError> {
+        let m = self.export_manifest(snapshot)?;
+        Ok((m.version, m.regions.len()))
+    }
+
     /// The manifest to export: the live one or a snapshot's.
     fn export_manifest(&self, snapshot: Option<&str>) -> Result<Manifest, TableError> {
         match snapshot {
@@ -265,7 +311,8 @@ impl Table {
     }
 
     /// Every row a read with `opts` returns (its versions, time range and TTL clock; start,
-    /// stop and limit are not used), encoded by `threads` encoders (at most one per region) on threads of their own, each region whole
+    /// stop and limit are not used) of the regions in `scope` (default: all), encoded by
+    /// `threads` encoders (at most one per region) on threads of their own, each region whole
     /// to one of them, and the parts written in region order by the sink `open` makes of the
     /// file for `dest` (written under a temporary name, renamed into place when the sink has
     /// finished). The encoders are
@@ -282,6 +329,7 @@ impl Table {
         snapshot: Option<&str>,
         dest: &Path,
         opts: &ReadOptions,
+        scope: &ExportScope,
         threads: usize,
         parts_ahead: usize,
         open: impl FnOnce(File) -> Result<S, P::Error>,
@@ -291,8 +339,12 @@ impl Table {
         P: PartEncoder,
         S: PartSink<Part = P::Part, Error = P::Error>,
     {
-        let _lock = self.lock()?;
-        let m = self.export_manifest(snapshot)?;
+        let _lock = if scope.lock_held_elsewhere {
+            None
+        } else {
+            Some(self.lock()?)
+        };
+        let m = scope.narrow(self.export_manifest(snapshot)?)?;
         let (output, encoders) = write_atomically(dest, |file| -> Result<_, P::Error> {
             let mut sink = open(file)?;
             // No more workers than regions (a region is never split between two).

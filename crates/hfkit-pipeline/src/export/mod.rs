@@ -36,6 +36,7 @@ use crate::cell_export::ExportFormat;
 pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
+use hfkit_table::export::ExportScope;
 use hfkit_table::{ImportMapping, TableError};
 pub(crate) use write::{
     encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, CSV_PART_BYTES,
@@ -122,6 +123,8 @@ pub struct RowExportReport {
 /// Exports `table` (or its `snapshot`) as one record per row key through `mapping`, in
 /// `format`, to the file `dest` (which must not exist), regions decoded and encoded on
 /// `threads` threads (the file is the same for any number). TTL is applied at `now_ms`.
+/// `scope`: the regions one task of a cluster export writes (default: all).
+#[allow(clippy::too_many_arguments)]
 pub fn export_rows(
     table: &Table,
     mapping: &ImportMapping,
@@ -129,6 +132,7 @@ pub fn export_rows(
     dest: &Path,
     snapshot: Option<&str>,
     now_ms: i64,
+    scope: &ExportScope,
     threads: usize,
 ) -> Result<RowExportReport, ExportError> {
     let families: Vec<String> = table
@@ -147,6 +151,7 @@ pub fn export_rows(
         snapshot,
         dest,
         &opts,
+        scope,
         threads,
         write::parts_ahead(format),
         |file| RecordSink::new(&decoder, format, file, dest),
