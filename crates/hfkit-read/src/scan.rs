@@ -2,7 +2,7 @@
 
 use hfkit_format::bloom::BloomQuery;
 use hfkit_format::bytes::equal_bytes;
-use hfkit_format::cell::{first_on_row, Cell, CellRef, CellType, KeyView};
+use hfkit_format::cell::{first_on_row, Cell, CellRef, CellType};
 use hfkit_format::reader::HFileReader;
 
 use super::matcher::{oldest_unexpired_ts, MatchCode, MatcherConfig, QueryMatcher};
@@ -75,18 +75,6 @@ pub fn row_range(opts: &ReadOptions) -> (Vec<u8>, Option<Vec<u8>>) {
     (start, stop)
 }
 
-/// First and last row of a file: the first index key (a lower bound of the first cell's key)
-/// and LASTKEY. `None` for an unknown bound.
-fn file_rows(reader: &HFileReader) -> (Option<&[u8]>, Option<&[u8]>) {
-    let first = reader
-        .root_index()
-        .first()
-        .and_then(|e| KeyView::parse(&e.key))
-        .map(|k| k.row);
-    let last = reader.last_key().and_then(KeyView::parse).map(|k| k.row);
-    (first, last)
-}
-
 /// Why a file is not read, or `None` to read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Skip {
@@ -104,15 +92,17 @@ enum RowFilter<'a> {
     Range(&'a [u8], Option<&'a [u8]>),
 }
 
+/// Whether file `index` of `store` (`reader`) can be left unread (its row and time bounds,
+/// worked out once per file: [`HFileReader::bounds`]; its Bloom filter for a get).
 fn should_skip(
     reader: &HFileReader,
-    label: &str,
+    index: usize,
     store: &Store,
     opts: &ReadOptions,
     rows: &RowFilter<'_>,
 ) -> Result<Option<Skip>> {
-    let fi = reader.file_info();
-    if let Some((fmin, fmax)) = fi.time_range() {
+    let bounds = reader.bounds();
+    if let Some((fmin, fmax)) = bounds.time_range {
         let tr = opts.time_range;
         // HBase `TimeRange.includesTimeRange` (file range inclusive). An all-time query never
         // skips (HBase would skip a file holding only timestamps outside [0, i64::MAX)).
@@ -130,7 +120,7 @@ fn should_skip(
     if reader.is_empty() {
         return Ok(Some(Skip::KeyRange));
     }
-    let (first, last) = file_rows(reader);
+    let (first, last) = (bounds.first_row.as_deref(), bounds.last_row.as_deref());
     match rows {
         RowFilter::Get(row, query) => {
             if first.is_some_and(|f| *row < f) || last.is_some_and(|l| *row > l) {
@@ -138,7 +128,7 @@ fn should_skip(
             }
             if !reader
                 .might_contain(*query)
-                .map_err(|e| ReadError::format(label, e))?
+                .map_err(|e| ReadError::format(&file_label(reader, index), e))?
             {
                 return Ok(Some(Skip::Bloom));
             }
@@ -164,8 +154,7 @@ fn select_files<'s>(
     let mut out = Vec::new();
     for (i, (reader, seq)) in store.files.iter().enumerate() {
         stats.files_considered += 1;
-        let label = file_label(reader, i);
-        match should_skip(reader, &label, store, opts, rows)? {
+        match should_skip(reader, i, store, opts, rows)? {
             None => {
                 stats.files_read += 1;
                 out.push((reader.as_ref(), *seq));
@@ -310,7 +299,8 @@ pub fn get_with_stats(
     validate(opts)?;
     let mut stats = ReadStats::default();
     let mut cells = Vec::new();
-    let seek_key = first_on_row(row);
+    // Made for the first store with a file to read: most gets of absent rows read none.
+    let mut seek_key = Vec::new();
     for (store, columns) in stores_to_read(stores, opts) {
         let query = match columns.as_deref() {
             Some([q]) => BloomQuery::RowCol {
@@ -323,6 +313,9 @@ pub fn get_with_stats(
         let files = select_files(store, opts, &RowFilter::Get(row, query), &mut stats)?;
         if files.is_empty() {
             continue;
+        }
+        if seek_key.is_empty() {
+            seek_key = first_on_row(row);
         }
         let mut cursor = Cursor::new(store, files, opts, columns)?;
         cursor.merge.seek(&seek_key)?;

@@ -269,13 +269,17 @@ impl BloomReader {
         let qualifier = match (bloom_type, query) {
             (BloomType::RowCol, BloomQuery::Row(_)) => return Ok(true),
             (BloomType::RowCol, BloomQuery::RowCol { qualifier, .. }) => qualifier,
-            _ => {
-                let mut key = Vec::new();
-                bloom_type.write_key(row, b"", &mut key);
-                if last_bloom_key.is_some_and(|last| key.as_slice() > last) {
+            // ROW and ROWPREFIX keys are the row or its prefix (`BloomType::write_key`):
+            // borrowed, not built, as a get asks every file of its region.
+            (BloomType::Row | BloomType::RowPrefixFixedLength(_), _) => {
+                let key = match bloom_type {
+                    BloomType::RowPrefixFixedLength(n) => row.get(..n as usize).unwrap_or(row),
+                    _ => row,
+                };
+                if last_bloom_key.is_some_and(|last| key > last) {
                     return Ok(false);
                 }
-                return self.probe(&key, false, load_chunk);
+                return self.probe(key, false, load_chunk);
             }
         };
         let mut col_key = Vec::new();

@@ -133,6 +133,22 @@ pub struct HFileReader {
     id: u64,
     /// The cache seeks read data blocks through, once set.
     block_cache: OnceLock<Arc<BlockCache>>,
+    /// What every read's file selection asks, worked out once ([`HFileReader::bounds`]).
+    bounds: OnceLock<FileBounds>,
+}
+
+/// A file's rows and timestamps as its metadata bounds them: what a read checks before it
+/// reads the file (a get asks for every file of its region).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileBounds {
+    /// The row of the first data index key (a lower bound of the first cell's row).
+    pub first_row: Option<Vec<u8>>,
+    /// The row of `hfile.LASTKEY`.
+    pub last_row: Option<Vec<u8>>,
+    /// FileInfo `TIMERANGE` (min, max), when present and well-formed.
+    pub time_range: Option<(i64, i64)>,
+    /// FileInfo `LAST_BLOOM_KEY`: no key after it is in the general Bloom filter.
+    pub last_bloom_key: Option<Vec<u8>>,
 }
 
 /// The next [`HFileReader`] id.
@@ -319,6 +335,19 @@ impl HFileReader {
         self.file_info.get(keys::LASTKEY)
     }
 
+    /// The file's row and time bounds ([`FileBounds`]), parsed on the first call and kept.
+    pub fn bounds(&self) -> &FileBounds {
+        self.bounds.get_or_init(|| {
+            let row = |k: &[u8]| KeyView::parse(k).map(|k| k.row.to_vec());
+            FileBounds {
+                first_row: self.root_index.first().and_then(|e| row(&e.key)),
+                last_row: self.last_key().and_then(row),
+                time_range: self.file_info.time_range(),
+                last_bloom_key: self.file_info.get(keys::LAST_BLOOM_KEY).map(<[u8]>::to_vec),
+            }
+        })
+    }
+
     /// Makes seeks ([`Scanner::seek`], so gets) read data blocks through `cache`, shared
     /// with other readers; a sequential scan reads past it. Only the first call takes effect.
     pub fn set_block_cache(&self, cache: Arc<BlockCache>) {
@@ -442,7 +471,7 @@ impl BloomProbe<'_> {
         let Some(bloom) = r.general_bloom.as_ref() else {
             return Ok(true);
         };
-        let last = r.file_info.get(keys::LAST_BLOOM_KEY);
+        let last = r.bounds().last_bloom_key.as_deref();
         let dec = &mut self.dec;
         bloom.might_contain(query, last, &mut |offset, size| {
             let dec = match dec {

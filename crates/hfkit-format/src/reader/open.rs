@@ -163,6 +163,7 @@ impl HFileReader {
             half: None,
             id: NEXT_READER_ID.fetch_add(1, AtomicOrdering::Relaxed),
             block_cache: OnceLock::new(),
+            bounds: OnceLock::new(),
         })
     }
 }
