@@ -29,6 +29,7 @@ storage").
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 import warnings
@@ -39,8 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import (HfkitError, Schema, Table, TableError, attach, configure_storage, copy_object,
-               create_tables, delete_object, head_object, list_objects, put_object,
-               write_region)
+               create_tables, delete_object, get_object, head_object, list_objects,
+               put_object, write_region)
 
 REGION_COLUMN = "__hfkit_region"
 PART_COLUMN = "__hfkit_part"
@@ -58,6 +59,10 @@ RUNNING_DIR = "_running"
 ABANDONED = "_abandoned"
 # How long the driver waits for tasks still writing into the staging of a load that ended.
 QUIESCE_SECONDS = 600
+# A running task rewrites its marker this often; a marker unchanged for STALE_SECONDS is a
+# dead worker's.
+HEARTBEAT_SECONDS = 1.0
+STALE_SECONDS = 10.0
 # HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily default.
 MAX_FILES_PER_REGION_FAMILY = 32
 # Row keys sampled per task of a large region to cut it into row-key ranges.
@@ -431,42 +436,83 @@ def _task_in(staging):
     looks for the driver's ``_abandoned`` record, and the driver lists markers after writing
     that record: a task either sees the record and writes nothing, or its marker is seen. A
     local marker is made without its parent directories: once the driver has removed the
-    staging, no task can make any."""
+    staging, no task can make any. While the task runs, a thread rewrites its marker every
+    ``HEARTBEAT_SECONDS``: the marker of a worker that died stops changing, and the driver
+    stops waiting for it."""
     marker = _join(staging, RUNNING_DIR, uuid.uuid4().hex)
     abandoned = _join(staging, ABANDONED)
-    if _is_remote(staging):
-        put_object(marker, b"")
+    remote = _is_remote(staging)
+    ended = f"{staging}: the load has ended; this task writes nothing"
+    beats = [0]
+
+    def beat():
+        beats[0] += 1
+        if remote:
+            put_object(marker, str(beats[0]).encode())
+        else:
+            with open(marker, "w") as f:
+                f.write(str(beats[0]))
+
+    if remote:
+        beat()
     else:
         try:
             open(marker, "x").close()
         except FileNotFoundError:
-            raise RuntimeError(f"{staging}: the load has ended; this task writes nothing")
+            raise RuntimeError(ended)
+    stop = threading.Event()
+
+    def heartbeat():
+        while not stop.wait(HEARTBEAT_SECONDS):
+            try:
+                beat()
+            except (OSError, HfkitError):
+                return  # the staging is gone: the driver no longer waits
+
+    thread = threading.Thread(target=heartbeat, name="hfkit-task-heartbeat", daemon=True)
     try:
-        if (head_object(abandoned) is not None if _is_remote(staging)
-                else os.path.exists(abandoned)):
-            raise RuntimeError(f"{staging}: the load has ended; this task writes nothing")
+        if (head_object(abandoned) is not None if remote else os.path.exists(abandoned)):
+            raise RuntimeError(ended)
+        thread.start()
         yield
     finally:
-        if _is_remote(staging):
+        stop.set()
+        if thread.is_alive():
+            thread.join()
+        if remote:
             delete_object(marker)
         else:
-            os.remove(marker)
+            try:
+                os.remove(marker)
+            except FileNotFoundError:
+                pass
 
 
 def _running(staging):
-    """The markers of tasks still writing into ``staging``."""
+    """The markers of tasks in ``staging``: (name, what it holds now), the second changing
+    while its task lives."""
     if _is_remote(staging):
-        return list_objects(_join(staging, RUNNING_DIR))
+        return [(url, get_object(url)) for url, _ in list_objects(_join(staging, RUNNING_DIR))]
+    d = _join(staging, RUNNING_DIR)
+    out = []
     try:
-        return os.listdir(_join(staging, RUNNING_DIR))
+        names = os.listdir(d)
     except FileNotFoundError:
-        return []
+        return out
+    for n in names:
+        try:
+            with open(os.path.join(d, n)) as f:
+                out.append((n, f.read()))
+        except FileNotFoundError:
+            pass  # ended meanwhile
+    return out
 
 
 def _remove_staging(staging, wait=QUIESCE_SECONDS):
     """Removes a load's staging, objects or files, once no task writes into it (``_task_in``):
     the ``_abandoned`` record first, then up to ``wait`` seconds for the running tasks'
-    markers to go. A failure is warned of (the job's own error, if any, is the one raised)."""
+    markers to go, a marker unchanged for ``STALE_SECONDS`` counting as gone (its worker
+    died). A failure is warned of (the job's own error, if any, is the one raised)."""
     abandoned = _join(staging, ABANDONED)
     try:
         if _is_remote(staging):
@@ -474,13 +520,26 @@ def _remove_staging(staging, wait=QUIESCE_SECONDS):
         elif Path(staging).is_dir():
             Path(abandoned).touch()
         deadline = time.monotonic() + wait
+        seen = {}  # marker: (what it held, since when, on this clock)
         pause = 0.01
-        while _running(staging) and time.monotonic() < deadline:
+        while True:
+            now = time.monotonic()
+            live = []
+            for name, held in _running(staging):
+                before = seen.get(name)
+                if before is None or before[0] != held:
+                    seen[name] = (held, now)
+                    live.append(name)
+                elif now - before[1] < STALE_SECONDS:
+                    live.append(name)
+            if not live:
+                break
+            if now >= deadline:
+                warnings.warn(f"{staging}: tasks still write into it after {wait:.0f}s; "
+                              "removed anyway")
+                break
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
-        if _running(staging):
-            warnings.warn(f"{staging}: tasks still write into it after {wait:.0f}s; removed "
-                          "anyway")
         if _is_remote(staging):
             # The record last: a task starting meanwhile still sees it.
             for url, _ in list_objects(staging):

@@ -50,6 +50,7 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(storage::put_object, m)?)?;
     m.add_function(wrap_pyfunction!(storage::delete_object, m)?)?;
     m.add_function(wrap_pyfunction!(storage::head_object, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::get_object, m)?)?;
     m.add_function(wrap_pyfunction!(storage::download_objects, m)?)?;
     m.add("HfkitError", py.get_type::<errors::HfkitError>())?;
     m.add("SchemaError", py.get_type::<errors::SchemaError>())?;

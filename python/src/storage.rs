@@ -2,7 +2,8 @@
 //! the process's S3 settings (`configure_storage`, the `--s3-endpoint` of the CLI), the local
 //! scratch directories that `write_region`, `create_tables`, `attach` and `Table` use for an
 //! `s3://` location, and the object operations `hfkit.spark` publishes a bulk-load directory
-//! with (list, server-side copy, create-only; a small object written, looked up or removed; removal of a
+//! with (list, server-side copy, create-only; a small object written, read, looked up or
+//! removed; removal of a
 //! prefix) and a download of a prefix.
 
 use std::path::{Path, PathBuf};
@@ -93,6 +94,23 @@ pub fn put_object(py: Python<'_>, url: PathBuf, data: Vec<u8>) -> PyResult<()> {
             .put(&loc, data, PutCondition::Overwrite)
             .map(|_| ())
             .map_err(storage_error)
+    })
+}
+
+/// The bytes of the one object (or file) `url`; `None` if there is none.
+#[pyfunction]
+pub fn get_object(py: Python<'_>, url: PathBuf) -> PyResult<Option<Vec<u8>>> {
+    let loc = location(&url)?;
+    py.detach(|| {
+        let s = store(&loc)?;
+        match s.read(&loc) {
+            Ok(b) => Ok(Some(b)),
+            // Gone (a marker removed by its task since it was listed), or a real failure.
+            Err(e) => match s.head(&loc).map_err(storage_error)? {
+                None => Ok(None),
+                Some(_) => Err(storage_error(e)),
+            },
+        }
     })
 }
 

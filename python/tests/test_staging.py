@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import hfkit
-from hfkit.spark import ABANDONED, RUNNING_DIR, _join, _open_staging, _remove_staging, _task_in
+from hfkit.spark import (ABANDONED, RUNNING_DIR, _join, _open_staging, _remove_staging,
+                         _task_in)
 
 
 def _write(staging, name, data=b"x"):
@@ -86,3 +87,30 @@ def test_a_task_seeing_the_abandoned_record_writes_nothing(staging):
     assert not [u for u in _left(staging) if f"/{RUNNING_DIR}/" in u]
     _remove_staging(staging, wait=0)
     assert _left(staging) == []
+
+
+def test_a_dead_workers_marker_is_waited_for_only_until_it_goes_stale(staging, monkeypatch):
+    import hfkit.spark as sp
+    monkeypatch.setattr(sp, "STALE_SECONDS", 1.0)
+    _open_staging(staging)
+    # A marker no task rewrites (its worker was killed inside `_task_in`).
+    _write(staging, f"{RUNNING_DIR}/dead", b"1")
+    _write(staging, "s1/0-3/f/hfile")
+    started = time.monotonic()
+    _remove_staging(staging, wait=60)
+    assert 0.9 <= time.monotonic() - started < 30
+    assert _left(staging) == []
+
+
+def test_a_live_tasks_marker_keeps_changing(staging, monkeypatch):
+    import hfkit.spark as sp
+    monkeypatch.setattr(sp, "HEARTBEAT_SECONDS", 0.05)
+    _open_staging(staging)
+    seen = set()
+    with _task_in(staging):
+        deadline = time.monotonic() + 10
+        while len(seen) < 3 and time.monotonic() < deadline:
+            seen.update(held for _, held in sp._running(staging))
+            time.sleep(0.02)
+    assert len(seen) >= 3
+    assert sp._running(staging) == []
