@@ -2,7 +2,8 @@
 //! §"Configuration"): the store's own error code and message, read from its XML answer with a
 //! real XML parser, not the raw XML; and, when the request could not be signed because no
 //! credentials were found (the last place looked is the EC2 instance metadata service, whose
-//! refusal is all `object_store` reports), which places were looked in.
+//! refusal is all `object_store` reports), which places were looked in. Also the reader of
+//! S3's other XML answers ([`leaves`]: the listing of uploads in progress, `pending`).
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -30,23 +31,63 @@ pub fn explain(e: &object_store::Error) -> String {
 
 /// The `Code` and `Message` of S3's error answer `<Error><Code>..</Code><Message>..</Message>`.
 pub fn error_answer(xml: &str) -> Option<(String, String)> {
+    let leaves = leaves(xml)?;
+    if leaves.first().is_some_and(|l| l.path[0] != "Error") {
+        return None;
+    }
+    let field = |name: &str| {
+        leaves
+            .iter()
+            .find(|l| l.path.len() == 2 && l.path[0] == "Error" && l.path[1] == name)
+            .map(|l| l.text.clone())
+    };
+    Some((field("Code")?, field("Message").unwrap_or_default()))
+}
+
+/// An element of an XML answer that holds text: its path of element names from the root,
+/// its text (entities, character references and CDATA resolved), and which child of the
+/// root it is in (`group`: the n-th element at depth 2, counted from 0; a leaf of the root
+/// itself has the group of the child before it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    pub path: Vec<String>,
+    pub text: String,
+    pub group: usize,
+}
+
+/// Every text-holding element of the XML answer `xml`, in document order, read with a real
+/// XML parser; `None` for an answer that is not well-formed or is cut short (an element left
+/// open at its end).
+pub fn leaves(xml: &str) -> Option<Vec<Leaf>> {
     let mut reader = Reader::from_str(xml);
-    let (mut code, mut message) = (None::<String>, None::<String>);
-    // The answer's `Error` element ended (an answer cut short is not read as one).
-    let mut whole = false;
-    let mut path: Vec<Vec<u8>> = Vec::new();
+    let mut path: Vec<String> = Vec::new();
+    let mut out: Vec<Leaf> = Vec::new();
+    // The text of the element now open, if any was read; the group counter.
+    let mut text: Option<String> = None;
+    let mut group = 0usize;
+    let mut groups_seen = 0usize;
+    let mut root_closed = false;
     loop {
-        let event = reader.read_event().ok()?;
-        // Text of the error's own `Code` and `Message` (not of elements nested deeper).
-        let text: Option<String> = match &event {
+        let piece: Option<String> = match reader.read_event().ok()? {
             Event::Start(s) => {
-                path.push(s.name().as_ref().to_vec());
+                path.push(String::from_utf8_lossy(s.name().as_ref()).into_owned());
+                if path.len() == 2 {
+                    group = groups_seen;
+                    groups_seen += 1;
+                }
+                text = None;
                 None
             }
             Event::End(_) => {
-                if path.pop().is_some_and(|e| e == b"Error") && path.is_empty() {
-                    whole = true;
+                if let Some(t) = text.take() {
+                    out.push(Leaf {
+                        path: path.clone(),
+                        text: t,
+                        group,
+                    });
                 }
+                path.pop()?;
+                root_closed |= path.is_empty();
                 None
             }
             Event::Text(t) => Some(t.decode().ok()?.into_owned()),
@@ -66,19 +107,11 @@ pub fn error_answer(xml: &str) -> Option<(String, String)> {
             Event::Eof => break,
             _ => None,
         };
-        let field = match (path.len(), path.first().map(Vec::as_slice), path.last()) {
-            (2, Some(b"Error"), Some(f)) if f == b"Code" => &mut code,
-            (2, Some(b"Error"), Some(f)) if f == b"Message" => &mut message,
-            _ => continue,
-        };
-        if let Some(t) = text {
-            field.get_or_insert_with(String::new).push_str(&t);
+        if let Some(p) = piece.filter(|_| !path.is_empty()) {
+            text.get_or_insert_with(String::new).push_str(&p);
         }
     }
-    if !whole {
-        return None;
-    }
-    Some((code?, message.unwrap_or_default()))
+    (root_closed && path.is_empty()).then_some(out)
 }
 
 /// `Generic S3 error: Error performing GET http://... in 6ms - Server returned non-2xx status

@@ -12,6 +12,7 @@ use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjectPath;
 use object_store::signer::{SignedUrlOptions, Signer};
 
+use super::answer::leaves;
 use super::store::{object_error, runtime, Backend, Store};
 use super::{Location, StorageError};
 
@@ -80,29 +81,27 @@ impl Store {
                 })
                 .map_err(|e| object_error(OP, prefix, e))?;
             self.counters.request(body.len() as u64, 0);
-            for u in elements(&body, "Upload") {
-                let (Some(k), Some(id)) = (element(u, "Key"), element(u, "UploadId")) else {
-                    continue;
-                };
-                let initiated = element(u, "Initiated")
-                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-                    .map_or(0, |t| t.timestamp());
+            let page = ListPage::read(&body).ok_or_else(|| {
+                object_error(
+                    OP,
+                    prefix,
+                    generic(format!("not a ListMultipartUploadsResult: {body}")),
+                )
+            })?;
+            for u in page.uploads {
                 out.push(PendingUpload {
                     location: Location::S3 {
                         bucket: bucket.clone(),
-                        key: unescape(k),
+                        key: u.key,
                     },
-                    upload_id: unescape(id),
-                    initiated,
+                    upload_id: u.upload_id,
+                    initiated: u.initiated,
                 });
             }
-            if element(&body, "IsTruncated") != Some("true") {
+            if !page.truncated {
                 return Ok(out);
             }
-            let next = (
-                element(&body, "NextKeyMarker").map(unescape),
-                element(&body, "NextUploadIdMarker").map(unescape),
-            );
+            let next = (page.next_key_marker, page.next_upload_id_marker);
             match next {
                 (Some(k), Some(u)) if markers.as_ref() != Some(&(k.clone(), u.clone())) => {
                     markers = Some((k, u));
@@ -137,25 +136,135 @@ fn generic(source: String) -> object_store::Error {
     }
 }
 
-/// The text of the first `<name>` element of `xml`.
-fn element<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
-    elements(xml, name).into_iter().next()
+/// One page of S3's `ListMultipartUploadsResult`.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ListPage {
+    uploads: Vec<Upload>,
+    truncated: bool,
+    next_key_marker: Option<String>,
+    next_upload_id_marker: Option<String>,
 }
 
-/// The texts of every `<name>` element of `xml` (no attributes, not nested in itself).
-fn elements<'a>(xml: &'a str, name: &str) -> Vec<&'a str> {
-    let (open, close) = (format!("<{name}>"), format!("</{name}>"));
-    xml.split(open.as_str())
-        .skip(1)
-        .filter_map(|s| s.split_once(close.as_str()).map(|(t, _)| t))
-        .collect()
+/// An `Upload` of a listing page; `initiated` in epoch seconds (0 if absent or unreadable).
+#[derive(Debug, PartialEq, Eq)]
+struct Upload {
+    key: String,
+    upload_id: String,
+    initiated: i64,
 }
 
-/// XML's five predefined entities replaced.
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
+impl ListPage {
+    /// The page in the XML answer `xml` (`crate::answer::leaves`: a real XML parser, entities
+    /// and character references resolved); `None` for an answer that is not one. An `Upload`
+    /// without its `Key` or `UploadId` is left out.
+    fn read(xml: &str) -> Option<ListPage> {
+        let leaves = leaves(xml)?;
+        if leaves
+            .first()
+            .is_some_and(|l| l.path[0] != "ListMultipartUploadsResult")
+        {
+            return None;
+        }
+        let top = |name: &str| {
+            leaves
+                .iter()
+                .find(|l| l.path.len() == 2 && l.path[1] == name)
+                .map(|l| l.text.clone())
+        };
+        let mut page = ListPage {
+            truncated: top("IsTruncated").as_deref() == Some("true"),
+            next_key_marker: top("NextKeyMarker"),
+            next_upload_id_marker: top("NextUploadIdMarker"),
+            uploads: Vec::new(),
+        };
+        let in_uploads = leaves
+            .iter()
+            .filter(|l| l.path.len() == 3 && l.path[1] == "Upload");
+        let mut groups: Vec<usize> = in_uploads.clone().map(|l| l.group).collect();
+        groups.dedup();
+        for g in groups {
+            let field = |name: &str| {
+                in_uploads
+                    .clone()
+                    .find(|l| l.group == g && l.path[2] == name)
+                    .map(|l| l.text.clone())
+            };
+            let (Some(key), Some(upload_id)) = (field("Key"), field("UploadId")) else {
+                continue;
+            };
+            let initiated = field("Initiated")
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+                .map_or(0, |t| t.timestamp());
+            page.uploads.push(Upload {
+                key,
+                upload_id,
+                initiated,
+            });
+        }
+        Some(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing_pages_are_read_as_xml() {
+        // S3's answer, keys with entities and a numeric reference, one upload without its id.
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Bucket>b</Bucket>
+  <KeyMarker></KeyMarker>
+  <NextKeyMarker>t/a&amp;b</NextKeyMarker>
+  <NextUploadIdMarker>id&#50;</NextUploadIdMarker>
+  <IsTruncated>true</IsTruncated>
+  <Upload>
+    <Key>t/a&amp;b</Key>
+    <UploadId>id1</UploadId>
+    <Initiated>2026-12-07T06:00:00.000Z</Initiated>
+  </Upload>
+  <Upload>
+    <Key>t/caf&#233; &lt;x&gt;</Key>
+    <UploadId><![CDATA[id&2]]></UploadId>
+  </Upload>
+  <Upload>
+    <Key>t/no-id</Key>
+  </Upload>
+</ListMultipartUploadsResult>"#;
+        let page = ListPage::read(xml).unwrap();
+        assert_eq!(
+            page,
+            ListPage {
+                uploads: vec![
+                    Upload {
+                        key: "t/a&b".into(),
+                        upload_id: "id1".into(),
+                        initiated: 1_796_623_200,
+                    },
+                    Upload {
+                        key: "t/café <x>".into(),
+                        upload_id: "id&2".into(),
+                        initiated: 0,
+                    },
+                ],
+                truncated: true,
+                next_key_marker: Some("t/a&b".into()),
+                next_upload_id_marker: Some("id2".into()),
+            }
+        );
+        // An empty, last page.
+        let page = ListPage::read(
+            "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>\
+             </ListMultipartUploadsResult>",
+        )
+        .unwrap();
+        assert_eq!(page, ListPage::default());
+        // Not a listing, or one cut short: no page (the caller fails, naming the answer).
+        assert_eq!(ListPage::read("<Error><Code>X</Code></Error>"), None);
+        assert_eq!(
+            ListPage::read("<ListMultipartUploadsResult><Upload><Key>a</Key>"),
+            None
+        );
+    }
 }
