@@ -103,3 +103,32 @@ def test_duplicates_across_splits_keep_the_last_as_the_cli(cluster, tmp_path):
                  merge=merge)
         assert s["splits"] > 10
         assert bulk_cells([tmp_path / merge]) == bulk_cells([tmp_path / "cli"]), merge
+
+
+def test_compact_and_export_of_a_lineitem_table_equal_the_cli(cluster, tmp_path):
+    """A 16-region lineitem table loaded twice: ``hfkit.spark.compact`` (a task per store, on
+    executors of their own) gives the bytes ``hfkit compact`` gives on a copy, and
+    ``hfkit.spark.export`` the records of ``hfkit export``."""
+    import shutil
+    from test_spark_compact import NOW, cli_compact, data_files
+    from test_spark_export import assert_same_records, cli_export
+    from hfkit.spark import compact, export
+    inputs, schema = tmp_path / "lineitem.csv", ROOT / "benches" / "lineitem.toml"
+    lineitem_sample(inputs)
+    t = tmp_path / "t"
+    for extra in ([], ["--force"]):
+        r = subprocess.run([hfkit_bin(), "import", "--schema", str(schema), str(inputs),
+                            "--timestamp", str(IMPORT_TIME), "--quiet", "--table", str(t),
+                            *extra], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    cli = tmp_path / "cli"
+    shutil.copytree(t, cli, symlinks=True)
+    want = cli_compact(cli, "--major")
+    got = compact(cluster, str(t), major=True, now_ms=NOW, progress=False)
+    assert len(got["stores"]) == len(want["stores"]) == 16
+    assert data_files(t) == data_files(cli)
+    cli_export(cli, tmp_path / "cli.csv", "csv")
+    got = export(cluster, str(t), str(tmp_path / "out"), format="csv", now_ms=NOW,
+                 progress=False)
+    assert got["parts"] == 16
+    assert_same_records(tmp_path / "cli.csv", tmp_path / "out", "csv", parts_expected=16)
