@@ -283,6 +283,13 @@ fn stores_to_read<'s>(
     v
 }
 
+/// [`stores_to_read`] for a read of every column (no `columns` in its options) of stores
+/// already in family order, as a table's regions keep them: the stores themselves, with no
+/// list made (a get asks once per row).
+fn all_stores_in_order(stores: &[Store], opts: &ReadOptions) -> bool {
+    opts.columns.is_empty() && stores.is_sorted_by(|a, b| a.family <= b.family)
+}
+
 /// Reads one row. See [`get_with_stats`].
 pub fn get(stores: &[Store], row: &[u8], opts: &ReadOptions) -> Result<Vec<Cell>> {
     Ok(get_with_stats(stores, row, opts)?.0)
@@ -301,7 +308,15 @@ pub fn get_with_stats(
     let mut cells = Vec::new();
     // Made for the first store with a file to read: most gets of absent rows read none.
     let mut seek_key = Vec::new();
-    for (store, columns) in stores_to_read(stores, opts) {
+    let listed;
+    let to_read: &mut dyn Iterator<Item = (&Store, Option<Vec<Vec<u8>>>)> =
+        if all_stores_in_order(stores, opts) {
+            &mut stores.iter().map(|s| (s, None))
+        } else {
+            listed = stores_to_read(stores, opts);
+            &mut listed.into_iter()
+        };
+    for (store, columns) in to_read {
         let query = match columns.as_deref() {
             Some([q]) => BloomQuery::RowCol {
                 row,

@@ -350,9 +350,11 @@ impl TableReader {
         let i = self
             .regions
             .partition_point(|r| r.region.start_key.as_slice() <= row);
-        let region = i
-            .checked_sub(1)
-            .filter(|&i| self.regions[i].region.contains(row));
+        // The last region starting at or before `row` holds it unless `row` is past its end.
+        let region = i.checked_sub(1).filter(|&i| {
+            let end = &self.regions[i].region.end_key;
+            end.is_empty() || row < end.as_slice()
+        });
         let Some(region) = region else {
             return Err(TableError::Corrupt {
                 path: self.dir.clone(),
