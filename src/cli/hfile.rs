@@ -52,8 +52,19 @@ pub enum HfileCommand {
     },
     /// Check every block's checksum, the block chains, cell order, the index against the
     /// blocks and FileInfo against the cells. Exit 0 when sound, 1 with the problems otherwise.
-    #[command(after_help = examples!("hfkit hfile verify /tmp/hfkit-sample.hfile"))]
-    Verify { file: PathBuf },
+    #[command(after_help = examples!(
+        "hfkit hfile verify /tmp/hfkit-sample.hfile",
+        "hfkit hfile verify /tmp/hfkit-sample.hfile --json",
+    ))]
+    Verify {
+        /// The HFile (or `s3://` URL).
+        file: PathBuf,
+        /// Machine-readable report on standard output (`ok`, `blocks`, `data_blocks`,
+        /// `cells`, `problems` with each one's block `offset`), also when the file is not
+        /// sound (exit 1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Write an HFile from sorted cells in the canonical text form (see `hfkit --help`).
     #[command(after_help = examples!(
         "hfkit hfile write /tmp/hfkit-sample.hfile --cells fixtures/users.cells.txt --compression snappy --encoding fast_diff --bloom row",
@@ -172,7 +183,7 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
         HfileCommand::Cells { file, seqid } => cells(&file, seqid, out),
         HfileCommand::Info { file, json } => info(&file, json, out),
-        HfileCommand::Verify { file } => verify_cmd(&file, out),
+        HfileCommand::Verify { file, json } => verify_cmd(&file, json, out),
         HfileCommand::Write(args) => write(args, out),
         HfileCommand::Get {
             file,
@@ -219,9 +230,34 @@ fn cells(file: &Path, seqid: bool, out: &mut dyn Write) -> Result<i32, CliError>
     Ok(EXIT_OK)
 }
 
-fn verify_cmd(file: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
+fn verify_cmd(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
     let r = open(file)?;
     let report = verify(&r);
+    if json {
+        let problems: Vec<Value> = report
+            .problems
+            .iter()
+            .map(|p| json!({"offset": p.offset, "message": p.message}))
+            .collect();
+        let doc = json!({
+            "file": file.display().to_string(),
+            "ok": report.is_ok(),
+            "blocks": report.blocks,
+            "data_blocks": report.data_blocks,
+            "cells": report.cells,
+            "problems": problems,
+        });
+        writeln!(out, "{doc:#}")?;
+        return if report.is_ok() {
+            Ok(EXIT_OK)
+        } else {
+            Err(CliError::failure(format!(
+                "{}: {} problem(s)",
+                file.display(),
+                report.problems.len()
+            )))
+        };
+    }
     if report.is_ok() {
         writeln!(
             out,

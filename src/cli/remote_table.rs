@@ -50,7 +50,7 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
         Command::Table(TableCommand::Describe { table, .. }) => {
             (table, Mode::Read { ranged: true })
         }
-        Command::Table(TableCommand::Check { table }) => (table, Mode::Read { ranged: false }),
+        Command::Table(TableCommand::Check { table, .. }) => (table, Mode::Read { ranged: false }),
         Command::Maint(MaintCommand::Compact { table, .. }) => {
             (table, Mode::Change { files: true })
         }

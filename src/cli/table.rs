@@ -37,9 +37,16 @@ pub enum TableCommand {
     /// region; list orphaned files. Exit 0 when sound, 1 otherwise.
     #[command(after_help = examples!(
         "hfkit table check /tmp/hfkit-users",
-        "hfkit table check /tmp/hfkit-users/indexes/users_by_email",
+        "hfkit table check /tmp/hfkit-users/indexes/users_by_email --json",
     ))]
-    Check { table: PathBuf },
+    Check {
+        /// The table directory (or `s3://` URL).
+        table: PathBuf,
+        /// Machine-readable report on standard output (`ok`, `version`, `files`, `cells`,
+        /// `problems`, `orphans`), also when the table is not sound (exit 1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Change a family's settings (compression, encoding, Bloom, block size, VERSIONS,
     /// MIN_VERSIONS, TTL, KEEP_DELETED_CELLS) for later writes: a new manifest version.
     Alter(super::maint::AlterArgs),
@@ -55,7 +62,7 @@ pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
         TableCommand::Create(args) => super::create::table_create(args, out),
         TableCommand::Describe { table, json } => describe(&table, json, out),
-        TableCommand::Check { table } => check(&table, out),
+        TableCommand::Check { table, json } => check(&table, json, out),
         TableCommand::Alter(args) => {
             super::maint::run(super::maint::MaintCommand::Alter(args), out)
         }
@@ -118,11 +125,32 @@ fn show_key(k: &[u8]) -> String {
     }
 }
 
-fn check(dir: &Path, out: &mut dyn Write) -> Result<i32, CliError> {
+fn check(dir: &Path, json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
     let t = open(dir)?;
     let r = t
         .check()
         .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+    if json {
+        let report = serde_json::json!({
+            "table": dir.display().to_string(),
+            "ok": r.is_ok(),
+            "version": r.version,
+            "files": r.files,
+            "cells": r.cells,
+            "problems": r.problems,
+            "orphans": r.orphans.iter().map(|o| o.display().to_string()).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{report:#}")?;
+        return if r.is_ok() {
+            Ok(EXIT_OK)
+        } else {
+            Err(CliError::failure(format!(
+                "{}: {} problem(s)",
+                dir.display(),
+                r.problems.len()
+            )))
+        };
+    }
     for o in &r.orphans {
         writeln!(
             out,

@@ -240,6 +240,16 @@ fn corrupt_hbase_file_is_reported_by_offset_and_prints_no_cells() {
         "no cell of the corrupt block may be printed"
     );
     assert!(text(&o.stderr).contains("offset 0"));
+    // --json: the same report on standard output, each problem with its block's offset.
+    let o = hfkit(&["hfile", "verify", f.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["problems"][0]["offset"], 0);
+    assert!(v["problems"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("checksum mismatch"));
 }
 
 #[test]
@@ -380,6 +390,32 @@ fn attach_describe_check_from_the_command_line() {
         "{}",
         text(&o.stdout)
     );
+    // --json, sound and then damaged: the report on standard output, exit 0 then 1.
+    let check = || hfkit(&["table", "check", table.to_str().unwrap(), "--json"]);
+    let o = check();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].clone(), v["files"].clone()),
+        (true.into(), 2.into())
+    );
+    assert_eq!(v["cells"], 1506);
+    let o = hfkit(&["hfile", "verify", f.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].clone(), v["cells"].clone()),
+        (true.into(), 1506.into())
+    );
+    let live = common::files_under(&table.join("data"));
+    let victim = live.first().unwrap();
+    let bytes = std::fs::read(victim).unwrap();
+    std::fs::write(victim, &bytes[..bytes.len() - 1]).unwrap();
+    let o = check();
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(!v["problems"].as_array().unwrap().is_empty(), "{v}");
 }
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
