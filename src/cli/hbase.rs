@@ -180,6 +180,10 @@ pub enum HbaseCommand {
     Verify {
         #[command(flatten)]
         target: Target,
+        /// Machine-readable report on standard output (`ok`, `stores` with their digests,
+        /// `total_cells`, `total_sha256`, `problems`), also when not sound (exit 1).
+        #[arg(long)]
+        json: bool,
     },
     /// Read one row of a table or snapshot.
     #[command(after_help = GET_AFTER_HELP, allow_missing_positional = true)]
@@ -333,7 +337,7 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
         HbaseCommand::Ls { root, json } => ls(&root, json, out),
         HbaseCommand::Describe { target, json } => describe(&target.load()?, json, out),
-        HbaseCommand::Verify { target } => verify_cmd(&target.load()?, out),
+        HbaseCommand::Verify { target, json } => verify_cmd(&target.load()?, json, out),
         HbaseCommand::Get(a) => {
             let m = load(&a.root, a.table.as_deref(), a.snapshot.as_deref())?;
             let reader = m.reader().map_err(failure)?;
@@ -628,7 +632,41 @@ fn describe(m: &Manifest, as_json: bool, out: &mut dyn Write) -> Result<i32, Cli
     Ok(EXIT_OK)
 }
 
-fn verify_cmd(m: &Manifest, out: &mut dyn Write) -> Result<i32, CliError> {
+fn verify_cmd(m: &Manifest, json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+    if json {
+        let report = verify(m);
+        let (kind, name) = match &m.source {
+            Source::Snapshot { description: d, .. } => ("snapshot", d.name.clone()),
+            _ => ("table", m.table().full_name()),
+        };
+        let stores: Vec<serde_json::Value> = report
+            .stores
+            .iter()
+            .map(|s| {
+                serde_json::json!({"region": s.region, "family": s.family, "files": s.files,
+                                   "cells": s.cells, "sha256": s.sha256})
+            })
+            .collect();
+        let doc = serde_json::json!({
+            kind: name,
+            "table": m.table().full_name(),
+            "ok": report.is_ok(),
+            "stores": stores,
+            "total_cells": report.total_cells,
+            "total_sha256": report.total_sha256,
+            "problems": report.problems,
+        });
+        writeln!(out, "{doc:#}")?;
+        return if report.is_ok() {
+            Ok(EXIT_OK)
+        } else {
+            Err(CliError::failure(format!(
+                "{} problem(s); the first: {}",
+                report.problems.len(),
+                report.problems[0]
+            )))
+        };
+    }
     if let Source::Snapshot { description: d, .. } = &m.source {
         writeln!(
             out,

@@ -877,6 +877,45 @@ fn cli_lists_describes_and_verifies() {
             && err.contains("can't find hfile 1c7152a2e13060a3cca94724b74a5911"),
         "{err}"
     );
+    // --json: the same digests and problems on standard output.
+    let o = ok(&["hbase", "verify", r, "--snapshot", "snap_t1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].clone(), v["snapshot"].clone()),
+        (true.into(), "snap_t1".into())
+    );
+    for st in v["stores"].as_array().unwrap() {
+        let line = format!(
+            "store {}/{} files={} cells={} sha256={}\n",
+            st["region"].as_str().unwrap(),
+            st["family"].as_str().unwrap(),
+            st["files"],
+            st["cells"],
+            st["sha256"].as_str().unwrap()
+        );
+        assert!(s.contains(&line), "{line} not in {s}");
+    }
+    let total = format!(
+        "total_cells={} sha256={}\n",
+        v["total_cells"],
+        v["total_sha256"].as_str().unwrap()
+    );
+    assert!(s.contains(&total), "{total} not in {s}");
+    let o = hfkit(&[
+        "hbase",
+        "verify",
+        bad.to_str().unwrap(),
+        "--snapshot",
+        "snap_t1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(v["problems"][0]
+        .as_str()
+        .unwrap()
+        .contains("can't find hfile 1c7152a2e13060a3cca94724b74a5911"));
     let o = hfkit(&["hbase", "describe", r]);
     assert_eq!(o.status.code(), Some(2), "TABLE or --snapshot is required");
     for cmd in ["ls", "describe", "verify", "get", "scan"] {
