@@ -131,7 +131,8 @@ pub struct ImportArgs {
     /// Most rejected records tolerated (default: no limit); needs --bad-rows.
     #[arg(long, requires = "bad_rows")]
     max_bad_rows: Option<u64>,
-    /// Write a machine-readable report (JSON) here.
+    /// Write a machine-readable report (JSON) here; `-` for standard output (the summary
+    /// lines then go to standard error).
     #[arg(long)]
     report: Option<PathBuf>,
     /// The import's identity (default: a SHA-256 of the schema file, the options that change
@@ -273,6 +274,13 @@ pub(super) fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
 }
 
 pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    // `--report -`: the report is standard output's, the summary lines go to standard error.
+    let mut stderr = std::io::stderr();
+    let out: &mut dyn Write = if report_to_stdout(&a) {
+        &mut stderr
+    } else {
+        out
+    };
     let mut targets =
         TableSchema::targets_from_file(&a.schema).map_err(|e| CliError::failure(e.to_string()))?;
     for w in targets.iter().flat_map(|t| &t.warnings) {
@@ -592,8 +600,7 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
         }
         let text =
             serde_json::to_string_pretty(&v).map_err(|e| CliError::failure(e.to_string()))?;
-        std::fs::write(p, text + "\n")
-            .map_err(|e| CliError::failure(format!("{}: {e}", p.display())))?;
+        write_report(p, &text).map_err(|e| CliError::failure(format!("{}: {e}", p.display())))?;
     }
     if !a.quiet {
         writeln!(
@@ -708,7 +715,7 @@ fn dry_run_import(
     .map_err(|e| failure(&e))?;
     if let Some(p) = &a.report {
         let text = serde_json::to_string_pretty(&report).map_err(|e| failure(&e))?;
-        std::fs::write(p, text + "\n").map_err(|e| failure(&format!("{}: {e}", p.display())))?;
+        write_report(p, &text).map_err(|e| failure(&format!("{}: {e}", p.display())))?;
     }
     if !a.quiet {
         out.write_all(render_dry_run(&report).as_bytes())?;
@@ -721,6 +728,21 @@ fn dry_run_import(
         (Some(_), None) => false,
     };
     Ok(if stops { EXIT_FAILURE } else { EXIT_OK })
+}
+
+/// Whether `--report -` asks for the report on standard output.
+fn report_to_stdout(a: &ImportArgs) -> bool {
+    a.report.as_deref() == Some(Path::new("-"))
+}
+
+/// Writes the JSON report `text` to the file `p`, or to standard output for `-`.
+fn write_report(p: &Path, text: &str) -> std::io::Result<()> {
+    if p == Path::new("-") {
+        let mut o = std::io::stdout().lock();
+        writeln!(o, "{text}")?;
+        return o.flush();
+    }
+    std::fs::write(p, format!("{text}\n"))
 }
 
 /// The refusal of an import `table` already holds (as manifest `version`); with --report, the
@@ -736,7 +758,7 @@ fn already_imported(a: &ImportArgs, table: &Path, id: &str, version: u64) -> Cli
             "import_id": id,
             "refused": {"attached_as_manifest_version": version},
         });
-        if let Err(e) = std::fs::write(p, format!("{v:#}\n")) {
+        if let Err(e) = write_report(p, &format!("{v:#}")) {
             message.push_str(&format!("; and the report: {}: {e}", p.display()));
         }
     }

@@ -77,6 +77,12 @@ fn the_same_import_twice_is_refused_and_changes_nothing() {
         refused,
         serde_json::json!({"import_id": id, "refused": {"attached_as_manifest_version": 1}})
     );
+    // `--report -`: the same report on standard output, and only it there.
+    let o = import(&schema, &input, &table, &["--report", "-"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let on_stdout: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(on_stdout, refused);
+    assert!(!table.parent().unwrap().join("-").exists());
 
     // Another input (same name, other content) is another import.
     std::fs::write(&input, "id,v\na,1\nb,3\n").unwrap();
@@ -87,6 +93,18 @@ fn the_same_import_twice_is_refused_and_changes_nothing() {
     let o = import(&schema, &input, &table, &["--force", "--report", r]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("--force: it was attached as manifest version 1 already"));
+    // A successful import with `--report -`: the report alone on standard output, the
+    // summary on standard error.
+    std::fs::write(&input, "id,v\na,1\nb,4\n").unwrap();
+    let o = import(&schema, &input, &table, &["--report", "-"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rerun"], "new");
+    assert!(
+        text(&o.stderr).contains("attached to"),
+        "{}",
+        text(&o.stderr)
+    );
     let forced: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(forced["import_id"], id.as_str());
