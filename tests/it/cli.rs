@@ -500,6 +500,7 @@ fn plan_flags_the_hot_region_of_sequential_keys() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("orders.csv");
     let mut csv = String::from("user_id,order_id,order_ts,amount,status\n");
+    // Enough cells in all (over 1,000) for a hot region to be worth a warning.
     for i in 0..400 {
         let user = if i % 4 == 0 {
             format!("{:08x}", i * 10_000_000)
@@ -520,8 +521,25 @@ fn plan_flags_the_hot_region_of_sequential_keys() {
     let hot: Vec<&str> = t.lines().filter(|l| l.ends_with("HOT")).collect();
     assert_eq!(hot.len(), 1, "{t}");
     assert!(hot[0].contains("a0000000"), "{t}");
+    // 400 orders make fewer than 1,000 cells: marked, but no warning of it.
+    assert!(!t.contains("a hot region"), "{t}");
+    let mut more = std::fs::read_to_string(&input).unwrap();
+    for i in 400..800 {
+        more.push_str(&format!(
+            "a{i:07x},{i},{},5,NEW\n",
+            1_700_000_000_000u64 + i
+        ));
+    }
+    std::fs::write(&input, more).unwrap();
+    let o = hfkit(&[
+        "plan",
+        "--schema",
+        &format!("{SEEDS}/orders.toml"),
+        input.to_str().unwrap(),
+    ]);
+    let t = text(&o.stdout);
     assert!(
-        t.contains("warning: region [a0000000, b0000000) holds 612 cells")
+        t.contains("warning: region [a0000000, b0000000) holds 1412 cells")
             && t.contains("a hot region"),
         "{t}"
     );

@@ -138,7 +138,12 @@ pub(crate) fn sample_keys(
     Ok(sample)
 }
 
-/// Regions holding more than twice the mean number of cells: `(start, end, cells)` each.
+/// Fewest cells in all regions for a hot region to be worth a warning: in a handful of rows
+/// any region is "more than twice the mean", and HBase would not notice.
+pub(crate) const HOT_REGION_MIN_CELLS: f64 = 1000.0;
+
+/// Regions holding more than twice the mean number of cells: `(start, end, cells)` each (no
+/// warning below [`HOT_REGION_MIN_CELLS`] cells in all).
 pub(crate) fn hot_region_warnings<'a>(
     prefix: &str,
     regions: impl Iterator<Item = (&'a str, &'a str, f64)>,
@@ -146,7 +151,7 @@ pub(crate) fn hot_region_warnings<'a>(
     let regions: Vec<(&str, &str, f64)> = regions.collect();
     let total: f64 = regions.iter().map(|r| r.2).sum();
     let mut w = Vec::new();
-    if regions.len() > 1 && total > 0.0 {
+    if regions.len() > 1 && total >= HOT_REGION_MIN_CELLS {
         let mean = total / regions.len() as f64;
         for (start, end, cells) in &regions {
             if *cells > 2.0 * mean {
@@ -159,12 +164,14 @@ pub(crate) fn hot_region_warnings<'a>(
     w
 }
 
-/// Keys arriving in increasing order; mean key length outside HBase's advice.
-pub(crate) fn key_warnings(stats: &KeyStats) -> Vec<String> {
+/// Keys arriving in increasing order (with `ascending`: `hfkit plan`, which judges a key
+/// design; an import does not, as sorted input is what a bulk load wants and a table's own
+/// row export always is); mean key length outside HBase's advice.
+pub(crate) fn key_warnings(stats: &KeyStats, ascending_too: bool) -> Vec<String> {
     let (keys, ascending, mean_len) = (stats.keys, stats.ascending, stats.mean_len());
     let mut w = Vec::new();
-    if keys > 1000 && ascending as f64 >= 0.99 * (keys - 1) as f64 {
-        w.push("row keys arrive in increasing order: in HBase, live writes with such keys all hit one region; consider a salt or hash prefix".into());
+    if ascending_too && keys > 1000 && ascending as f64 >= 0.99 * (keys - 1) as f64 {
+        w.push("row keys arrive in increasing order: if live writes to HBase come in this order too, they all hit one region at a time; consider a salt or hash prefix (a bulk load of sorted input is fine)".into());
     }
     if keys > 0 && !(10.0..=100.0).contains(&mean_len) {
         w.push(format!(

@@ -262,7 +262,7 @@ fn region_cells(regions: &[RegionReport]) -> impl Iterator<Item = (&str, &str, f
 /// whose keys collide.
 fn design_warnings(r: &ImportReport, keys: &KeyStats) -> Vec<String> {
     let mut w = hot_region_warnings("", region_cells(&r.regions));
-    w.extend(key_warnings(keys));
+    w.extend(key_warnings(keys, false));
     for ix in &r.indexes {
         w.extend(hot_region_warnings(
             &format!("index {}: ", ix.name),

@@ -203,7 +203,7 @@ pub fn plan(
             )
         }),
     );
-    warnings.extend(key_warnings(&s.keys));
+    warnings.extend(key_warnings(&s.keys, true));
 
     let mut indexes = Vec::new();
     for (i, ix) in mapping.indexes.iter().enumerate() {
