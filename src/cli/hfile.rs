@@ -34,6 +34,7 @@ pub enum HfileCommand {
     /// Print every cell in file order, one per line, in the canonical text form.
     #[command(after_help = examples!("hfkit hfile cells /tmp/hfkit-sample.hfile --seqid"))]
     Cells {
+        /// The HFile (or `s3://` URL).
         file: PathBuf,
         /// Also print each cell's MVCC sequence id (an 8th field).
         #[arg(long)]
@@ -45,6 +46,7 @@ pub enum HfileCommand {
         "hfkit hfile info /tmp/hfkit-sample.hfile --json",
     ))]
     Info {
+        /// The HFile (or `s3://` URL).
         file: PathBuf,
         /// Machine-readable output.
         #[arg(long)]
@@ -78,6 +80,7 @@ pub enum HfileCommand {
         "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030 64 73636f7265",
     ))]
     Get {
+        /// The HFile (or `s3://` URL).
         file: PathBuf,
         /// Row, as hex.
         row_hex: String,

@@ -28,7 +28,10 @@ pub enum MaintCommand {
         "hfkit compact /tmp/hfkit-users --major --json",
     ))]
     Compact {
+        /// The table directory (or `s3://` URL).
         table: PathBuf,
+        /// Every file of each store, one output per store: deleted, expired and excess versions
+        /// dropped, delete markers too.
         #[arg(long)]
         major: bool,
         /// Only this region (id, as `table describe` shows).
@@ -43,6 +46,8 @@ pub enum MaintCommand {
         /// "Now" for TTL, epoch ms (default: the clock).
         #[arg(long)]
         now_ms: Option<i64>,
+        /// Machine-readable report: the manifest version committed and each store's inputs,
+        /// cells in and out.
         #[arg(long)]
         json: bool,
     },
@@ -64,14 +69,19 @@ pub enum MaintCommand {
         "hfkit export /tmp/hfkit-users --to /tmp/hfkit-users-copy --json",
     ))]
     Export {
+        /// The table directory (or `s3://` URL).
         table: PathBuf,
+        /// Export this snapshot of the table instead of its live contents.
         #[arg(long)]
         snapshot: Option<String>,
         /// Destination: a table directory, or with --format the output file.
         #[arg(long, conflicts_with = "bulkload")]
         to: Option<PathBuf>,
+        /// A new directory DIR/<family>/<hfile> for `hbase completebulkload` (one file per
+        /// region and family).
         #[arg(long)]
         bulkload: Option<PathBuf>,
+        /// Write every cell (or with --rows every row) to the file --to in this format.
         #[arg(long, value_enum, requires = "to")]
         format: Option<FormatArg>,
         /// With --format: one record per row key (newest version of each column) through the
@@ -89,6 +99,7 @@ pub enum MaintCommand {
         /// (default: all cores). The file is the same for any number.
         #[arg(long, requires = "format")]
         threads: Option<usize>,
+        /// Machine-readable report: what was written, where, from which manifest version.
         #[arg(long)]
         json: bool,
     },
@@ -102,7 +113,9 @@ pub enum MaintCommand {
     "hfkit table alter /tmp/hfkit-users --family h --ttl FOREVER --json",
 ))]
 pub struct AlterArgs {
+    /// The table directory (or `s3://` URL).
     table: PathBuf,
+    /// The family to change.
     #[arg(long)]
     family: String,
     /// NONE, GZ, SNAPPY, LZ4, ZSTD.
@@ -114,17 +127,22 @@ pub struct AlterArgs {
     /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n> (or rowprefix:<n>).
     #[arg(long)]
     bloom: Option<String>,
+    /// BLOCKSIZE in bytes.
     #[arg(long)]
     block_size: Option<u32>,
+    /// VERSIONS: how many versions of a cell reads return and compactions keep.
     #[arg(long)]
     versions: Option<u32>,
+    /// MIN_VERSIONS: versions kept even past TTL.
     #[arg(long)]
     min_versions: Option<u32>,
     /// Seconds, or FOREVER.
     #[arg(long)]
     ttl: Option<String>,
+    /// KEEP_DELETED_CELLS: whether deleted cells stay readable by time-range reads.
     #[arg(long, value_parser = keep_deleted_cells_arg())]
     keep_deleted_cells: Option<KeepDeletedCells>,
+    /// Machine-readable report: the family's settings before and after, the manifest version.
     #[arg(long)]
     json: bool,
 }
@@ -134,8 +152,11 @@ pub enum SnapshotCommand {
     /// Save the live manifest as snapshot NAME.
     #[command(after_help = examples!("hfkit snapshot create /tmp/hfkit-users before-cleanup"))]
     Create {
+        /// The table directory (or `s3://` URL).
         table: PathBuf,
+        /// The snapshot's name.
         name: String,
+        /// Machine-readable report.
         #[arg(long)]
         json: bool,
     },
@@ -145,23 +166,38 @@ pub enum SnapshotCommand {
         "hfkit snapshot list /tmp/hfkit-users --json",
     ))]
     List {
+        /// The table directory (or `s3://` URL).
         table: PathBuf,
+        /// Machine-readable list.
         #[arg(long)]
         json: bool,
     },
     /// Delete snapshot NAME; files nothing else names are removed.
     #[command(after_help = examples!("hfkit snapshot delete /tmp/hfkit-users before-cleanup"))]
-    Delete { table: PathBuf, name: String },
+    Delete {
+        /// The table directory (or `s3://` URL).
+        table: PathBuf,
+        /// The snapshot to delete.
+        name: String,
+    },
     /// Make snapshot NAME the live contents again (one commit).
     #[command(after_help = examples!("hfkit snapshot restore /tmp/hfkit-users before-cleanup"))]
-    Restore { table: PathBuf, name: String },
+    Restore {
+        /// The table directory (or `s3://` URL).
+        table: PathBuf,
+        /// The snapshot whose contents become the live ones.
+        name: String,
+    },
     /// Create a new table at NEW_DIR from snapshot NAME (hard links or copies).
     #[command(after_help = examples!(
         "hfkit snapshot clone /tmp/hfkit-users before-cleanup /tmp/hfkit-users-clone --name app:users_clone",
     ))]
     Clone {
+        /// The table directory.
         table: PathBuf,
+        /// The snapshot to clone.
         name: String,
+        /// The new table directory (must not exist).
         new_dir: PathBuf,
         /// Table name in the new manifest (default: the same).
         #[arg(long = "name")]

@@ -107,7 +107,9 @@ pub enum Command {
         "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --no-split --ignore-unknown-families",
     ))]
     Attach {
+        /// The table directory (or `s3://` URL).
         table: std::path::PathBuf,
+        /// The bulk-load directory: DIR/<family>/<hfile> (`import --out`'s, or HBase's).
         dir: std::path::PathBuf,
         /// Machine-readable report.
         #[arg(long)]

@@ -28,6 +28,7 @@ pub enum TableCommand {
         "hfkit table describe /tmp/hfkit-users --json",
     ))]
     Describe {
+        /// The table directory (or `s3://` URL).
         table: PathBuf,
         /// Machine-readable output.
         #[arg(long)]

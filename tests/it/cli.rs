@@ -961,3 +961,33 @@ fn threads_beyond_four_per_core_are_capped_with_a_note() {
         "{err}"
     );
 }
+
+/// Every argument and option of every command says what it is (`--help`): none is listed
+/// bare. (The global `--s3-endpoint` is said once, on the commands that take it.)
+#[test]
+fn every_argument_has_help_text() {
+    use clap::CommandFactory;
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            if a.is_hide_set() || a.get_id() == "help" || a.get_id() == "version" {
+                continue;
+            }
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("{path} {}", a.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() != "help" {
+                walk(sub, &format!("{path} {}", sub.get_name()), out);
+            }
+        }
+    }
+    let mut bare = Vec::new();
+    walk(&hfkit::cli::Cli::command(), "hfkit", &mut bare);
+    assert!(
+        bare.is_empty(),
+        "{} without help:\n{}",
+        bare.len(),
+        bare.join("\n")
+    );
+}
