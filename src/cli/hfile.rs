@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 
-use super::{CliError, EXIT_FAILURE, EXIT_OK};
+use super::{CliError, EXIT_OK};
 use crate::format::block::BlockDecoder;
 use crate::format::bloom::{
     BloomKind, BloomParams, BloomQuery, BloomReader, BloomType, DEFAULT_CHUNK_BYTE_SIZE_HINT,
@@ -74,7 +74,8 @@ pub enum HfileCommand {
     ))]
     Write(WriteArgs),
     /// Print the cells of one row (or one column of it), asking the Bloom filter first.
-    /// Exit 1 when no cell matches (stderr says whether the Bloom filter ruled the file out).
+    /// No cell is an answer (exit 0, as `hfkit get`): stderr says how many cells were found
+    /// and whether the Bloom filter ruled the file out.
     #[command(after_help = examples!(
         "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030",
         "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030 64 73636f7265",
@@ -464,7 +465,7 @@ fn get(
         .unwrap_or_else(|| "none".to_string());
     if !r.might_contain(query).map_err(|e| fail(file, e))? {
         note!("0 cell(s); bloom filter {bloom_name}: ruled the file out (no data block read)");
-        return Ok(EXIT_FAILURE);
+        return Ok(EXIT_OK);
     }
     let key = match (&family, &qualifier) {
         (Some(f), Some(q)) => first_on_column(&row, f, q),
@@ -500,7 +501,8 @@ fn get(
         "none in this file"
     };
     note!("{n} cell(s); bloom filter {bloom_name}: {verdict}");
-    Ok(if n > 0 { EXIT_OK } else { EXIT_FAILURE })
+    // Nothing found is an answer, not a failure: as `hfkit get` (and the HBase shell's get).
+    Ok(EXIT_OK)
 }
 
 /// Statistics of a full scan (`hbase hfile -s`).
