@@ -207,8 +207,8 @@ pub enum HbaseCommand {
         /// Only this family.
         #[arg(long, value_name = "F")]
         family: Option<String>,
-        /// "Now" for TTL, in epoch ms (default: the current time).
-        #[arg(long, value_name = "MS")]
+        /// "Now" for TTL, in epoch ms (default: the current time). Also `--now-ms`.
+        #[arg(long, value_name = "MS", alias = "now-ms")]
         now: Option<i64>,
         /// Machine-readable report.
         #[arg(long)]

@@ -43,8 +43,8 @@ pub enum MaintCommand {
         /// Minor: every file of each store instead of the ratio selection.
         #[arg(long)]
         all: bool,
-        /// "Now" for TTL, epoch ms (default: the clock).
-        #[arg(long)]
+        /// "Now" for TTL, epoch ms (default: the clock). Also `--now`, as get and scan.
+        #[arg(long, value_name = "MS", alias = "now")]
         now_ms: Option<i64>,
         /// Machine-readable report: the manifest version committed and each store's inputs,
         /// cells in and out.
@@ -92,8 +92,9 @@ pub enum MaintCommand {
         /// table was imported with.
         #[arg(long, requires = "rows")]
         schema: Option<PathBuf>,
-        /// "Now" for TTL in cell exports, epoch ms (default: the clock).
-        #[arg(long)]
+        /// "Now" for TTL in cell exports, epoch ms (default: the clock). Also `--now`, as get
+        /// and scan.
+        #[arg(long, value_name = "MS", alias = "now")]
         now_ms: Option<i64>,
         /// With --format: threads that read and encode regions, each region whole to one
         /// (default: all cores). The file is the same for any number.

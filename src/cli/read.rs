@@ -94,8 +94,8 @@ pub struct CommonReadArgs {
     /// Also return delete markers and the cells they mask; no TTL. Whole families only.
     #[arg(long)]
     raw: bool,
-    /// "Now" for TTL, in epoch ms (default: the current time).
-    #[arg(long, value_name = "MS")]
+    /// "Now" for TTL, in epoch ms (default: the current time). Also `--now-ms`.
+    #[arg(long, value_name = "MS", alias = "now-ms")]
     now: Option<i64>,
     /// Print which store files were read and which were skipped (Bloom filter, time range,
     /// key range, TTL) to standard error.

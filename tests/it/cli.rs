@@ -996,3 +996,42 @@ fn every_argument_has_help_text() {
         bare.join("\n")
     );
 }
+
+/// "Now" is spelled `--now` by the reads and `--now-ms` by compact and export: each command
+/// takes both, with the same meaning.
+#[test]
+fn now_and_now_ms_are_one_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let t = t.to_str().unwrap();
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        t,
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let scan = |flag: &str| hfkit(&["scan", t, "--limit", "2", flag, "1800000000000"]).stdout;
+    assert_eq!(scan("--now"), scan("--now-ms"));
+    for flag in ["--now", "--now-ms"] {
+        let o = hfkit(&["compact", t, flag, "1800000000000", "--json"]);
+        assert!(o.status.success(), "compact {flag}: {}", text(&o.stderr));
+        let f = tmp.path().join(format!("e{flag}.csv"));
+        let o = hfkit(&[
+            "export",
+            t,
+            "--format",
+            "csv",
+            "--to",
+            f.to_str().unwrap(),
+            flag,
+            "1800000000000",
+        ]);
+        assert!(o.status.success(), "export {flag}: {}", text(&o.stderr));
+    }
+    let e = |flag: &str| std::fs::read(tmp.path().join(format!("e{flag}.csv"))).unwrap();
+    assert_eq!(e("--now"), e("--now-ms"));
+}
