@@ -15,6 +15,7 @@ use crate::pipeline::cell_export::{export_cells, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
 use crate::table::export::ExportReport;
+use crate::table::schema::{AttrError, AttrValue, FamilySchema};
 use crate::table::{BloomFilterKind, KeepDeletedCells, TableSchema};
 
 #[derive(Debug, Subcommand)]
@@ -128,16 +129,17 @@ pub struct AlterArgs {
     /// NONE, ROW, ROWCOL, ROWPREFIX_FIXED_LENGTH:<n> (or rowprefix:<n>).
     #[arg(long)]
     bloom: Option<String>,
-    /// BLOCKSIZE in bytes.
+    /// BLOCKSIZE: bytes, or a size as the schema and the HBase shell write it (`64KB`, `1MB`).
     #[arg(long)]
-    block_size: Option<u32>,
+    block_size: Option<String>,
     /// VERSIONS: how many versions of a cell reads return and compactions keep.
     #[arg(long)]
     versions: Option<u32>,
     /// MIN_VERSIONS: versions kept even past TTL.
     #[arg(long)]
     min_versions: Option<u32>,
-    /// Seconds, or FOREVER.
+    /// TTL: seconds, FOREVER, or a duration as the schema and the HBase shell write it
+    /// (`7 DAYS`, `90 MINUTES`).
     #[arg(long)]
     ttl: Option<String>,
     /// KEEP_DELETED_CELLS: whether deleted cells stay readable by time-range reads.
@@ -296,12 +298,27 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             keep_deleted_cells,
             json,
         }) => {
+            // TTL and BLOCKSIZE read by the schema's own attribute parser: the same forms and
+            // ranges as a schema file (`formats/schema.md`).
+            let attribute = |flag: &str, name: &str, v: &str| {
+                let mut f = FamilySchema::new("-");
+                f.set_attribute(name, &AttrValue::Str(v.to_string()))
+                    .map(|()| f)
+                    .map_err(|e| {
+                        let why = match e {
+                            AttrError::Invalid(why) => why,
+                            AttrError::Unknown => format!("not a family attribute {name}"),
+                        };
+                        CliError::usage(format!("--{flag} '{v}': {why}"))
+                    })
+            };
             let ttl_seconds = match ttl.as_deref() {
                 None => None,
-                Some(s) if s.eq_ignore_ascii_case("FOREVER") => Some(None),
-                Some(s) => Some(Some(s.parse::<u64>().map_err(|_| {
-                    CliError::usage(format!("--ttl '{s}': expected seconds or FOREVER"))
-                })?)),
+                Some(v) => Some(attribute("ttl", "TTL", v)?.ttl_seconds),
+            };
+            let block_size = match block_size.as_deref() {
+                None => None,
+                Some(v) => Some(attribute("block-size", "BLOCKSIZE", v)?.block_size),
             };
             let changes = FamilyChanges {
                 compression: compression.as_deref().map(compression_arg).transpose()?,

@@ -1035,3 +1035,44 @@ fn now_and_now_ms_are_one_option() {
     let e = |flag: &str| std::fs::read(tmp.path().join(format!("e{flag}.csv"))).unwrap();
     assert_eq!(e("--now"), e("--now-ms"));
 }
+
+/// `table alter` reads sizes and durations as the schema and the HBase shell write them, with
+/// the schema's ranges: `64KB`, `7 DAYS`; a block size HBase refuses is refused.
+#[test]
+fn table_alter_takes_the_schemas_sizes_and_durations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let t = t.to_str().unwrap();
+    let o = hfkit(&[
+        "table",
+        "create",
+        t,
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let alter = |args: &[&str]| {
+        let mut a = vec!["table", "alter", t, "--family", "h"];
+        a.extend_from_slice(args);
+        hfkit(&a)
+    };
+    let o = alter(&["--ttl", "7 DAYS 12 HOURS", "--block-size", "32KB", "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["family"]["ttl_seconds"], 7 * 86_400 + 12 * 3_600, "{v}");
+    assert_eq!(v["family"]["block_size"], 32 * 1024, "{v}");
+    let o = alter(&["--ttl", "FOREVER"]);
+    assert!(
+        text(&o.stdout).contains("TTL => 'FOREVER'"),
+        "{}",
+        text(&o.stdout)
+    );
+    for (args, why) in [
+        (["--block-size", "3"], "between 1024"),
+        (["--ttl", "soon"], "is not FOREVER"),
+    ] {
+        let o = alter(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o.stderr).contains(why), "{}", text(&o.stderr));
+    }
+}
