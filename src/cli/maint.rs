@@ -182,6 +182,9 @@ pub enum SnapshotCommand {
         table: PathBuf,
         /// The snapshot to delete.
         name: String,
+        /// Machine-readable report: the snapshot and the files removed.
+        #[arg(long)]
+        json: bool,
     },
     /// Make snapshot NAME the live contents again (one commit).
     #[command(after_help = examples!("hfkit snapshot restore /tmp/hfkit-users before-cleanup"))]
@@ -190,6 +193,10 @@ pub enum SnapshotCommand {
         table: PathBuf,
         /// The snapshot whose contents become the live ones.
         name: String,
+        /// Machine-readable report: the manifest version committed, its files, the files
+        /// removed.
+        #[arg(long)]
+        json: bool,
     },
     /// Create a new table at NEW_DIR from snapshot NAME (hard links or copies).
     #[command(after_help = examples!(
@@ -205,6 +212,9 @@ pub enum SnapshotCommand {
         /// Table name in the new manifest (default: the same).
         #[arg(long = "name")]
         table_name: Option<String>,
+        /// Machine-readable report: the new table's directory, name, manifest version, files.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -524,38 +534,59 @@ fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> 
                 }
             }
         }
-        SnapshotCommand::Delete { table, name } => {
+        SnapshotCommand::Delete { table, name, json } => {
             let t = open(&table)?;
             let n = t.snapshot_delete(&name).map_err(fail(&table))?;
-            writeln!(out, "deleted snapshot {name}; {n} files removed")?;
+            if json {
+                print_json(out, &json!({"deleted": name, "files_removed": n}))?;
+            } else {
+                writeln!(out, "deleted snapshot {name}; {n} files removed")?;
+            }
         }
-        SnapshotCommand::Restore { table, name } => {
+        SnapshotCommand::Restore { table, name, json } => {
             let t = open(&table)?;
             let r = t.snapshot_restore(&name).map_err(fail(&table))?;
-            writeln!(
-                out,
-                "restored snapshot {name} as manifest version {} ({} files); {} files removed",
-                r.version, r.files, r.garbage_removed
-            )?;
+            if json {
+                print_json(
+                    out,
+                    &json!({"restored": name, "version": r.version, "files": r.files,
+                            "files_removed": r.garbage_removed}),
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "restored snapshot {name} as manifest version {} ({} files); {} files removed",
+                    r.version, r.files, r.garbage_removed
+                )?;
+            }
         }
         SnapshotCommand::Clone {
             table,
             name,
             new_dir,
             table_name,
+            json,
         } => {
             let t = open(&table)?;
             let c = t
                 .snapshot_clone(&name, &new_dir, table_name.as_deref())
                 .map_err(fail(&table))?;
             let m = c.manifest().map_err(fail(&new_dir))?;
-            writeln!(
-                out,
-                "cloned snapshot {name} to {} (table {}, {} files)",
-                new_dir.display(),
-                m.table,
-                m.files.len()
-            )?;
+            if json {
+                print_json(
+                    out,
+                    &json!({"cloned": name, "path": new_dir.display().to_string(),
+                            "table": m.table, "version": m.version, "files": m.files.len()}),
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "cloned snapshot {name} to {} (table {}, {} files)",
+                    new_dir.display(),
+                    m.table,
+                    m.files.len()
+                )?;
+            }
         }
     }
     Ok(EXIT_OK)

@@ -1076,3 +1076,44 @@ fn table_alter_takes_the_schemas_sizes_and_durations() {
         assert!(text(&o.stderr).contains(why), "{}", text(&o.stderr));
     }
 }
+
+/// Every snapshot command reports in JSON with `--json`.
+#[test]
+fn snapshot_commands_report_in_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let t = t.to_str().unwrap();
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        t,
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut a = vec!["snapshot"];
+        a.extend_from_slice(args);
+        a.push("--json");
+        let o = hfkit(&a);
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    assert_eq!(json(&["create", t, "s1"])["name"], "s1");
+    let clone = tmp.path().join("c");
+    let v = json(&["clone", t, "s1", clone.to_str().unwrap()]);
+    assert_eq!(
+        (v["cloned"].clone(), v["files"].clone()),
+        ("s1".into(), 30.into())
+    );
+    let v = json(&["restore", t, "s1"]);
+    assert_eq!(
+        (v["restored"].clone(), v["version"].clone()),
+        ("s1".into(), 2.into())
+    );
+    let v = json(&["delete", t, "s1"]);
+    assert_eq!(v["deleted"], "s1");
+    assert_eq!(json(&["list", t]), serde_json::json!([]));
+}
