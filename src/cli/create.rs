@@ -50,6 +50,10 @@ pub struct CreateArgs {
     /// Records (from the start of the input) sampled for `[splits] sample = N`.
     #[arg(long, default_value_t = crate::pipeline::import::DEFAULT_SAMPLE_ROWS)]
     pub sample_rows: usize,
+    /// Machine-readable report: the table's name, directory, manifest version, families and
+    /// regions (start and end keys as toStringBinary text).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `hfkit table create DIR (--schema S [--input FILE...] | --hbase-shell "create ...")`.
@@ -106,6 +110,26 @@ pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError>
     };
     let t = create_table(dir, &parsed.table, &regions)?;
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+    if a.json {
+        let regions: Vec<serde_json::Value> = m
+            .regions
+            .iter()
+            .map(|r| {
+                serde_json::json!({"id": r.id,
+                    "start_key": crate::table::to_string_binary(&r.start_key),
+                    "end_key": crate::table::to_string_binary(&r.end_key)})
+            })
+            .collect();
+        let v = serde_json::json!({
+            "table": m.table,
+            "path": dir.display().to_string(),
+            "version": m.version,
+            "families": m.families.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+            "regions": regions,
+        });
+        writeln!(out, "{v:#}")?;
+        return Ok(EXIT_OK);
+    }
     writeln!(
         out,
         "created table {} at {} with {} families and {} regions",
