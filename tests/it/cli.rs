@@ -1049,8 +1049,13 @@ fn table_alter_takes_the_schemas_sizes_and_durations() {
         t,
         "--schema",
         &format!("{SEEDS}/users.toml"),
+        "--json",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["table"], "app:users");
+    assert_eq!(v["regions"].as_array().unwrap().len(), 10);
+    assert_eq!(v["regions"][1]["start_key"], "1");
     let alter = |args: &[&str]| {
         let mut a = vec!["table", "alter", t, "--family", "h"];
         a.extend_from_slice(args);
