@@ -26,8 +26,10 @@ write into staging under the URL, and the driver copies the committed attempts' 
 storage").
 """
 
+import json
 import os
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -63,6 +65,8 @@ QUIESCE_SECONDS = 600
 # dead worker's.
 HEARTBEAT_SECONDS = 1.0
 STALE_SECONDS = 10.0
+# In a job's local staging: who runs it (host, pid), for a later job's sweep (``_sweep``).
+DRIVER_FILE = "_driver.json"
 # HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily default.
 MAX_FILES_PER_REGION_FAMILY = 32
 # Row keys sampled per task of a large region to cut it into row-key ranges.
@@ -550,6 +554,39 @@ def _remove_staging(staging, wait=QUIESCE_SECONDS):
             shutil.rmtree(staging, ignore_errors=True)
     except HfkitError as e:
         warnings.warn(f"{staging}: staging objects not removed: {e}")
+
+
+def _write_driver_file(staging):
+    """Who runs the load: a later load sweeping staging directories asks whether it still runs."""
+    record = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                         "started": time.time()})
+    if _is_remote(staging):
+        return  # swept by age (see _sweep)
+    Path(staging).mkdir(parents=True, exist_ok=True)
+    (Path(staging) / DRIVER_FILE).write_text(record)
+
+
+def _sweep(parent, prefix):
+    """Removes the staging directories under ``parent`` of loads whose driver died: on this
+    host, a driver process that no longer exists. Others' are left alone."""
+    if _is_remote(parent) or not Path(parent).is_dir():
+        return
+    for d in Path(parent).iterdir():
+        if not d.name.startswith(prefix) or not d.is_dir():
+            continue
+        try:
+            rec = json.loads((d / DRIVER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if rec.get("host") != socket.gethostname():
+            continue
+        try:
+            os.kill(int(rec["pid"]), 0)
+            continue  # alive
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (PermissionError, ValueError, KeyError):
+            continue
 
 
 def _absolute(p):

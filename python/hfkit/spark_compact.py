@@ -21,7 +21,8 @@ import time
 import uuid
 
 from . import commit_compaction, compact_store, plan_compaction
-from .spark import _absolute, _is_remote, _join, _open_staging, _remove_staging, _task_in
+from .spark import (_absolute, _is_remote, _join, _open_staging, _remove_staging, _sweep,
+                    _task_in, _write_driver_file)
 
 STAGING_PREFIX = "hfkit-compact-"
 
@@ -67,9 +68,12 @@ def compact(spark, table, major=False, all_files=False, region=None, family=None
         report.update(tasks_cpu_seconds=0.0, seconds=time.monotonic() - started)
         return report
     parent, name = table.rstrip("/").rsplit("/", 1)
+    # A killed driver's staging (its process gone) is removed first.
+    _sweep(parent, f".{STAGING_PREFIX}{name}-")
     staging = _join(parent, f".{STAGING_PREFIX}{name}-{uuid.uuid4().hex}")
     sc = spark.sparkContext
     try:
+        _write_driver_file(staging)
         _open_staging(staging)
         sc.setJobGroup(f"hfkit-compact-{name}",
                        f"hfkit compact: {len(stores)} stores of {name}")

@@ -21,7 +21,8 @@ import uuid
 from pathlib import Path
 
 from . import Schema, export_outline, export_part, lock_table
-from .spark import _absolute, _is_remote, _join, _open_staging, _remove_staging, _task_in
+from .spark import (_absolute, _is_remote, _join, _open_staging, _remove_staging, _sweep,
+                    _task_in, _write_driver_file)
 
 STAGING_PREFIX = "hfkit-export-"
 
@@ -73,10 +74,13 @@ def export(spark, table, to, format="csv", rows_schema=None, snapshot=None, now_
     if now_ms is None:
         now_ms = int(time.time() * 1000)
     parent, name = to.rstrip("/").rsplit("/", 1)
+    # A killed driver's staging (its process gone) is removed first.
+    _sweep(parent, f".{STAGING_PREFIX}{name}-")
     staging = _join(parent, f".{STAGING_PREFIX}{name}-{uuid.uuid4().hex}")
     sc = spark.sparkContext
     with lock_table(table):
         try:
+            _write_driver_file(staging)
             _open_staging(staging)
             version, regions = export_outline(table, snapshot)
             sc.setJobGroup(f"hfkit-export-{name}",

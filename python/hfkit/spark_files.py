@@ -27,10 +27,7 @@ names, split descriptions and small summaries, and the shuffle is files.
    load into the same place removes it (``_sweep``).
 """
 
-import json
 import os
-import shutil
-import socket
 import time
 import uuid
 from pathlib import Path
@@ -39,10 +36,10 @@ from . import (configure_storage, copy_object, create_tables, import_split, inpu
                keys_disjoint, merge_region)
 from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _begin,
                     _check_files_per_store, _is_remote, _join, _open_staging, _publish,
-                    _refuse_filled, _regions_of, _remove_staging, _table_exists, _task_in)
+                    _refuse_filled, _regions_of, _remove_staging, _sweep, _table_exists,
+                    _task_in, _write_driver_file)
 
 STAGING_PREFIX = "hfkit-files-"
-DRIVER_FILE = "_driver.json"
 
 
 def _absolute_input(p):
@@ -121,39 +118,6 @@ def _gather(staging, found):
             Path(dest).parent.mkdir(parents=True, exist_ok=True)
             os.replace(f["path"], dest)
     return to
-
-
-def _write_driver_file(staging):
-    """Who runs the load: a later load sweeping staging directories asks whether it still runs."""
-    record = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                         "started": time.time()})
-    if _is_remote(staging):
-        return  # swept by age (see _sweep)
-    Path(staging).mkdir(parents=True, exist_ok=True)
-    (Path(staging) / DRIVER_FILE).write_text(record)
-
-
-def _sweep(parent, prefix):
-    """Removes the staging directories under ``parent`` of loads whose driver died: on this
-    host, a driver process that no longer exists. Others' are left alone."""
-    if _is_remote(parent) or not Path(parent).is_dir():
-        return
-    for d in Path(parent).iterdir():
-        if not d.name.startswith(prefix) or not d.is_dir():
-            continue
-        try:
-            rec = json.loads((d / DRIVER_FILE).read_text())
-        except (OSError, ValueError):
-            continue
-        if rec.get("host") != socket.gethostname():
-            continue
-        try:
-            os.kill(int(rec["pid"]), 0)
-            continue  # alive
-        except ProcessLookupError:
-            shutil.rmtree(d, ignore_errors=True)
-        except (PermissionError, ValueError, KeyError):
-            continue
 
 
 def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, csv=None,

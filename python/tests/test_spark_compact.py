@@ -138,3 +138,26 @@ def test_a_table_changed_meanwhile_is_not_committed_to(spark, three_loads, tmp_p
 def test_a_table_on_object_storage_is_refused(spark):
     with pytest.raises(ValueError, match="not object storage"):
         compact(spark, "s3://bucket/t", progress=False)
+
+
+def dead_drivers_staging(parent, name):
+    """A staging directory a killed driver left: its `_driver.json` names this host and a
+    process that has ended."""
+    import socket
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    d = Path(parent) / name
+    (d / "s").mkdir(parents=True)
+    (d / "s" / "half-written").write_bytes(b"x")
+    (d / "_driver.json").write_text(json.dumps(
+        {"host": socket.gethostname(), "pid": p.pid, "started": 0}))
+    return d
+
+
+def test_a_killed_drivers_staging_is_removed_by_the_next_compaction(spark, three_loads,
+                                                                     tmp_path):
+    t = copy(three_loads, tmp_path / "t")
+    dead = dead_drivers_staging(tmp_path, ".hfkit-compact-t-0123")
+    compact(spark, str(t), major=True, now_ms=NOW, progress=False)
+    assert not dead.exists()
+    assert strays(tmp_path) == []

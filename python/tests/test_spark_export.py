@@ -129,3 +129,11 @@ def test_refusals(spark, users, tmp_path):
         export(spark, str(users), "s3://bucket/out", progress=False)
     with pytest.raises(ValueError, match="'csv' or 'parquet'"):
         export(spark, str(users), str(tmp_path / "o"), format="json", progress=False)
+
+
+def test_a_killed_drivers_staging_is_removed_by_the_next_export(spark, users, tmp_path):
+    from test_spark_compact import dead_drivers_staging
+    dead = dead_drivers_staging(tmp_path, ".hfkit-export-out-0123")
+    export(spark, str(users), str(tmp_path / "out"), now_ms=NOW, progress=False)
+    assert not dead.exists()
+    assert sorted(os.listdir(tmp_path)) == ["out"]
