@@ -21,8 +21,8 @@ pub enum TableCommand {
         "hfkit table create /tmp/hfkit-t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"",
     ))]
     Create(super::create::CreateArgs),
-    /// Show the table's families, regions and live store files, and the index tables imported
-    /// with it (under TABLE/indexes/).
+    /// Show the table's families, regions and live store files (each by its path, for `hfile
+    /// info`), and the index tables imported with it (under TABLE/indexes/).
     #[command(after_help = examples!(
         "hfkit table describe /tmp/hfkit-users",
         "hfkit table describe /tmp/hfkit-users --json",
@@ -105,6 +105,18 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
             cells,
             bytes
         )?;
+        // Each store file by its path (an `s3://` table's by its URL), for `hfile info` etc.
+        for e in files {
+            writeln!(
+                out,
+                "  {} {}: {} cells, {} bytes, sequence id {}",
+                e.family,
+                t.file_path(e).display(),
+                e.entries,
+                e.size,
+                e.seq_id
+            )?;
+        }
     }
     for ix in t.index_tables() {
         let name = Table::open(&ix)

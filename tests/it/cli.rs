@@ -386,6 +386,21 @@ fn attach_describe_check_from_the_command_line() {
         "{}",
         text(&o.stdout)
     );
+    // Each store file by its path, which `hfile info` takes.
+    let described = text(&o.stdout);
+    let path = described
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("  d ")?
+                .split_once(": ")
+                .map(|(p, _)| p.to_string())
+        })
+        .unwrap();
+    assert!(
+        path.starts_with(table.join("data").to_str().unwrap()),
+        "{path}"
+    );
+    assert!(hfkit(&["hfile", "info", &path]).status.success(), "{path}");
     let o = hfkit(&["table", "check", table.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
