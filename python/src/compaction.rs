@@ -14,14 +14,7 @@ use hfkit_table::compact::{CompactOptions, CompactionPlan, StoreOutput};
 use hfkit_table::directory::Table;
 
 fn open(table: &Path) -> PyResult<Table> {
-    if storage::remote(table)?.is_some() {
-        return Err(HfkitError::new_err(format!(
-            "{}: compaction on Spark takes a table on a local or shared file system, not object \
-             storage (use `hfkit compact`)",
-            table.display()
-        )));
-    }
-    Table::open(table).map_err(table_error)
+    storage::local_table(table, "compact")
 }
 
 fn json_error(what: &str, e: serde_json::Error) -> PyErr {

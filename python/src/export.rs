@@ -18,14 +18,7 @@ use hfkit_table::directory::{Table, WriterLock};
 use hfkit_table::export::ExportScope;
 
 fn open(table: &Path) -> PyResult<Table> {
-    if storage::remote(table)?.is_some() {
-        return Err(HfkitError::new_err(format!(
-            "{}: export on Spark takes a table on a local or shared file system, not object \
-             storage (use `hfkit export`)",
-            table.display()
-        )));
-    }
-    Table::open(table).map_err(table_error)
+    storage::local_table(table, "export")
 }
 
 fn format_of(format: &str) -> PyResult<ExportFormat> {

@@ -40,6 +40,20 @@ pub fn scratch() -> PyResult<OwnedDir> {
         .map_err(|e| storage_error(format!("{}: {e}", parent.display())))
 }
 
+/// The directory table at `table`, which a Spark job's tasks reach as a path: a local or
+/// shared file system. An `s3://` URL is refused by name, naming the CLI command `job` that
+/// handles it.
+pub fn local_table(table: &Path, job: &str) -> PyResult<hfkit_table::directory::Table> {
+    if remote(table)?.is_some() {
+        return Err(HfkitError::new_err(format!(
+            "{}: {job} on Spark takes a table on a local or shared file system, not object \
+             storage (use `hfkit {job}`)",
+            table.display()
+        )));
+    }
+    hfkit_table::directory::Table::open(table).map_err(crate::errors::table_error)
+}
+
 /// The store of `loc`.
 pub fn store(loc: &Location) -> PyResult<Store> {
     store_for(loc).map_err(storage_error)

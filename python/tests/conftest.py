@@ -173,3 +173,18 @@ def s3():
         proc.kill()
         proc.wait()
     pytest.fail("moto_server did not answer on loopback")
+
+
+def local_spark(app):
+    """A Spark session in ``local[2,2]`` (two task slots, a failed task tried again once) for
+    a test module, with this Python in the workers; stopped when the module is done."""
+    from pyspark.sql import SparkSession
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    s = (SparkSession.builder.master("local[2,2]").appName(app)
+         .config("spark.ui.enabled", "false")
+         .config("spark.driver.memory", "1g")
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()

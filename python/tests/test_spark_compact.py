@@ -5,7 +5,6 @@ the tasks run is not committed to; a table on object storage is refused."""
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_import, hfkit_bin, table_cells
+from conftest import cli_import, hfkit_bin, local_spark, table_cells
 
 pyspark = pytest.importorskip("pyspark")
 from hfkit.spark import compact  # noqa: E402
@@ -23,16 +22,7 @@ NOW = 1_800_000_000_000
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    s = (SparkSession.builder.master("local[2,2]").appName("hfkit-compact-tests")
-         .config("spark.ui.enabled", "false")
-         .config("spark.driver.memory", "1g")
-         .getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
+    yield from local_spark("hfkit-compact-tests")
 
 
 @pytest.fixture(scope="module")

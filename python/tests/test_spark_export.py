@@ -6,14 +6,13 @@ no extra part; nothing is left beside the output."""
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import SEEDS, cli_import, hfkit_bin
+from conftest import SEEDS, cli_import, hfkit_bin, local_spark
 
 pyspark = pytest.importorskip("pyspark")
 from hfkit.spark import export  # noqa: E402
@@ -23,16 +22,7 @@ NOW = 1_800_000_000_000
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    s = (SparkSession.builder.master("local[2,2]").appName("hfkit-export-tests")
-         .config("spark.ui.enabled", "false")
-         .config("spark.driver.memory", "1g")
-         .getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
+    yield from local_spark("hfkit-export-tests")
 
 
 @pytest.fixture(scope="module")
