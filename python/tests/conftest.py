@@ -72,6 +72,16 @@ def cli_import(design, *args):
     return subprocess.run(cmd + list(args), capture_output=True, text=True)
 
 
+def first_time(flag):
+    """True for the one caller that creates ``flag``, atomically: Spark tasks in several
+    workers may ask at once, and only one of them may inject its failure."""
+    try:
+        os.close(os.open(str(flag), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
 def cells_of_batch(batch, table=""):
     cols = batch.to_pydict()
     return [

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import hfkit
-from conftest import DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, seed_input, table_cells
+from conftest import (DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, first_time, seed_input,
+                      table_cells)
 
 pyspark = pytest.importorskip("pyspark")
 from hfkit.spark import bulk_load  # noqa: E402
@@ -72,8 +73,7 @@ def test_bulk_load_into_a_table_with_several_tasks_per_region(spark, tmp_path):
 def fail_once(flag):
     def on_written(files):
         # The first attempt to get here fails after its files are written.
-        if files and not os.path.exists(flag):
-            open(flag, "w").close()
+        if files and first_time(flag):
             raise RuntimeError("injected failure after writing")
     return on_written
 

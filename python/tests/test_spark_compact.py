@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_import, hfkit_bin, local_spark, table_cells
+from conftest import cli_import, first_time, hfkit_bin, local_spark, table_cells
 
 pyspark = pytest.importorskip("pyspark")
 from hfkit.spark import compact  # noqa: E402
@@ -94,8 +94,7 @@ def test_a_task_failing_once_after_writing_leaves_no_file(spark, three_loads, tm
     flag = tmp_path / "failed-once"
 
     def fail_once(task):
-        if task == 1 and not flag.exists():
-            flag.touch()
+        if task == 1 and first_time(flag):
             raise RuntimeError("injected failure after writing")
 
     compact(spark, str(ours), major=True, now_ms=NOW, on_task=fail_once, progress=False)
@@ -109,8 +108,7 @@ def test_a_table_changed_meanwhile_is_not_committed_to(spark, three_loads, tmp_p
     flag = tmp_path / "imported"
 
     def import_meanwhile(task):
-        if not flag.exists():
-            flag.touch()
+        if first_time(flag):
             r = cli_import("users", "--table", str(t), "--force")
             assert r.returncode == 0, r.stderr
 

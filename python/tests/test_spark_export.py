@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import SEEDS, cli_import, hfkit_bin, local_spark
+from conftest import SEEDS, cli_import, first_time, hfkit_bin, local_spark
 
 pyspark = pytest.importorskip("pyspark")
 from hfkit.spark import export  # noqa: E402
@@ -88,8 +88,7 @@ def test_a_task_failing_once_after_writing_leaves_one_part_per_region(spark, use
     flag = tmp_path / "failed-once"
 
     def fail_once(region):
-        if region == 3 and not flag.exists():
-            flag.touch()
+        if region == 3 and first_time(flag):
             raise RuntimeError("injected failure after writing")
 
     export(spark, str(users), str(tmp_path / "out"), now_ms=NOW, on_task=fail_once,

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hfkit
-from conftest import (DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, read_strings,
+from conftest import (DESIGNS, IMPORT_TIME, SEEDS, bulk_cells, cli_import, first_time, read_strings,
                       seed_input, table_cells)
 
 pyspark = pytest.importorskip("pyspark")
@@ -120,8 +120,7 @@ def fail_once(flag_dir, how):
     kills its Python worker (``exit``)."""
     def on_task(stage, key):
         flag = Path(flag_dir) / f"stage{stage}"
-        if not flag.exists():
-            flag.touch()
+        if first_time(flag):
             if how == "exit":
                 os._exit(3)
             raise RuntimeError(f"injected failure in stage {stage} after writing")
