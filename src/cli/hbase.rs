@@ -145,7 +145,7 @@ scan --help`).
 /// A table or a snapshot of a root directory.
 #[derive(Debug, Args)]
 pub struct Target {
-    /// The HBase root directory (hbase.rootdir).
+    /// The HBase root directory (hbase.rootdir): a local path or s3://bucket/prefix.
     root: PathBuf,
     /// The table (`name` or `namespace:name`).
     #[arg(required_unless_present = "snapshot")]
@@ -160,7 +160,7 @@ pub enum HbaseCommand {
     /// List the tables and snapshots of an HBase root directory.
     #[command(after_help = LS_AFTER_HELP)]
     Ls {
-        /// The HBase root directory (hbase.rootdir).
+        /// The HBase root directory (hbase.rootdir): a local path or s3://bucket/prefix.
         root: PathBuf,
         /// Machine-readable output.
         #[arg(long)]
@@ -240,7 +240,7 @@ pub struct ExportArgs {
 /// `hfkit hbase get ROOT [TABLE] ROW [--snapshot S]`.
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// The HBase root directory (hbase.rootdir).
+    /// The HBase root directory (hbase.rootdir): a local path or s3://bucket/prefix.
     root: PathBuf,
     /// The table (omit with --snapshot).
     table: Option<String>,
@@ -269,7 +269,7 @@ pub struct ScanArgs {
 #[derive(Debug, Args)]
 #[command(after_help = CLONE_AFTER_HELP, allow_missing_positional = true)]
 pub struct CloneArgs {
-    /// The HBase root directory (hbase.rootdir).
+    /// The HBase root directory (hbase.rootdir): a local path or s3://bucket/prefix.
     root: PathBuf,
     /// The HBase table (omit with --snapshot).
     table: Option<String>,
@@ -330,6 +330,28 @@ fn load(root: &Path, table: Option<&str>, snapshot: Option<&str>) -> Result<Mani
 impl Target {
     fn load(&self) -> Result<Manifest, CliError> {
         load(&self.root, self.table.as_deref(), self.snapshot.as_deref())
+    }
+}
+
+impl HbaseCommand {
+    /// The HBase root a reading command reads (`None` for the commands that write one).
+    pub fn read_root(&self) -> Option<&Path> {
+        match self {
+            HbaseCommand::Ls { root, .. } => Some(root),
+            HbaseCommand::Describe { target, .. } | HbaseCommand::Verify { target, .. } => {
+                Some(&target.root)
+            }
+            HbaseCommand::Scan(a) => Some(&a.target.root),
+            HbaseCommand::Get(a) => Some(&a.root),
+            HbaseCommand::ExportSnapshot(_) | HbaseCommand::Compact { .. } => None,
+        }
+    }
+}
+
+impl CloneArgs {
+    /// The HBase root read.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 }
 

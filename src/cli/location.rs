@@ -38,6 +38,12 @@ pub const OBJECT_STORAGE: &[(&str, &[&str])] = &[
     ("hfile cells", &["file"]),
     ("hfile verify", &["file"]),
     ("hfile get", &["file"]),
+    ("hbase ls", &["root"]),
+    ("hbase describe", &["root"]),
+    ("hbase verify", &["root"]),
+    ("hbase get", &["root"]),
+    ("hbase scan", &["root"]),
+    ("table clone-hbase", &["root"]),
 ];
 
 /// Arguments whose values are paths although they are parsed as text (globs, expanded later).

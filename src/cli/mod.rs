@@ -38,6 +38,7 @@ mod packaging;
 mod plan;
 mod read;
 mod remote_out;
+mod remote_root;
 mod remote_table;
 mod table;
 
@@ -238,7 +239,10 @@ where
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match remote_table::run(&cli.command, &args, &mut out, dispatch) {
         Some(r) => r,
-        None => dispatch(cli.command, &mut out),
+        None => match remote_root::run(&cli.command, &args, &mut out, dispatch) {
+            Some(r) => r,
+            None => dispatch(cli.command, &mut out),
+        },
     };
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {

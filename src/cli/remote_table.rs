@@ -134,7 +134,15 @@ fn run_remote(
         true => dispatch(cli.command, out),
         false => dispatch(cli.command, &mut buffered),
     };
-    let code = code.map_err(|e| m.shown_error(e))?;
+    let code = match code {
+        Ok(c) => c,
+        Err(e) => {
+            // What a failed command printed (a check's report of what is wrong) goes out as
+            // it would locally; nothing is committed.
+            out.write_all(&m.shown(&buffered))?;
+            return Err(m.shown_error(e));
+        }
+    };
     let buffered = m.shown(&buffered);
     if let Mode::Read { ranged } = mode {
         out.write_all(&buffered)?;

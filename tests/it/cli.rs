@@ -924,7 +924,10 @@ fn locations_a_command_cannot_handle_are_refused_by_name() {
             ]),
             "<ROOT>",
         ),
-        (other(&["hbase", "ls", "s3://bucket/root"]), "<ROOT>"),
+        (
+            other(&["hbase", "compact", "s3://bucket/root", "t1"]),
+            "<ROOT>",
+        ),
         (other(&["man", "--dir", "s3://bucket/man"]), "--dir"),
         (
             other(&["snapshot", "clone", "t", "s1", "s3://bucket/c"]),

@@ -40,6 +40,7 @@ mod read_model;
 mod read_semantics;
 mod reader_garbage;
 mod s3_faults;
+mod s3_hbase_root;
 mod s3_io;
 mod s3_read;
 mod s3_table;

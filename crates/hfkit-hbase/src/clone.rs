@@ -154,7 +154,10 @@ fn build(
             let to = fam_dir.join(format!("{i:05}"));
             match &input.resolved.reference {
                 None => {
-                    if std::fs::hard_link(&input.resolved.path, &to).is_err() {
+                    if let Some(object) = &input.resolved.object {
+                        // A root on object storage: the bytes, not the mirror's placeholder.
+                        super::remote::download(object, &to)?;
+                    } else if std::fs::hard_link(&input.resolved.path, &to).is_err() {
                         std::fs::copy(&input.resolved.path, &to)
                             .map_err(|e| HBaseError::io(&to, e))?;
                     }

@@ -188,6 +188,12 @@ fn remove_leftovers(leftovers: &[PathBuf]) -> Result<()> {
 /// two files or more, or one not written by a major compaction. All stores are written and
 /// verified first; only then are outputs moved in and inputs archived.
 pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactReport> {
+    if let Some(url) = &m.remote {
+        // A mirror's store files are placeholders: nothing here may be moved or written.
+        return Err(HBaseError::Invalid(format!(
+            "{url}: a root on object storage is not compacted in place (read commands only)"
+        )));
+    }
     let dir = m.dir();
     let _lock = lock_table(dir)?;
     let leftovers = check_offline(m)?;

@@ -13,13 +13,14 @@
 //! | [`manifest`] | a table's or snapshot's regions and store files ([`Manifest`]); store listing, `.filelist` | §"Regions", §"Store file trackers" |
 //! | [`store`] | resolving a store file to its bytes, opening it as HBase does, [`hfkit_read::Store`]s | §"Reading" |
 //! | [`root`] | the root directory: version, tables, snapshots | §"Root directory" |
+//! | [`remote`] | a root on object storage, read through a local mirror of its small files | §"Roots on object storage" |
 //! | [`snapshot`] | `.snapshotinfo`, `data.manifest` (v2), v1 and `region-manifest.*` snapshots | §"Snapshots" |
 //! | [`verify`] | snapshot verification and per-store cell digests | §"Verification" |
 //! | [`clone`] | an hfkit table from an HBase table or snapshot | §"Clone into an hfkit table" |
 //! | [`compact`] | offline major compaction of a table's stores in place, archiving the inputs | §"Offline compaction" |
 //! | [`export`] | an hfkit table as an HBase snapshot (`ExportSnapshot`'s layout) | §"Export as an HBase snapshot" |
 //!
-//! This layer uses [`hfkit_format`], [`hfkit_read`] and [`hfkit_table`] only.
+//! This layer uses [`hfkit_format`], [`hfkit_read`], [`hfkit_storage`] and [`hfkit_table`] only.
 
 pub mod clone;
 pub mod compact;
@@ -30,6 +31,7 @@ pub mod names;
 pub mod proto;
 pub mod reference;
 pub mod region;
+pub mod remote;
 pub mod root;
 pub mod snapshot;
 pub mod store;

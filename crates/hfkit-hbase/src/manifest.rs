@@ -69,6 +69,9 @@ pub struct RegionManifest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Manifest {
     pub root: PathBuf,
+    /// The root on object storage that `root` mirrors ([`super::remote`]), if it is a mirror:
+    /// its store files are then read from there.
+    pub remote: Option<hfkit_storage::Location>,
     pub descriptor: TableDescriptor,
     /// In HBase's region order for tables, manifest order for snapshots.
     pub regions: Vec<RegionManifest>,
@@ -148,6 +151,7 @@ impl Manifest {
         Manifest::mark_live(&mut regions, table_dir)?;
         Ok(Manifest {
             root: root.to_path_buf(),
+            remote: None,
             descriptor,
             regions,
             source: Source::Table {

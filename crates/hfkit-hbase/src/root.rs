@@ -23,6 +23,8 @@ pub const CLUSTER_ID_FILE: &str = "hbase.id";
 #[derive(Clone, Debug)]
 pub struct HBaseRoot {
     dir: PathBuf,
+    /// The root on object storage `dir` mirrors ([`super::remote`]), if it is a mirror.
+    remote: Option<hfkit_storage::Location>,
 }
 
 fn sorted_dir_names(dir: &Path) -> Result<Vec<String>> {
@@ -52,6 +54,7 @@ impl HBaseRoot {
         }
         let root = HBaseRoot {
             dir: dir.to_path_buf(),
+            remote: super::remote::mirrored_root(dir)?,
         };
         root.version()?;
         Ok(root)
@@ -118,7 +121,9 @@ impl HBaseRoot {
                 dir.join(TABLEINFO_DIR).display()
             )));
         }
-        Manifest::from_table_dir(&self.dir, &dir)
+        let mut m = Manifest::from_table_dir(&self.dir, &dir)?;
+        m.remote = self.remote.clone();
+        Ok(m)
     }
 
     /// Every completed snapshot (`.hbase-snapshot/<name>/.snapshotinfo`; the `.tmp` working
@@ -138,6 +143,13 @@ impl HBaseRoot {
 
     /// Snapshot `name`.
     pub fn snapshot(&self, name: &str) -> Result<Manifest> {
-        snapshot::read_snapshot(&self.dir, name)
+        let mut m = snapshot::read_snapshot(&self.dir, name)?;
+        m.remote = self.remote.clone();
+        Ok(m)
+    }
+
+    /// The root on object storage this directory mirrors ([`super::remote`]), if any.
+    pub fn remote(&self) -> Option<&hfkit_storage::Location> {
+        self.remote.as_ref()
     }
 }

@@ -151,6 +151,7 @@ pub fn read_snapshot(root: &Path, name: &str) -> Result<Manifest> {
     Manifest::mark_live(&mut regions, &dir)?;
     Ok(Manifest {
         root: root.to_path_buf(),
+        remote: None,
         descriptor,
         regions,
         source: Source::Snapshot {

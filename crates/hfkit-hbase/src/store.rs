@@ -36,6 +36,9 @@ pub struct ResolvedFile {
     pub reference: Option<Reference>,
     /// Length of the HFile at `path`.
     pub size: u64,
+    /// The object holding the bytes when `path` is in a mirror of a root on object storage
+    /// ([`super::remote`]).
+    pub object: Option<hfkit_storage::Location>,
 }
 
 impl ResolvedFile {
@@ -169,12 +172,17 @@ impl Manifest {
             }
         };
         let size = size_of(&path)?;
+        let object = match &self.remote {
+            Some(url) => Some(super::remote::object_of(url, root, &path)?),
+            None => None,
+        };
         Ok(ResolvedFile {
             name: file.name.clone(),
             path,
             link,
             reference,
             size,
+            object,
         })
     }
 
@@ -363,7 +371,10 @@ pub fn open_store_file(f: &ResolvedFile) -> Result<OpenedStoreFile> {
         path: f.path.clone(),
         source,
     };
-    let mut reader = HFileReader::open(&f.path).map_err(fmt)?;
+    let mut reader = match &f.object {
+        Some(object) => super::remote::open_object(object, f.size, &f.path)?,
+        None => HFileReader::open(&f.path).map_err(fmt)?,
+    };
     if let Some(r) = &f.reference {
         reader = reader
             .into_half(r.split_key.clone(), r.range)
@@ -459,6 +470,7 @@ mod tests {
         let merged = region("a", "z", 2);
         let m = Manifest {
             root: PathBuf::from("/r"),
+            remote: None,
             descriptor: TableDescriptor::from_families(TableName::parse("t").unwrap(), &[]),
             regions: vec![a.clone(), b.clone(), merged.clone()],
             source: Source::Table {

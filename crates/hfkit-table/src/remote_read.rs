@@ -85,6 +85,19 @@ pub struct StoredObject {
 }
 
 impl StoredObject {
+    /// The object at `location`, of `len` bytes as a listing gave it: no request until a
+    /// range is read (an HBase root's store files on object storage, `hbase::remote`).
+    pub fn sized(
+        location: &Location,
+        len: u64,
+    ) -> Result<StoredObject, hfkit_storage::StorageError> {
+        Ok(StoredObject {
+            store: store_for(location)?,
+            location: location.clone(),
+            len,
+        })
+    }
+
     /// The object at `location` (an HFile on its own: `hfkit hfile info s3://...`), its length
     /// asked of the store once; then read by ranges as a table's store files are.
     pub fn at(location: &Location) -> Result<StoredObject, hfkit_storage::StorageError> {

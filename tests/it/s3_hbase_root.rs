@@ -1,0 +1,195 @@
+//! HBase root directories on object storage (`formats/hbase-layout.md` §"Roots on object
+//! storage"), against moto on loopback: HBase's own root (`hbase-layout/root1`) and its three
+//! damaged copies, uploaded to a bucket, give every reading command (`hbase ls`, `describe`,
+//! `verify`, `get`, `scan`, `table clone-hbase`) the output and exit code of the local root,
+//! the root named by its URL; of the store files, only the ranges a read needs are fetched;
+//! no mirror is left behind.
+
+use std::path::{Path, PathBuf};
+
+use hfkit::storage::{Location, PutCondition, StorageConfig, Store};
+use hfkit_testkit::s3::S3Server;
+
+use crate::common::{self, hfkit, text};
+
+/// The layout fixtures (`hbase-layout/`), or `None` (skip) when absent.
+fn layout(test: &str) -> Option<PathBuf> {
+    let dir = common::fixtures_root(test)?.join("hbase-layout");
+    dir.join("root1").is_dir().then_some(dir)
+}
+
+/// Uploads every file under `dir` to `url`, at the same relative keys.
+fn upload(server: &S3Server, dir: &Path, url: &str) {
+    let base = Location::parse(url).unwrap();
+    let store = Store::open(
+        &base,
+        &StorageConfig::with_endpoint(Some(server.endpoint())),
+    )
+    .unwrap();
+    for f in common::files_under(dir) {
+        let rel = f
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let bytes = std::fs::read(&f).unwrap();
+        store
+            .put(&base.join(&rel), bytes, PutCondition::Overwrite)
+            .unwrap();
+    }
+}
+
+/// (exit code, stdout, stderr) of hfkit with `args`, `ROOT` replaced by `root`.
+fn run(server: &S3Server, args: &[&str], root: &str, tmp: &Path) -> (i32, String, String) {
+    let endpoint = server.endpoint();
+    let mut all: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "ROOT" { root } else { a })
+        .collect();
+    if root.starts_with("s3://") {
+        all.extend(["--s3-endpoint", &endpoint]);
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(&all)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        text(&o.stdout),
+        text(&o.stderr),
+    )
+}
+
+/// The numbers of a `--stats` note: (bytes in all, bytes by ranges of store files).
+fn stats(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("object storage: "))
+        .unwrap_or_else(|| panic!("no object storage note in {stderr}"));
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect();
+    (n[1], n[3])
+}
+
+#[test]
+fn hbase_roots_on_s3_read_as_local_ones() {
+    let test = "hbase_roots_on_s3_read_as_local_ones";
+    let Some(fixtures) = layout(test) else {
+        return;
+    };
+    let Some(server) = S3Server::start(test) else {
+        return;
+    };
+    let tmp = common::tmpdir();
+    let mirrors = tmp.path().join("tmp");
+    std::fs::create_dir(&mirrors).unwrap();
+    let roots = [
+        "root1",
+        "corrupt/truncated_manifest",
+        "corrupt/missing_archived_file",
+        "corrupt/reference_missing_parent",
+    ];
+    let commands: &[&[&str]] = &[
+        &["hbase", "ls", "ROOT"],
+        &["hbase", "ls", "ROOT", "--json"],
+        &["hbase", "describe", "ROOT", "t1"],
+        &[
+            "hbase",
+            "describe",
+            "ROOT",
+            "--snapshot",
+            "snap_t2",
+            "--json",
+        ],
+        &["hbase", "verify", "ROOT", "t1"],
+        &["hbase", "verify", "ROOT", "ns1:t2", "--json"],
+        &["hbase", "verify", "ROOT", "t3"],
+        &["hbase", "verify", "ROOT", "--snapshot", "snap_t1"],
+        &["hbase", "verify", "ROOT", "--snapshot", "snap_t2"],
+        &["hbase", "verify", "ROOT", "--snapshot", "snap_t2_daughters"],
+        &["hbase", "get", "ROOT", "t1", "k"],
+        &["hbase", "get", "ROOT", "ns1:t2", "r12", "--versions", "3"],
+        &["hbase", "scan", "ROOT", "t3"],
+        &["hbase", "scan", "ROOT", "--snapshot", "snap_t2"],
+        &[
+            "hbase", "scan", "ROOT", "ns1:t2", "--start", "r05", "--limit", "4",
+        ],
+    ];
+    let mut failures = 0;
+    for name in roots {
+        let local = fixtures.join(name);
+        let url = server.url(&format!("roots/{name}"));
+        upload(&server, &local, &url);
+        let local = local.to_str().unwrap();
+        for args in commands {
+            let want = run(&server, args, local, &mirrors);
+            let got = run(&server, args, &url, &mirrors);
+            let shown = |s: &str| s.replace(local, &url);
+            assert_eq!(got.0, want.0, "{name} {args:?}: {}", got.2);
+            assert_eq!(got.1, shown(&want.1), "{name} {args:?}");
+            assert_eq!(got.2, shown(&want.2), "{name} {args:?}");
+            failures += usize::from(want.0 != 0);
+        }
+    }
+    // The damaged copies fail as locally (not only the sound root passing).
+    assert!(failures >= 4, "{failures} failing commands");
+
+    let url = server.url("roots/root1");
+    let root1 = fixtures.join("root1");
+    let store_bytes: u64 = common::files_under(&root1)
+        .iter()
+        .filter(|f| {
+            hfkit::hbase::remote::is_placeholder(&f.strip_prefix(&root1).unwrap().to_string_lossy())
+        })
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    assert!(store_bytes > 0);
+    // A get reads the layout's small files whole and, of the store files, ranges of the
+    // table's own only (those of t1's regions: none of ns1:t2's, of the archive's).
+    let t1_bytes: u64 = common::files_under(&root1.join("data/default/t1"))
+        .iter()
+        .filter(|f| {
+            hfkit::hbase::remote::is_placeholder(&f.strip_prefix(&root1).unwrap().to_string_lossy())
+        })
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    assert!(t1_bytes < store_bytes);
+    let get = ["hbase", "get", "ROOT", "t1", "k", "--stats"];
+    let (code, _, err) = run(&server, &get, &url, &mirrors);
+    assert_eq!(code, 0, "{err}");
+    let (all, ranged) = stats(&err);
+    assert!(
+        ranged > 0 && ranged <= t1_bytes,
+        "{ranged} of {t1_bytes}: {err}"
+    );
+    assert!(all - ranged < store_bytes / 4, "{all} bytes in all: {err}");
+
+    // A clone from the root on object storage is the clone from the local root.
+    for (i, view) in [&["t1"][..], &["--snapshot", "snap_t2"]].iter().enumerate() {
+        let mut tables = Vec::new();
+        for root in [root1.to_str().unwrap(), url.as_str()] {
+            let dest = tmp.path().join(format!("clone{i}-{}", tables.len()));
+            let dest_s = dest.to_str().unwrap();
+            let args = [&["table", "clone-hbase", "ROOT"][..], view, &[dest_s]].concat();
+            let (code, out, err) = run(&server, &args, root, &mirrors);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            assert!(out.contains(dest_s), "{out}");
+            let o = hfkit(&["table", "check", dest_s]);
+            assert!(o.status.success(), "{}", text(&o.stderr));
+            tables.push(text(&hfkit(&["scan", dest_s]).stdout));
+        }
+        assert!(!tables[0].is_empty());
+        assert_eq!(tables[0], tables[1], "{view:?}");
+    }
+    // Writers take local roots only, refused by name before anything is read.
+    let (code, _, err) = run(&server, &["hbase", "compact", "ROOT", "t1"], &url, &mirrors);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("takes a local path here"), "{err}");
+    // Every mirror was removed.
+    let left: Vec<_> = std::fs::read_dir(&mirrors).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
