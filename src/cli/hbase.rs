@@ -42,6 +42,9 @@ HBase: clone_snapshot '<name>', '<table>'. Files keep their _SeqId_<n>_ names, s
 their cells the sequence ids hfkit reads them with. The copies are staged under
 .hbase-snapshot/.tmp/hfkit-export-<name>.*/ and the snapshot appears last; what a killed export
 left there (and moved into archive/) is removed by the next export into the same root.
+ROOT may be on object storage (s3://bucket/hbase): the export is made locally, then its files
+are written, the snapshot's .snapshotinfo last (formats/hbase-layout.md, section Export into a
+root on object storage).
 
 ",
     examples!(
@@ -221,7 +224,8 @@ pub enum HbaseCommand {
 pub struct ExportArgs {
     /// The hfkit table directory.
     table: PathBuf,
-    /// The HBase root directory to write into (created when absent).
+    /// The HBase root directory to write into (created when absent): a local path or
+    /// s3://bucket/prefix.
     root: PathBuf,
     /// Name of the HBase snapshot.
     #[arg(long, value_name = "NAME")]
@@ -409,6 +413,9 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     }
 }
 
+/// The local staging directories of exports into roots on object storage, under `$TMPDIR`.
+const EXPORT_STAGING_PREFIX: &str = "hfkit-hbase-export-";
+
 fn export_snapshot(a: ExportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let t = crate::table::directory::Table::open(&a.table)
         .map_err(|e| CliError::failure(format!("{}: {e}", a.table.display())))?;
@@ -418,7 +425,20 @@ fn export_snapshot(a: ExportArgs, out: &mut dyn Write) -> Result<i32, CliError> 
         table: a.hbase_table,
         creation_time: now_ms(),
     };
-    let r = crate::hbase::export::export_snapshot(&t, &a.root, &opts).map_err(failure)?;
+    let r = match crate::storage::Location::is_remote_path(&a.root) {
+        true => {
+            let url = crate::storage::Location::from_path(&a.root)
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            // Killed runs' staging first, then this run's own (removed when dropped).
+            let tmp = std::env::temp_dir();
+            crate::table::staging::sweep(&tmp, EXPORT_STAGING_PREFIX);
+            let scratch = crate::table::staging::OwnedDir::create(&tmp, EXPORT_STAGING_PREFIX)
+                .map_err(failure)?;
+            crate::hbase::export_s3::export_snapshot_to(&t, &url, &opts, scratch.path())
+                .map_err(failure)?
+        }
+        false => crate::hbase::export::export_snapshot(&t, &a.root, &opts).map_err(failure)?,
+    };
     if a.json {
         writeln!(out, "{}", json!(r))?;
     } else {

@@ -44,6 +44,7 @@ pub const OBJECT_STORAGE: &[(&str, &[&str])] = &[
     ("hbase get", &["root"]),
     ("hbase scan", &["root"]),
     ("table clone-hbase", &["root"]),
+    ("hbase export-snapshot", &["root"]),
 ];
 
 /// Arguments whose values are paths although they are parsed as text (globs, expanded later).

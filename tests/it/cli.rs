@@ -917,12 +917,12 @@ fn locations_a_command_cannot_handle_are_refused_by_name() {
             other(&[
                 "hbase",
                 "export-snapshot",
-                "t",
-                "s3://bucket/root",
+                "s3://bucket/t",
+                "root",
                 "--name",
                 "x",
             ]),
-            "<ROOT>",
+            "<TABLE>",
         ),
         (
             other(&["hbase", "compact", "s3://bucket/root", "t1"]),

@@ -193,3 +193,147 @@ fn hbase_roots_on_s3_read_as_local_ones() {
     let left: Vec<_> = std::fs::read_dir(&mirrors).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Every object below `url`, by key relative to it.
+fn objects(server: &S3Server, url: &str) -> Vec<String> {
+    let base = Location::parse(url).unwrap();
+    let store = Store::open(
+        &base,
+        &StorageConfig::with_endpoint(Some(server.endpoint())),
+    )
+    .unwrap();
+    store
+        .list(&base)
+        .unwrap()
+        .into_iter()
+        .filter_map(|o| o.location.relative_to(&base))
+        .collect()
+}
+
+/// Runs `hfkit hbase export-snapshot TABLE URL --name NAME` until it pauses at `pause` (the
+/// test hook `HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
+fn kill_export_at(server: &S3Server, table: &Path, url: &str, name: &str, pause: &str) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["hbase", "export-snapshot", table.to_str().unwrap(), url])
+        .args(["--name", name, "--s3-endpoint", &server.endpoint()])
+        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.starts_with("paused after"), "{pause}: {line:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// `hbase export-snapshot` into a root on object storage (formats/hbase-layout.md §"Export
+/// into a root on object storage"): the snapshot verifies with the digests of the same
+/// export into a local root; its name is not taken twice; SIGKILLed while writing the store
+/// files or before the description, it leaves no snapshot, and the next export leaves no
+/// object that no snapshot names.
+#[test]
+fn snapshot_exports_into_s3_roots_commit_last_and_recover_killed_runs() {
+    let test = "snapshot_exports_into_s3_roots_commit_last_and_recover_killed_runs";
+    let Some(fixtures) = layout(test) else {
+        return;
+    };
+    let Some(server) = S3Server::start(test) else {
+        return;
+    };
+    let tmp = common::tmpdir();
+    let mirrors = tmp.path().join("tmp");
+    std::fs::create_dir(&mirrors).unwrap();
+    let table = tmp.path().join("t");
+    let root1 = fixtures.join("root1");
+    let table_s = table.to_str().unwrap();
+    let (code, _, err) = run(
+        &server,
+        &[
+            "table",
+            "clone-hbase",
+            "ROOT",
+            "--snapshot",
+            "snap_t1",
+            table_s,
+        ],
+        root1.to_str().unwrap(),
+        &mirrors,
+    );
+    assert_eq!(code, 0, "{err}");
+    let local = tmp.path().join("hbase");
+    let url = server.url("exported");
+    for (root, name) in [(local.to_str().unwrap(), "s1"), (url.as_str(), "s1")] {
+        let args = ["hbase", "export-snapshot", table_s, "ROOT", "--name", name];
+        let (code, out, err) = run(&server, &args, root, &mirrors);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains(&format!("{root}/.hbase-snapshot/{name}")),
+            "{out}"
+        );
+    }
+    let verify = |root: &str| {
+        let (code, out, err) = run(
+            &server,
+            &["hbase", "verify", "ROOT", "--snapshot", "s1"],
+            root,
+            &mirrors,
+        );
+        assert_eq!(code, 0, "{err}");
+        // Region names hash the creation time: each store by its family, in region order.
+        out.lines()
+            .filter(|l| !l.starts_with("snapshot:"))
+            .map(|l| l.split_once('/').map_or(l, |(_, store)| store).to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verify(&url), verify(local.to_str().unwrap()));
+    let again = ["hbase", "export-snapshot", table_s, "ROOT", "--name", "s1"];
+    let (code, _, err) = run(&server, &again, &url, &mirrors);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("already exists"), "{err}");
+    let before = objects(&server, &url);
+
+    for (name, pause) in [("s2", "uploaded:3"), ("s3", "uploaded:10")] {
+        kill_export_at(&server, &table, &url, name, pause);
+        let (_, listed, _) = run(&server, &["hbase", "ls", "ROOT"], &url, &mirrors);
+        assert!(
+            !listed.contains(&format!("SNAPSHOT  {name} ")),
+            "{pause}: {listed}"
+        );
+        // The next export (of another name) removes what the killed one left.
+        let (code, _, err) = run(
+            &server,
+            &[
+                "hbase",
+                "export-snapshot",
+                table_s,
+                "ROOT",
+                "--name",
+                &format!("{name}b"),
+            ],
+            &url,
+            &mirrors,
+        );
+        assert_eq!(code, 0, "{pause}: {err}");
+        let (code, _, err) = run(
+            &server,
+            &["hbase", "verify", "ROOT", "--snapshot", &format!("{name}b")],
+            &url,
+            &mirrors,
+        );
+        assert_eq!(code, 0, "{pause}: {err}");
+    }
+    // What is there: s1's objects, and as many of s2b and of s3b (the store files, a
+    // manifest and a description each); nothing in the working directory.
+    let after = objects(&server, &url);
+    assert!(before.iter().all(|k| after.contains(k)));
+    assert!(before.iter().all(|k| !k.contains("/.tmp/")), "{before:#?}");
+    let new: Vec<_> = after.iter().filter(|k| !before.contains(k)).collect();
+    assert_eq!(new.len(), 2 * before.len(), "{new:#?}");
+    assert!(new.iter().all(|k| !k.contains("/.tmp/")), "{new:#?}");
+    let left: Vec<_> = std::fs::read_dir(&mirrors).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
