@@ -12,7 +12,7 @@ use super::{CliError, EXIT_OK};
 use crate::pipeline::import::{check_inputs, check_mapping, has_mapping, import_regions};
 use crate::pipeline::import::{ImportOptions, ImportRegions};
 use crate::pipeline::source::expand_paths;
-use crate::table::directory::{Table, INDEX_DIR};
+use crate::table::directory::Table;
 use crate::table::manifest::{Attributes, FamilyEntry, CURRENT};
 use crate::table::{ImportMapping, ParsedSchema, Regions, SplitSpec, TableSchema};
 
@@ -141,32 +141,85 @@ pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError>
     Ok(EXIT_OK)
 }
 
-/// Tables an `import --table` created: removed again (back to an absent or empty directory)
-/// unless the import succeeded, so that a failed import leaves no table it made.
+/// Tables an `import --table` creates, each built in a directory of this run's own beside its
+/// final place ([`crate::table::staging::beside`]) and renamed there by [`publish`] once the
+/// import has attached its data: a new table appears with its first data, in one step. A run
+/// that fails, is stopped or is killed leaves no table it made (a killed run's directory is
+/// swept by the next builder of the same table); an empty directory given as the table stays
+/// as it was.
+///
+/// [`publish`]: CreatedTables::publish
 #[derive(Default)]
-pub(super) struct CreatedTables(Vec<(PathBuf, bool)>);
+pub(super) struct CreatedTables(Vec<Created>, Vec<(PathBuf, PathBuf)>);
+
+/// One table being created: where it is built, where it goes.
+struct Created {
+    staged: crate::table::staging::OwnedDir,
+    dest: PathBuf,
+    /// The parent directory this run made for it (a new table's `indexes/`), removed again
+    /// with it when the import does not succeed.
+    made_parent: Option<PathBuf>,
+}
 
 impl CreatedTables {
-    /// `dir` was just created; `existed`: as an empty directory.
-    fn add(&mut self, dir: &Path, existed: bool) {
-        self.0.push((dir.to_path_buf(), existed));
+    /// The directory to create the table `dest` in: a new one beside it.
+    fn stage(&mut self, dest: &Path) -> Result<PathBuf, CliError> {
+        let made_parent = dest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+            .map(Path::to_path_buf);
+        let staged = crate::table::staging::beside(dest)
+            .map_err(|e| CliError::failure(format!("{}: {e}", dest.display())))?;
+        let path = staged.path().to_path_buf();
+        self.0.push(Created {
+            staged,
+            dest: dest.to_path_buf(),
+            made_parent,
+        });
+        Ok(path)
     }
 
-    /// The import succeeded: the tables stay.
-    pub(super) fn keep(&mut self) {
-        self.0.clear();
+    /// Where `dir`, a table of this run, is shown (and will be): a staged table's path at its
+    /// destination.
+    pub(super) fn shown(&self, dir: &Path) -> PathBuf {
+        let staged = self.0.iter().map(|c| (c.staged.path(), &c.dest));
+        let published = self.1.iter().map(|(s, d)| (s.as_path(), d));
+        for (from, to) in staged.chain(published) {
+            if let Ok(rel) = dir.strip_prefix(from) {
+                return match rel.as_os_str().is_empty() {
+                    true => to.clone(),
+                    false => to.join(rel),
+                };
+            }
+        }
+        dir.to_path_buf()
+    }
+
+    /// The import succeeded: each new table is renamed to its place (onto the empty
+    /// directory given, if one was), and its parent directory synced.
+    pub(super) fn publish(&mut self) -> Result<(), CliError> {
+        for c in self.0.drain(..) {
+            let fail = |e: std::io::Error| CliError::failure(format!("{}: {e}", c.dest.display()));
+            std::fs::rename(c.staged.path(), &c.dest).map_err(fail)?;
+            self.1.push((c.staged.path().to_path_buf(), c.dest.clone()));
+            if let Some(parent) = c.dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::File::open(parent)
+                    .and_then(|d| d.sync_all())
+                    .map_err(fail)?;
+            }
+        }
+        Ok(())
     }
 }
 
 impl Drop for CreatedTables {
+    /// Not published: each staged table removed, and the parent directory made for it.
     fn drop(&mut self) {
-        for (dir, existed) in self.0.drain(..).rev() {
-            let _ = std::fs::remove_dir_all(&dir);
-            if existed {
-                let _ = std::fs::create_dir(&dir);
-            } else if let Some(indexes) = dir.parent().filter(|p| p.ends_with(INDEX_DIR)) {
-                // The table's `indexes/`, when this import made it (and so it is empty).
-                let _ = std::fs::remove_dir(indexes);
+        for c in self.0.drain(..).rev() {
+            let parent = c.made_parent.clone();
+            drop(c);
+            if let Some(p) = parent {
+                let _ = std::fs::remove_dir(p);
             }
         }
     }
@@ -175,7 +228,8 @@ impl Drop for CreatedTables {
 /// The tables of an `import --table`: the main table at `main_dir`, then each index table at
 /// its directory (`index_dirs`, schema order). A table that exists is opened (an index table
 /// must hold the table its schema names) and keeps its regions: its splits, `sample` included,
-/// are not used (a note on stderr says so for `sample`). The others are created with the
+/// are not used (a note on stderr says so for `sample`). The others are created, staged in
+/// `created` (an index table under a new main table inside the main table's staging), with the
 /// regions their splits give, sampling the inputs for `sample = N` exactly as an `--out`
 /// import does. Returns the tables and their regions, for the import to write.
 pub(super) fn open_or_create_tables(
@@ -191,9 +245,31 @@ pub(super) fn open_or_create_tables(
         match table {
             Some(t) => tables.push(t),
             None => {
-                let existed = dir.exists();
-                tables.push(create_table(dir, schema, r)?);
-                created.add(dir, existed);
+                // Inside a table this run creates (an index table of a new main table):
+                // created there, it moves with it.
+                let within = created
+                    .0
+                    .iter()
+                    .find_map(|c| Some(c.staged.path().join(dir.strip_prefix(&c.dest).ok()?)));
+                let at = match within {
+                    Some(at) => {
+                        if let Some(parent) = at.parent() {
+                            std::fs::create_dir_all(parent).map_err(|e| {
+                                CliError::failure(format!("{}: {e}", parent.display()))
+                            })?;
+                        }
+                        at
+                    }
+                    None => created.stage(dir)?,
+                };
+                tables.push(create_table(&at, schema, r).map_err(|e| {
+                    CliError {
+                        message: e
+                            .message
+                            .replace(&at.display().to_string(), &dir.display().to_string()),
+                        ..e
+                    }
+                })?);
             }
         }
     }

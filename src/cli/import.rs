@@ -20,7 +20,7 @@ use crate::pipeline::import::{
 };
 use crate::pipeline::source::{expand_paths, CsvOptions};
 use crate::storage::Location;
-use crate::table::directory::{AttachOptions, WrittenFile, INDEX_DIR, STAGING_DIR};
+use crate::table::directory::{AttachOptions, Table, WrittenFile, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
 use crate::table::{ParsedSchema, TableError, TableSchema};
 
@@ -548,7 +548,10 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
                     let opts = AttachOptions::default();
                     it.attach_written(staging.path(), &opts, None, &written)
                         .map_err(|e| {
-                            CliError::failure(format!("{}: attach failed: {e}", it.dir().display()))
+                            CliError::failure(format!(
+                                "{}: attach failed: {e}",
+                                created.shown(it.dir()).display()
+                            ))
                         })?;
                 }
             }
@@ -563,7 +566,10 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
                     TableError::AlreadyImported { id, version } => {
                         already_imported(&a, t.dir(), &id, version)
                     }
-                    e => CliError::failure(format!("{}: attach failed: {e}", t.dir().display())),
+                    e => CliError::failure(format!(
+                        "{}: attach failed: {e}",
+                        created.shown(t.dir()).display()
+                    )),
                 })
         };
         let r = attached();
@@ -580,7 +586,7 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
     if let Some(r) = remote_out {
         r.publish()?;
     }
-    created.keep();
+    created.publish()?;
     for w in &report.warnings {
         note!("hfkit: warning: {w}");
     }
@@ -629,7 +635,7 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
                 writeln!(
                     out,
                     "attached to {} as manifest version {}",
-                    t.dir().display(),
+                    created.shown(t.dir()).display(),
                     at.version
                 )?;
                 if let Some((id, earlier)) = &identity {
@@ -645,8 +651,9 @@ fn import_table(a: ImportArgs, parsed: ParsedSchema, out: &mut dyn Write) -> Res
             (None, Some(t)) => writeln!(
                 out,
                 "no cells: nothing attached to {} (manifest version {} unchanged)",
-                t.dir().display(),
-                t.manifest()
+                created.shown(t.dir()).display(),
+                Table::open(&created.shown(t.dir()))
+                    .and_then(|t| t.manifest())
                     .map_err(|e| CliError::failure(e.to_string()))?
                     .version
             )?,

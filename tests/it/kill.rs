@@ -9,8 +9,8 @@
 //! * `table check` passes (for the index table of an import too);
 //! * the state — raw scan (every cell, marker and version), manifest version, sequence counter,
 //!   families, files per store, snapshots — equals the state before or after, never a mix (an
-//!   import creating its tables may also leave them created and empty: creating a table is a
-//!   commit of its own, as in HBase);
+//!   import creating its tables creates them with their first data in one step: killed, it
+//!   leaves no table, never an empty one);
 //! * the next writer (a snapshot; for an import spilling to `--temp-dir`, also a later import
 //!   spilling there; for an import creating its tables, that import again) leaves nothing
 //!   behind: the table directory holds only what the manifest and the snapshots name
@@ -24,7 +24,7 @@
 //! At the end a table of the kills and their outcomes is printed to stderr (`cargo test --test
 //! kill -- --nocapture`): per operation the uninterrupted run times, the kills, how many of
 //! them left temporary files for the next writer (killed mid-operation), how many runs left
-//! the state before, the tables created but empty, and the state after, how many left the index
+//! the state before and the state after, how many left the index
 //! table further on than the main table (an import killed between its two attaches), and how
 //! many ended before their kill came.
 
@@ -140,36 +140,13 @@ fn summary(s: &Option<State>) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Outcome {
     Before,
-    /// Created, empty (an import that creates its tables).
-    Created,
     After,
 }
 
 /// The states a table may be left in.
 struct Expected {
     before: Option<State>,
-    /// For an import creating the table: the table created, empty.
-    created: Option<State>,
     after: Option<State>,
-}
-
-impl Expected {
-    fn new(before: Option<State>, after: Option<State>, creates: bool) -> Expected {
-        // What `Table::create` makes: version 0, no file, the families the import gave it.
-        let created = after.as_ref().filter(|_| creates).map(|a| State {
-            version: 0,
-            next_seq_id: 1,
-            families: a.families.clone(),
-            files_per_store: BTreeMap::new(),
-            snapshots: Vec::new(),
-            cells: Vec::new(),
-        });
-        Expected {
-            before,
-            created,
-            after,
-        }
-    }
 }
 
 /// Which expected state the table at `dir` is in, after checking it (a panic for anything
@@ -184,8 +161,6 @@ fn classify(dir: &Path, e: &Expected, what: &str) -> Outcome {
         Outcome::Before
     } else if now == e.after {
         Outcome::After
-    } else if e.created.is_some() && now == e.created {
-        Outcome::Created
     } else {
         panic!(
             "{what}: {}: neither before nor after:\n now:    {}\n before: {}\n after:  {}",
@@ -455,7 +430,6 @@ fn left_garbage(sc: &Scratch, op: &Op) -> bool {
 struct Tally {
     kills: usize,
     before: usize,
-    created: usize,
     after: usize,
     /// Import: the index table further on than the main table.
     index_ahead: usize,
@@ -502,12 +476,14 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
             std::fs::remove_dir_all(&sc.root).unwrap();
         }
         let (after, after_index) = after.unwrap();
-        let main = Expected::new(before("users"), after, op.creates);
-        let index = Expected::new(
-            before("users/indexes/users_by_email"),
-            after_index,
-            op.creates,
-        );
+        let main = Expected {
+            before: before("users"),
+            after,
+        };
+        let index = Expected {
+            before: before("users/indexes/users_by_email"),
+            after: after_index,
+        };
         // The fastest uninterrupted run, shortened whenever a process ends before its kill
         // (the machine's load changes).
         let fastest = tally
@@ -544,7 +520,6 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
             let outcome = classify(&sc.table(), &main, &what);
             match outcome {
                 Outcome::Before => tally.before += 1,
-                Outcome::Created => tally.created += 1,
                 Outcome::After => tally.after += 1,
             }
             if status.signal().is_none() {
@@ -575,18 +550,17 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
         tallies.push((op.name, tally));
     }
     eprintln!(
-        "operation                    ran (ms)   kills  garbage  before  created  after  \
+        "operation                    ran (ms)   kills  garbage  before  after  \
          index ahead  ended first"
     );
     for (name, t) in &tallies {
         eprintln!(
-            "{name:<28} {:>4.0}-{:<4.0} {:>6} {:>8} {:>7} {:>8} {:>6} {:>12} {:>12}",
+            "{name:<28} {:>4.0}-{:<4.0} {:>6} {:>8} {:>7} {:>6} {:>12} {:>12}",
             t.calibration_ms.iter().copied().fold(f64::MAX, f64::min),
             t.calibration_ms.iter().copied().fold(0.0, f64::max),
             t.kills,
             t.left_garbage,
             t.before,
-            t.created,
             t.after,
             t.index_ahead,
             t.finished
@@ -596,11 +570,10 @@ fn sigkill_at_spread_points_leaves_before_or_after_and_nothing_behind() {
     let kills = total(|t| t.kills);
     eprintln!(
         "{kills} SIGKILLs ({} left garbage for the next writer): {} runs left the state before, \
-         {} the tables created and empty, {} the state after ({} with the index table further \
-         on); {} runs ended before their kill; {:.1} s",
+         {} the state after ({} with the index table further on); {} runs ended before their \
+         kill; {:.1} s",
         total(|t| t.left_garbage),
         total(|t| t.before),
-        total(|t| t.created),
         total(|t| t.after),
         total(|t| t.index_ahead),
         total(|t| t.finished),
