@@ -289,7 +289,6 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     if let Some(t) = a.threads {
         set_threads(t)?;
     }
-    catch_interrupts();
     let code = if targets.len() > 1 {
         tables::import_tables(a, targets, out)?
     } else {
@@ -302,27 +301,7 @@ pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
             None => import_table(a, parsed, out)?,
         }
     };
-    // A stop asked for once the commit was under way: the commit was finished.
-    if let Some(signal) = crate::storage::interrupt::requested() {
-        note!(
-            "hfkit: interrupted by {} once the import was committed: it is complete (as printed)",
-            crate::storage::interrupt::signal_name(signal)
-        );
-        return Ok(128 + signal);
-    }
     Ok(code)
-}
-
-/// SIGINT (Ctrl-C) and SIGTERM ask the import to stop (`storage::interrupt`) instead of
-/// killing it: it stops between batches, removes what it staged, and exits 130 or 143.
-fn catch_interrupts() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for signal in [SIGINT, SIGTERM] {
-        let flag = crate::storage::interrupt::flag();
-        if let Err(e) = signal_hook::flag::register_usize(signal, flag, signal as usize) {
-            note!("hfkit: warning: cannot catch signal {signal} ({e}): it ends the run at once");
-        }
-    }
 }
 
 /// An import error as the command line reports it; a stop asked for by a signal exits with

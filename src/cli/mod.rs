@@ -235,6 +235,9 @@ where
     hfkit_storage::configure(hfkit_storage::StorageConfig::with_endpoint(
         cli.s3_endpoint.clone(),
     ));
+    if stops_at_safe_points(&cli.command) {
+        catch_interrupts();
+    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = match remote_table::run(&cli.command, &args, &mut out, dispatch) {
@@ -244,6 +247,7 @@ where
             None => dispatch(cli.command, &mut out),
         },
     };
+    let result = after_interrupt(result);
     let flushed = out.flush().map_err(CliError::from);
     match result.and_then(|code| flushed.map(|()| code)) {
         Ok(code) => code,
@@ -251,6 +255,58 @@ where
         Err(e) => {
             note!("hfkit: {}", e.message);
             e.code
+        }
+    }
+}
+
+/// Whether `cmd` writes a table, a root or a bulk-load directory: SIGINT (Ctrl-C) and SIGTERM
+/// then ask it to stop at a safe point (`storage::interrupt`: between batches, rows, files or
+/// stores, and before its commit) instead of ending it at once, so that it removes what it
+/// staged and says so. Reading commands end at once (they leave nothing to remove).
+fn stops_at_safe_points(cmd: &Command) -> bool {
+    match cmd {
+        Command::Import(_) | Command::Attach { .. } | Command::Maint(_) => true,
+        Command::Table(t) => matches!(
+            t,
+            table::TableCommand::Create(_)
+                | table::TableCommand::Alter(_)
+                | table::TableCommand::CloneHbase(_)
+        ),
+        Command::Hbase(h) => h.read_root().is_none(),
+        _ => false,
+    }
+}
+
+/// SIGINT and SIGTERM set the stop flag (`storage::interrupt`) instead of ending the process.
+fn catch_interrupts() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        let flag = crate::storage::interrupt::flag();
+        if let Err(e) = signal_hook::flag::register_usize(signal, flag, signal as usize) {
+            note!("hfkit: warning: cannot catch signal {signal} ({e}): it ends the run at once");
+        }
+    }
+}
+
+/// The outcome of a command once a stop was asked for: a writer that stopped at a safe point
+/// failed with the layer's "interrupted" error, reported as one line saying nothing was
+/// changed, exit 128 + the signal (130, 143); one that had begun its commit finished it, and
+/// exits so too, saying it is complete.
+fn after_interrupt(result: Result<i32, CliError>) -> Result<i32, CliError> {
+    let Some(signal) = crate::storage::interrupt::requested() else {
+        return result;
+    };
+    match result {
+        Err(e) if e.code != 128 + signal && e.message.contains("interrupted by") => {
+            Err(import::interrupted(signal))
+        }
+        Err(e) => Err(e),
+        Ok(_) => {
+            note!(
+                "hfkit: interrupted by {} once the command had committed: it is complete (as printed)",
+                crate::storage::interrupt::signal_name(signal)
+            );
+            Ok(128 + signal)
         }
     }
 }

@@ -1,8 +1,10 @@
-//! SIGINT (Ctrl-C) and SIGTERM during an import (issue 39 §5): the import stops between
-//! batches, removes what it staged, prints one line saying that nothing was changed, and
-//! exits 130 or 143: into a new table (which is not left behind), into an existing table
-//! (unchanged), into a bulk-load directory (not left behind), and into `s3://` tables (nothing
-//! committed, no upload left in progress).
+//! SIGINT (Ctrl-C) and SIGTERM during an import and every other writer (issue 39 §5;
+//! formats/table.md §"Stopping a writer"): the writer stops at a safe point, removes what it
+//! staged, prints one line saying that nothing was changed, and exits 130 or 143: an import
+//! into a new table (which is not left behind), into an existing table (unchanged), into a
+//! bulk-load directory (not left behind), and into `s3://` tables (nothing committed, no
+//! upload left in progress); a compaction, exports, a snapshot clone, an attach and an HBase
+//! snapshot export (the table and the destination as they were).
 
 use std::io::Write;
 use std::path::Path;
@@ -216,5 +218,98 @@ fn sigint_and_sigterm_stop_an_import_changing_nothing() {
                 text(&s.stderr)
             );
         }
+    }
+}
+
+/// SIGINT and SIGTERM during the other writers (issue 39 §5): a compaction, an export as a
+/// table, a row export, a snapshot clone, an attach and an HBase snapshot export each stop at
+/// a safe point, remove what they staged, print one line saying nothing was changed, exit 130
+/// or 143, and leave the table (and the destination) as they were.
+#[test]
+fn sigint_and_sigterm_stop_every_writer_changing_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let input = p("big.csv");
+    big_users(Path::new(&input), 120_000);
+    let schema = format!("{SEEDS}/users.toml");
+    let t = p("t");
+    // Two loads: every store has two files for the compaction to merge.
+    for ts in ["1700000000001", "1700000000002"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+            .args(["import", "--schema", &schema, &input, "--table", &t])
+            .args(["--timestamp", ts, "--quiet", "--force"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let bulk = p("bulk");
+    let o = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["export", &t, "--bulkload", &bulk])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let snap = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["snapshot", "create", &t, "s1"])
+        .output()
+        .unwrap();
+    assert!(snap.status.success(), "{}", text(&snap.stderr));
+    let before = files_under(Path::new(&t));
+    let after = Duration::from_millis(250);
+    let root = p("hbase");
+    let (copy, rows, clone) = (p("copy"), p("rows.csv"), p("clone"));
+    let cases: Vec<(Vec<&str>, i32, Option<&String>)> = vec![
+        (vec!["compact", &t, "--major"], libc::SIGINT, None),
+        (
+            vec!["export", &t, "--to", &copy],
+            libc::SIGTERM,
+            Some(&copy),
+        ),
+        (
+            vec!["export", &t, "--format", "csv", "--to", &rows],
+            libc::SIGINT,
+            Some(&rows),
+        ),
+        (
+            vec!["snapshot", "clone", &t, "s1", &clone],
+            libc::SIGINT,
+            Some(&clone),
+        ),
+        (vec!["attach", &t, &bulk, "--force"], libc::SIGTERM, None),
+        (
+            vec!["hbase", "export-snapshot", &t, &root, "--name", "x"],
+            libc::SIGINT,
+            None,
+        ),
+    ];
+    for (args, signal, dest) in cases {
+        let (code, err) = interrupt(&args, signal, after);
+        assert_eq!(code, Some(128 + signal), "{args:?}: {err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert!(last.contains("nothing was changed"), "{args:?}: {err}");
+        assert_eq!(
+            files_under(Path::new(&t)),
+            before,
+            "{args:?}: the table changed"
+        );
+        assert!(leftovers(Path::new(&t)).is_empty(), "{args:?}");
+        if let Some(d) = dest {
+            assert!(!Path::new(d).exists(), "{args:?}: {d} was left");
+        }
+        let strays: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(strays.is_empty(), "{args:?}: {strays:?}");
+    }
+    // The HBase root: no snapshot, nothing staged, nothing archived.
+    for d in [".hbase-snapshot", "archive"] {
+        let d = Path::new(&root).join(d);
+        let files = if d.exists() {
+            files_under(&d)
+        } else {
+            Vec::new()
+        };
+        assert!(files.is_empty(), "{files:?}");
     }
 }

@@ -149,6 +149,7 @@ fn build(
         let dir = bulk.join(seq.to_string());
         let mut any = false;
         for (i, input) in inputs.iter().enumerate() {
+            hfkit_table::check_interrupt()?;
             let fam_dir = dir.join(&input.family);
             std::fs::create_dir_all(&fam_dir).map_err(|e| HBaseError::io(&fam_dir, e))?;
             let to = fam_dir.join(format!("{i:05}"));

@@ -255,7 +255,11 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
     let mut staged: Vec<Option<Staged>> = Vec::new();
     let mut reports = Vec::new();
     for p in &plans {
-        match write_store(m, dir, p, opts.now_ms) {
+        // A stop asked for while the outputs are written (none moved in yet): nothing changed.
+        let written = hfkit_table::check_interrupt()
+            .map_err(HBaseError::from)
+            .and_then(|()| write_store(m, dir, p, opts.now_ms));
+        match written {
             Ok((s, report)) => {
                 staged.push(s);
                 reports.push(report);

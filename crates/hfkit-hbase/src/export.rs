@@ -285,6 +285,7 @@ impl Export<'_> {
                     let name = exported_name(e);
                     debug_assert!(is_hfile_name(&name));
                     let rel = Path::new(&info.encoded_name()).join(&f.name).join(&name);
+                    hfkit_table::check_interrupt()?;
                     match self.stage(e, &rel)? {
                         Some(s) => staged.push(s),
                         None => report.files_present += 1,

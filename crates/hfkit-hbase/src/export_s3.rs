@@ -120,6 +120,7 @@ pub fn export_snapshot_to(
     let result = (|| -> Result<()> {
         // 2. The store files.
         for (i, (f, object)) in archive.iter().enumerate() {
+            hfkit_table::check_interrupt()?;
             let mut up = store.upload(object, 8 << 20).map_err(storage)?;
             let mut file = std::fs::File::open(f).map_err(|e| HBaseError::io(f, e))?;
             std::io::copy(&mut file, &mut up).map_err(|e| HBaseError::io(f, e))?;
@@ -127,7 +128,8 @@ pub fn export_snapshot_to(
             created.push(object.clone());
             super::pause_for_tests(EXPORT_PAUSE_VAR, "uploaded", i + 1);
         }
-        // 3. The manifest, 4. the description: the snapshot appears.
+        // 3. The manifest, 4. the description: the snapshot appears (unless a stop was asked).
+        hfkit_table::check_interrupt()?;
         let local_snap = local.join(SNAPSHOT_DIR).join(&opts.name);
         for (name, cond) in [
             (DATA_MANIFEST_FILE, PutCondition::Overwrite),

@@ -24,7 +24,15 @@ impl Table {
     /// `data/` for it (none for alter and restore): on a failure before the commit point they
     /// are removed, so the table is exactly as it was; after it (`CURRENT` names
     /// `next.version`), the error is [`TableError::NotDurable`] and they stay.
+    /// A stop asked for before (SIGINT, SIGTERM: [`crate::check_interrupt`]) commits nothing:
+    /// the placed files are removed and the error is [`TableError::Interrupted`].
     pub fn commit(&self, next: &Manifest, placed: &[PathBuf]) -> Result<(), TableError> {
+        if let Err(e) = crate::check_interrupt() {
+            for p in placed {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
         let Err(e) = manifest::publish(self.fs(), self.dir(), next) else {
             return Ok(());
         };

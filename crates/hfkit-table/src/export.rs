@@ -242,6 +242,7 @@ impl Table {
             let fam_dir = out.join(&fam.name);
             fs.create_dir_all(&fam_dir).map_err(io_err(&fam_dir))?;
             for region in &m.regions {
+                crate::check_interrupt()?;
                 let mut store: Vec<_> = m
                     .files
                     .iter()
@@ -492,6 +493,7 @@ impl Table {
         let stores = open_region_stores(self, m, &region.id)?;
         let mut rows = read::scan(&stores, opts).map_err(rerr)?;
         while let Some(row) = rows.next_row_ref().map_err(rerr)? {
+            crate::check_interrupt()?;
             if !f(row)? {
                 return Ok(false);
             }

@@ -92,6 +92,19 @@ pub enum TableError {
     /// An attach of an import whose identity the table already records.
     #[error("this import (id {id}) was already attached as manifest version {version}: nothing done (--force imports it again)")]
     AlreadyImported { id: String, version: u64 },
+    /// A stop was asked for (`hfkit_storage::interrupt`: SIGINT, SIGTERM) before the commit:
+    /// the writer stopped at a safe point, and what it staged is removed as on any failure.
+    #[error("interrupted by {}", hfkit_storage::interrupt::signal_name(*signal))]
+    Interrupted { signal: i32 },
+}
+
+/// `Err(Interrupted)` when a stop was asked for: writers check it at safe points (between
+/// rows written, files copied, stores compacted) and before they commit.
+pub fn check_interrupt() -> Result<(), TableError> {
+    match hfkit_storage::interrupt::requested() {
+        Some(signal) => Err(TableError::Interrupted { signal }),
+        None => Ok(()),
+    }
 }
 
 impl TableError {

@@ -329,6 +329,7 @@ fn build_copy(
             fs.create_dir_all(&fam_dir)
                 .map_err(|err| TableError::io(&fam_dir, err))?;
         }
+        crate::check_interrupt()?;
         let to = fam_dir.join(&e.name);
         // Checked before it is handed out: the copy is verified in full, so a damaged source
         // file fails the clone or export and nothing appears at the destination.

@@ -168,6 +168,7 @@ fn merge_store<W: std::io::Write>(
             )));
         }
         if first || c.row != row.as_slice() {
+            crate::check_interrupt()?;
             first = false;
             row.clear();
             row.extend_from_slice(c.row);

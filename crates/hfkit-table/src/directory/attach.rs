@@ -378,6 +378,7 @@ impl Table {
         let mut split_inputs = 0;
         let mut per_store: std::collections::HashMap<(String, String), usize> = Default::default();
         for input in inputs {
+            crate::check_interrupt()?;
             let ri = m
                 .region_of(&input.first_row)
                 .ok_or_else(|| TableError::Invalid("regions do not cover the key space".into()))?;
