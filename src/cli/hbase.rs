@@ -53,6 +53,26 @@ root on object storage).
     ),
 );
 
+const COPY_AFTER_HELP: &str = concat!(
+    "\
+Copies an HBase snapshot from one root directory to another, as HBase's ExportSnapshot does:
+every HFile the snapshot names (the file holding the bytes, found through links in data/ or
+archive/, and a reference's parent file) is copied to the target's
+archive/data/<ns>/<table>/<region>/<family>/, verified in full, and the snapshot's directory
+(.snapshotinfo, data.manifest) is copied byte for byte and appears last, so that HBase sees the
+whole snapshot or none (clone_snapshot then makes a table of it). Files the target's archive
+holds already with the same bytes are not copied again. --threads copies several files at once
+(ExportSnapshot's -mappers); --bandwidth caps the whole copy (ExportSnapshot's -bandwidth, per
+mapper there). SRC may be on object storage (s3://bucket/hbase). A killed copy is rolled back
+by the next copy or export into DEST. On Spark: hfkit.spark.copy_snapshot.
+
+",
+    examples!(
+        "hfkit hbase copy-snapshot /tmp/hbase-root /tmp/hbase-root-2 --snapshot snap_t1 --threads 2",
+        "hfkit hbase copy-snapshot /tmp/hbase-root /tmp/hbase-root-2 --snapshot snap_t2 --bandwidth 50",
+    ),
+);
+
 const COMPACT_AFTER_HELP: &str = concat!(
     "\
 Major-compacts the stores of an HBase table in place, offline, as HBase's CompactionTool does:
@@ -197,6 +217,26 @@ pub enum HbaseCommand {
     /// Export an hfkit table (or one of its snapshots) as an HBase snapshot.
     #[command(after_help = EXPORT_AFTER_HELP)]
     ExportSnapshot(ExportArgs),
+    /// Copy an HBase snapshot to another root directory (HBase's ExportSnapshot).
+    #[command(after_help = COPY_AFTER_HELP)]
+    CopySnapshot {
+        /// The HBase root directory holding the snapshot: a local path or s3://bucket/prefix.
+        src: PathBuf,
+        /// The HBase root directory to copy it into (created when absent).
+        dest: PathBuf,
+        /// The snapshot.
+        #[arg(long, value_name = "NAME")]
+        snapshot: String,
+        /// Files copied at once.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        threads: usize,
+        /// At most this many megabytes a second, for the whole copy.
+        #[arg(long, value_name = "MB")]
+        bandwidth: Option<f64>,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
     /// Major-compact an HBase table's stores in place, offline (HBase's CompactionTool).
     #[command(after_help = COMPACT_AFTER_HELP)]
     Compact {
@@ -347,6 +387,7 @@ impl HbaseCommand {
             }
             HbaseCommand::Scan(a) => Some(&a.target.root),
             HbaseCommand::Get(a) => Some(&a.root),
+            HbaseCommand::CopySnapshot { src, .. } => Some(src),
             HbaseCommand::ExportSnapshot(_) | HbaseCommand::Compact { .. } => None,
         }
     }
@@ -374,6 +415,40 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             scan_from(&reader, &a.query, out)
         }
         HbaseCommand::ExportSnapshot(a) => export_snapshot(a, out),
+        HbaseCommand::CopySnapshot {
+            src,
+            dest,
+            snapshot,
+            threads,
+            bandwidth,
+            json,
+        } => {
+            if threads == 0 || threads > 64 {
+                return Err(CliError::usage("--threads: 1 to 64"));
+            }
+            let bandwidth = match bandwidth {
+                Some(mb) if mb.is_finite() && mb > 0.0 => Some((mb * 1e6) as u64),
+                Some(_) => return Err(CliError::usage("--bandwidth: a positive number of MB/s")),
+                None => None,
+            };
+            let root = open_root(&src)?;
+            let r = crate::hbase::copy::copy_snapshot(&root, &snapshot, &dest, threads, bandwidth)
+                .map_err(failure)?;
+            if json {
+                writeln!(out, "{}", json!(r))?;
+            } else {
+                writeln!(
+                    out,
+                    "copied snapshot {snapshot} of {} to {}: {} file(s) ({} already there), {} bytes copied",
+                    src.display(),
+                    r.snapshot_dir.display(),
+                    r.files,
+                    r.files_present,
+                    r.bytes
+                )?;
+            }
+            Ok(EXIT_OK)
+        }
         HbaseCommand::Compact {
             root,
             table,

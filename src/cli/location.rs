@@ -45,6 +45,7 @@ pub const OBJECT_STORAGE: &[(&str, &[&str])] = &[
     ("hbase scan", &["root"]),
     ("table clone-hbase", &["root"]),
     ("hbase export-snapshot", &["root"]),
+    ("hbase copy-snapshot", &["src"]),
 ];
 
 /// Arguments whose values are paths although they are parsed as text (globs, expanded later).
@@ -194,8 +195,9 @@ mod tests {
     fn urls_are_refused_where_a_command_takes_local_paths() {
         for line in [
             "hfkit table clone-hbase /tmp/root t1 s3://bucket/clone",
-            "hfkit hbase export-snapshot /tmp/t s3://bucket/root --name x",
-            "hfkit hbase ls s3://bucket/root",
+            "hfkit hbase export-snapshot s3://bucket/t /tmp/root --name x",
+            "hfkit hbase compact s3://bucket/root t1",
+            "hfkit hbase copy-snapshot /tmp/root s3://bucket/dest --snapshot s",
             "hfkit import --schema s.toml in.csv --out /tmp/o --report s3://bucket/r.json",
             "hfkit import --schema s.toml in.csv --out /tmp/o --bad-rows s3://bucket/bad",
             "hfkit man --dir s3://bucket/man",
@@ -250,6 +252,9 @@ mod tests {
     #[test]
     fn local_paths_and_supported_urls_pass() {
         for line in [
+            "hfkit hbase ls s3://bucket/root",
+            "hfkit hbase export-snapshot /tmp/t s3://bucket/root --name x",
+            "hfkit hbase copy-snapshot s3://bucket/root /tmp/dest --snapshot s",
             "hfkit import --schema s.toml s3://bucket/in.csv --table s3://bucket/t --s3-endpoint http://127.0.0.1:9",
             "hfkit import --schema s.toml in.csv --out /tmp/o --report /tmp/r.json",
             "hfkit scan s3://bucket/t",
@@ -269,8 +274,8 @@ mod tests {
             "{}",
             e.message
         );
-        let e =
-            check_line("hfkit hbase ls /tmp/root --s3-endpoint http://127.0.0.1:9").unwrap_err();
-        assert!(e.message.contains("`hfkit hbase ls`"), "{}", e.message);
+        let e = check_line("hfkit hbase compact /tmp/root t1 --s3-endpoint http://127.0.0.1:9")
+            .unwrap_err();
+        assert!(e.message.contains("`hfkit hbase compact`"), "{}", e.message);
     }
 }

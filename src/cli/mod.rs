@@ -272,7 +272,9 @@ fn stops_at_safe_points(cmd: &Command) -> bool {
                 | table::TableCommand::Alter(_)
                 | table::TableCommand::CloneHbase(_)
         ),
-        Command::Hbase(h) => h.read_root().is_none(),
+        Command::Hbase(h) => {
+            h.read_root().is_none() || matches!(h, hbase::HbaseCommand::CopySnapshot { .. })
+        }
         _ => false,
     }
 }

@@ -590,6 +590,7 @@ const EXAMPLE_ORDER: &[&str] = &[
     // Against /tmp/hbase-root: a copy of the HBase-written root directory of the fixtures
     // (../shared/fixtures/hbase-layout/root1), which the first one adds a snapshot to.
     "hbase export-snapshot",
+    "hbase copy-snapshot",
     "hbase ls",
     "hbase describe",
     "hbase verify",
@@ -695,7 +696,7 @@ fn every_subcommand_has_working_help_examples() {
             ran += 1;
         }
     }
-    assert!(ran >= EXAMPLE_ORDER.len() - if hbase_root.is_none() { 8 } else { 0 });
+    assert!(ran >= EXAMPLE_ORDER.len() - if hbase_root.is_none() { 9 } else { 0 });
 }
 
 /// `hfkit completions SHELL` prints a script that completes every command and option, for each

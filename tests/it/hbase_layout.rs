@@ -2032,3 +2032,138 @@ fn killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun() {
         assert_eq!(report.total_sha256, verify::verify(&snap).total_sha256);
     }
 }
+
+/// Runs `hfkit ARGS` until it pauses at `pause` (`HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
+fn kill_at(args: &[&str], pause: &str) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(args)
+        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.starts_with("paused after"), "{pause}: {line:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// `hbase copy-snapshot` (HBase's ExportSnapshot between roots): each of root1's snapshots is
+/// copied with the files its links and references reach, at their archive paths, and reads
+/// with the source's digests and cells (a clone of the copy scans as a clone of the source);
+/// a name the target has is refused; files already archived are not copied again; a copy
+/// SIGKILLed while moving its files in leaves no snapshot, and the next copy leaves no file
+/// that no snapshot names; a bandwidth cap holds the copy back.
+#[test]
+fn snapshots_copy_between_roots_as_export_snapshot_does() {
+    let Some(dir) = layout("snapshots_copy_between_roots_as_export_snapshot_does") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = dir.join("root1");
+    let dest = tmp.path().join("copy");
+    let (src_s, dest_s) = (src.to_str().unwrap(), dest.to_str().unwrap());
+    for snap in ["snap_t1", "snap_t2"] {
+        let o = ok(&[
+            "hbase",
+            "copy-snapshot",
+            src_s,
+            dest_s,
+            "--snapshot",
+            snap,
+            "--threads",
+            "2",
+        ]);
+        assert!(stdout(&o).contains(&format!("{dest_s}/.hbase-snapshot/{snap}")));
+        let verified = |root: &str| stdout(&ok(&["hbase", "verify", root, "--snapshot", snap]));
+        assert_eq!(
+            verified(dest_s),
+            verified(src_s).replace(src_s, dest_s),
+            "{snap}"
+        );
+        let clones: Vec<String> = [src_s, dest_s]
+            .iter()
+            .enumerate()
+            .map(|(i, root)| {
+                let t = tmp.path().join(format!("clone-{snap}-{i}"));
+                let t = t.to_str().unwrap();
+                ok(&["table", "clone-hbase", root, "--snapshot", snap, t]);
+                stdout(&ok(&["scan", t]))
+            })
+            .collect();
+        assert_eq!(clones[0], clones[1], "{snap}");
+    }
+    // Only what the snapshots name: the copy's archive holds their files, nothing else.
+    assert_eq!(unnamed_archive_files(&dest), Vec::<PathBuf>::new());
+    let again = hfkit(&[
+        "hbase",
+        "copy-snapshot",
+        src_s,
+        dest_s,
+        "--snapshot",
+        "snap_t1",
+    ]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    // The snapshot deleted (its files stay archived): copied again, nothing copied.
+    std::fs::remove_dir_all(dest.join(".hbase-snapshot/snap_t1")).unwrap();
+    let o = ok(&[
+        "hbase",
+        "copy-snapshot",
+        src_s,
+        dest_s,
+        "--snapshot",
+        "snap_t1",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["files_present"], report["files"], "{report}");
+    assert_eq!(report["bytes"], 0);
+
+    // Killed while moving its copies into the archive: no snapshot; the next copy cleans up.
+    let killed = tmp.path().join("killed");
+    let killed_s = killed.to_str().unwrap();
+    let copy = [
+        "hbase",
+        "copy-snapshot",
+        src_s,
+        killed_s,
+        "--snapshot",
+        "snap_t1",
+    ];
+    kill_at(&copy, "moved:5");
+    assert!(!killed.join(".hbase-snapshot/snap_t1").exists());
+    ok(&[
+        "hbase",
+        "copy-snapshot",
+        src_s,
+        killed_s,
+        "--snapshot",
+        "snap_t2",
+    ]);
+    assert_eq!(unnamed_archive_files(&killed), Vec::<PathBuf>::new());
+    ok(&copy);
+    assert_eq!(unnamed_archive_files(&killed), Vec::<PathBuf>::new());
+    let staging: Vec<_> = std::fs::read_dir(killed.join(".hbase-snapshot/.tmp"))
+        .unwrap()
+        .collect();
+    assert!(staging.is_empty(), "{staging:?}");
+
+    // 61,720 bytes at 0.05 MB/s: more than a second.
+    let slow = tmp.path().join("slow");
+    let started = std::time::Instant::now();
+    ok(&[
+        "hbase",
+        "copy-snapshot",
+        src_s,
+        slow.to_str().unwrap(),
+        "--snapshot",
+        "snap_t1",
+        "--bandwidth",
+        "0.05",
+    ]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1000));
+}

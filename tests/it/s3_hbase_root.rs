@@ -185,6 +185,35 @@ fn hbase_roots_on_s3_read_as_local_ones() {
         assert!(!tables[0].is_empty());
         assert_eq!(tables[0], tables[1], "{view:?}");
     }
+    // A snapshot copied from the root on object storage is the copy from the local root,
+    // file for file (the files read by ranges, the snapshot's directory downloaded).
+    let mut trees = Vec::new();
+    for (i, root) in [root1.to_str().unwrap(), url.as_str()].iter().enumerate() {
+        let dest = tmp.path().join(format!("copied{i}"));
+        let dest_s = dest.to_str().unwrap();
+        let args = [
+            "hbase",
+            "copy-snapshot",
+            "ROOT",
+            dest_s,
+            "--snapshot",
+            "snap_t1",
+        ];
+        let (code, _, err) = run(&server, &args, root, &mirrors);
+        assert_eq!(code, 0, "{err}");
+        let tree: Vec<(PathBuf, Vec<u8>)> = common::files_under(&dest)
+            .into_iter()
+            .map(|f| {
+                (
+                    f.strip_prefix(&dest).unwrap().to_path_buf(),
+                    std::fs::read(&f).unwrap(),
+                )
+            })
+            .collect();
+        trees.push(tree);
+    }
+    assert!(trees[0].len() > 2);
+    assert_eq!(trees[0], trees[1]);
     // Writers take local roots only, refused by name before anything is read.
     let (code, _, err) = run(&server, &["hbase", "compact", "ROOT", "t1"], &url, &mirrors);
     assert_eq!(code, 2, "{err}");

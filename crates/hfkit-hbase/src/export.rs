@@ -239,9 +239,9 @@ struct Export<'a> {
 }
 
 /// A copy staged for the archive: where it is, where it goes.
-struct Staged {
-    staged: PathBuf,
-    archived: PathBuf,
+pub(crate) struct Staged {
+    pub(crate) staged: PathBuf,
+    pub(crate) archived: PathBuf,
 }
 
 impl Export<'_> {
@@ -312,7 +312,6 @@ impl Export<'_> {
                 family_files,
             });
         }
-        sync_tree(&self.staging.join(STAGED_FILES))?;
         let info = SnapshotInfo {
             name: opts.name.clone(),
             table: self.table.full_name(),
@@ -334,18 +333,7 @@ impl Export<'_> {
             &self.staging.join(DATA_MANIFEST_FILE),
             &manifest.encode_to_vec(),
         )?;
-        sync_dir(self.staging)?;
-        self.move_into_archive(&staged)?;
-        let staged_files = self.staging.join(STAGED_FILES);
-        if staged_files.exists() {
-            std::fs::remove_dir_all(&staged_files).map_err(|e| HBaseError::io(&staged_files, e))?;
-        }
-        std::fs::rename(self.staging, final_dir).map_err(|e| HBaseError::io(final_dir, e))?;
-        if let Some(parent) = final_dir.parent() {
-            sync_dir(parent)?;
-        }
-        // Done: a list left behind is removed by the next export.
-        let _ = remove_if_present(&moves_file(self.staging));
+        commit_staged(self.root, self.staging, &staged, final_dir)?;
         Ok(report)
     }
 
@@ -384,44 +372,70 @@ impl Export<'_> {
         verify_copy(&from, &staged, e.entries)?;
         Ok(Some(Staged { staged, archived }))
     }
+}
 
-    /// Lists the moves (fsynced) beside the staging directory, then moves each staged copy
-    /// to its archive path, and fsyncs the archive directories.
-    fn move_into_archive(&self, staged: &[Staged]) -> Result<()> {
-        let rel = |p: &Path, base: &Path| {
-            p.strip_prefix(base).map(Path::to_path_buf).map_err(|_| {
-                HBaseError::Invalid(format!("{} is not under {}", p.display(), base.display()))
-            })
-        };
-        let mut list = String::new();
-        for s in staged {
-            let a = rel(&s.archived, self.root)?;
-            let st = rel(&s.staged, self.staging)?;
-            list.push_str(&format!("{}\t{}\n", a.display(), st.display()));
-        }
-        // Written whole in the staging directory, then renamed beside it: a list is never
-        // read half-written (a kill before the rename leaves it to go with the directory).
-        let moves = moves_file(self.staging);
-        let draft = self.staging.join(MOVES_SUFFIX);
-        write_synced(&draft, list.as_bytes())?;
-        std::fs::rename(&draft, &moves).map_err(|e| HBaseError::io(&moves, e))?;
-        if let Some(working) = moves.parent() {
-            sync_dir(working)?;
-        }
-        let mut dirs = std::collections::BTreeSet::new();
-        for (i, s) in staged.iter().enumerate() {
-            if let Some(d) = s.archived.parent() {
-                std::fs::create_dir_all(d).map_err(|e| HBaseError::io(d, e))?;
-                dirs.insert(d.to_path_buf());
-            }
-            std::fs::rename(&s.staged, &s.archived).map_err(|e| HBaseError::io(&s.archived, e))?;
-            super::pause_for_tests(EXPORT_PAUSE_VAR, "moved", i + 1);
-        }
-        for d in &dirs {
-            sync_dir(d)?;
-        }
-        Ok(())
+/// Commits a staging directory of `root` (an export's or a snapshot copy's) holding the
+/// snapshot's files and, under `archive/`, the `staged` copies: fsyncs them, lists the moves,
+/// moves the copies into the archive, removes the emptied `archive/`, renames the staging
+/// directory to `final_dir` (the snapshot appears), and removes the list.
+pub(crate) fn commit_staged(
+    root: &Path,
+    staging: &Path,
+    staged: &[Staged],
+    final_dir: &Path,
+) -> Result<()> {
+    sync_tree(&staging.join(STAGED_FILES))?;
+    sync_dir(staging)?;
+    move_into_archive(root, staging, staged)?;
+    let staged_files = staging.join(STAGED_FILES);
+    if staged_files.exists() {
+        std::fs::remove_dir_all(&staged_files).map_err(|e| HBaseError::io(&staged_files, e))?;
     }
+    std::fs::rename(staging, final_dir).map_err(|e| HBaseError::io(final_dir, e))?;
+    if let Some(parent) = final_dir.parent() {
+        sync_dir(parent)?;
+    }
+    // Done: a list left behind is removed by the next export.
+    let _ = remove_if_present(&moves_file(staging));
+    Ok(())
+}
+
+/// Lists the moves (fsynced) beside the staging directory, then moves each staged copy to its
+/// archive path, and fsyncs the archive directories.
+fn move_into_archive(root: &Path, staging: &Path, staged: &[Staged]) -> Result<()> {
+    let rel = |p: &Path, base: &Path| {
+        p.strip_prefix(base).map(Path::to_path_buf).map_err(|_| {
+            HBaseError::Invalid(format!("{} is not under {}", p.display(), base.display()))
+        })
+    };
+    let mut list = String::new();
+    for s in staged {
+        let a = rel(&s.archived, root)?;
+        let st = rel(&s.staged, staging)?;
+        list.push_str(&format!("{}\t{}\n", a.display(), st.display()));
+    }
+    // Written whole in the staging directory, then renamed beside it: a list is never
+    // read half-written (a kill before the rename leaves it to go with the directory).
+    let moves = moves_file(staging);
+    let draft = staging.join(MOVES_SUFFIX);
+    write_synced(&draft, list.as_bytes())?;
+    std::fs::rename(&draft, &moves).map_err(|e| HBaseError::io(&moves, e))?;
+    if let Some(working) = moves.parent() {
+        sync_dir(working)?;
+    }
+    let mut dirs = std::collections::BTreeSet::new();
+    for (i, s) in staged.iter().enumerate() {
+        if let Some(d) = s.archived.parent() {
+            std::fs::create_dir_all(d).map_err(|e| HBaseError::io(d, e))?;
+            dirs.insert(d.to_path_buf());
+        }
+        std::fs::rename(&s.staged, &s.archived).map_err(|e| HBaseError::io(&s.archived, e))?;
+        super::pause_for_tests(EXPORT_PAUSE_VAR, "moved", i + 1);
+    }
+    for d in &dirs {
+        sync_dir(d)?;
+    }
+    Ok(())
 }
 
 /// Fsyncs every directory under `dir` (and `dir`), when it exists.

@@ -19,12 +19,14 @@
 //! | [`clone`] | an hfkit table from an HBase table or snapshot | §"Clone into an hfkit table" |
 //! | [`compact`] | offline major compaction of a table's stores in place, archiving the inputs | §"Offline compaction" |
 //! | [`export`] | an hfkit table as an HBase snapshot (`ExportSnapshot`'s layout) | §"Export as an HBase snapshot" |
+//! | [`copy`] | a snapshot copied between roots (`ExportSnapshot`), by threads or Spark tasks | §"Copy of a snapshot between roots" |
 //! | [`export_s3`] | the same into a root on object storage, without renames | §"Export into a root on object storage" |
 //!
 //! This layer uses [`hfkit_format`], [`hfkit_read`], [`hfkit_storage`] and [`hfkit_table`] only.
 
 pub mod clone;
 pub mod compact;
+pub mod copy;
 pub mod descriptor;
 pub mod export;
 pub mod export_s3;
