@@ -512,6 +512,31 @@ def _running(staging):
     return out
 
 
+def _quiesce(staging, wait=QUIESCE_SECONDS):
+    """Waits up to ``wait`` seconds until no task writes into ``staging`` (``_task_in``): its
+    running tasks' markers gone, a marker unchanged for ``STALE_SECONDS`` counting as gone (its
+    worker died). False if some still write."""
+    deadline = time.monotonic() + wait
+    seen = {}  # marker: (what it held, since when, on this clock)
+    pause = 0.01
+    while True:
+        now = time.monotonic()
+        live = []
+        for name, held in _running(staging):
+            before = seen.get(name)
+            if before is None or before[0] != held:
+                seen[name] = (held, now)
+                live.append(name)
+            elif now - before[1] < STALE_SECONDS:
+                live.append(name)
+        if not live:
+            return True
+        if now >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
+
+
 def _remove_staging(staging, wait=QUIESCE_SECONDS):
     """Removes a load's staging, objects or files, once no task writes into it (``_task_in``):
     the ``_abandoned`` record first, then up to ``wait`` seconds for the running tasks'
@@ -523,27 +548,9 @@ def _remove_staging(staging, wait=QUIESCE_SECONDS):
             put_object(abandoned, b"")
         elif Path(staging).is_dir():
             Path(abandoned).touch()
-        deadline = time.monotonic() + wait
-        seen = {}  # marker: (what it held, since when, on this clock)
-        pause = 0.01
-        while True:
-            now = time.monotonic()
-            live = []
-            for name, held in _running(staging):
-                before = seen.get(name)
-                if before is None or before[0] != held:
-                    seen[name] = (held, now)
-                    live.append(name)
-                elif now - before[1] < STALE_SECONDS:
-                    live.append(name)
-            if not live:
-                break
-            if now >= deadline:
-                warnings.warn(f"{staging}: tasks still write into it after {wait:.0f}s; "
-                              "removed anyway")
-                break
-            time.sleep(pause)
-            pause = min(pause * 2, 0.5)
+        if not _quiesce(staging, wait):
+            warnings.warn(f"{staging}: tasks still write into it after {wait:.0f}s; "
+                          "removed anyway")
         if _is_remote(staging):
             # The record last: a task starting meanwhile still sees it.
             for url, _ in list_objects(staging):
@@ -643,3 +650,10 @@ def export(spark, table, to, **kwargs):
     written by a Spark task."""
     from .spark_export import export as run
     return run(spark, table, to, **kwargs)
+
+
+def copy_snapshot(spark, src, dest, snapshot, **kwargs):
+    """``hfkit.spark_copy.copy_snapshot``: ``hfkit hbase copy-snapshot`` (HBase's
+    ExportSnapshot) with the files copied by ``parallelism`` Spark tasks."""
+    from .spark_copy import copy_snapshot as run
+    return run(spark, src, dest, snapshot, **kwargs)

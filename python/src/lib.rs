@@ -15,6 +15,7 @@
 use pyo3::prelude::*;
 
 mod compaction;
+mod snapshot_copy;
 mod distributed;
 mod errors;
 mod export;
@@ -36,10 +37,13 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distributed::keys_disjoint, m)?)?;
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::plan_compaction, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot_copy::begin_snapshot_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot_copy::copy_snapshot_files, m)?)?;
     m.add_function(wrap_pyfunction!(export::lock_table, m)?)?;
     m.add_function(wrap_pyfunction!(export::export_outline, m)?)?;
     m.add_function(wrap_pyfunction!(export::export_part, m)?)?;
     m.add_class::<export::TableLock>()?;
+    m.add_class::<snapshot_copy::SnapshotCopy>()?;
     m.add_function(wrap_pyfunction!(compaction::compact_store, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::commit_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;

@@ -72,6 +72,21 @@ def cli_import(design, *args):
     return subprocess.run(cmd + list(args), capture_output=True, text=True)
 
 
+def hbase_layout(test):
+    """The HBase-written layout fixtures (``../shared/fixtures/hbase-layout``, or under
+    ``$HFKIT_HBASE_FIXTURES``): missing, the test fails where fixtures are required
+    (``HFKIT_REQUIRE_FIXTURES=1``, as ``.ci/run`` sets) and is skipped otherwise."""
+    base = os.environ.get("HFKIT_HBASE_FIXTURES")
+    root = Path(base) if base else ROOT.parent / "shared" / "fixtures"
+    d = root / "hbase-layout"
+    if not (d / "root1").is_dir():
+        why = f"{test}: no hbase-layout fixtures at {d}"
+        if os.environ.get("HFKIT_REQUIRE_FIXTURES", "") in ("1", "true", "yes"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return d
+
+
 def first_time(flag):
     """True for the one caller that creates ``flag``, atomically: Spark tasks in several
     workers may ask at once, and only one of them may inject its failure."""

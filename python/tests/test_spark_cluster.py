@@ -107,8 +107,9 @@ def test_duplicates_across_splits_keep_the_last_as_the_cli(cluster, tmp_path):
 
 def test_compact_and_export_of_a_lineitem_table_equal_the_cli(cluster, tmp_path):
     """A 16-region lineitem table loaded twice: ``hfkit.spark.compact`` (a task per store, on
-    executors of their own) gives the bytes ``hfkit compact`` gives on a copy, and
-    ``hfkit.spark.export`` the records of ``hfkit export``."""
+    executors of their own) gives the bytes ``hfkit compact`` gives on a copy,
+    ``hfkit.spark.export`` the records of ``hfkit export``, and ``hfkit.spark.copy_snapshot``
+    of the table exported as an HBase snapshot the files of ``hfkit hbase copy-snapshot``."""
     import shutil
     from test_spark_compact import NOW, cli_compact, data_files
     from test_spark_export import assert_same_records, cli_export
@@ -132,3 +133,16 @@ def test_compact_and_export_of_a_lineitem_table_equal_the_cli(cluster, tmp_path)
                  progress=False)
     assert got["parts"] == 16
     assert_same_records(tmp_path / "cli.csv", tmp_path / "out", "csv", parts_expected=16)
+    # The table (16 regions, 16 files after the compaction) as an HBase snapshot, copied to
+    # another root by four tasks: the files of the CLI's copy, byte for byte.
+    from test_spark_copy import cli_copy, tree
+    from hfkit.spark import copy_snapshot
+    src = tmp_path / "hbase"
+    r = subprocess.run([hfkit_bin(), "hbase", "export-snapshot", str(t), str(src), "--name",
+                        "lineitem"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cli_copy(src, tmp_path / "cli-copy", "lineitem")
+    got = copy_snapshot(cluster, str(src), str(tmp_path / "copy"), "lineitem", parallelism=4,
+                        progress=False)
+    assert got["files"] == 16 and got["tasks"] == 4
+    assert tree(tmp_path / "copy") == tree(tmp_path / "cli-copy")
