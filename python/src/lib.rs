@@ -15,12 +15,12 @@
 use pyo3::prelude::*;
 
 mod compaction;
-mod snapshot_copy;
 mod distributed;
 mod errors;
 mod export;
 mod region;
 mod schema;
+mod snapshot_copy;
 mod storage;
 mod tables;
 
