@@ -1442,13 +1442,49 @@ fn offline_compaction_in_place_archives_the_inputs_and_keeps_the_cells() {
     let err = refused(&t1);
     assert!(err.contains("recovered.edits/0000000000000000400"), "{err}");
     std::fs::remove_dir_all(&edits).unwrap();
-    let err = refused(&hb.table("ns1:t2").unwrap());
-    assert!(
-        err.contains("cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505")
-            && err.contains("a reference"),
-        "{err}"
-    );
     assert_eq!(walk(&root), snapshot_of_root, "refusals change nothing");
+
+    // A split's daughters: each compacts its reference away (the half it reads of the
+    // parent's file), the reference archived, the parent's file kept; reads are unchanged.
+    let t2 = hb.table("ns1:t2").unwrap();
+    let (t2_raw, t2_user) = (raw_scan(&t2), read_all(&t2.reader().unwrap(), false, now));
+    let report = compact_in_place(&t2, &opts).unwrap();
+    assert_eq!(report.stores.len(), 2, "the two daughters' stores");
+    let t2_after = hb.table("ns1:t2").unwrap();
+    assert!(t2_after
+        .regions
+        .iter()
+        .filter(|r| r.live)
+        .flat_map(|r| &r.families)
+        .flat_map(|f| &f.files)
+        .all(|f| f.reference.is_none()));
+    assert_eq!(read_all(&t2_after.reader().unwrap(), false, now), t2_user);
+    let t2_raw_after = raw_scan(&t2_after);
+    assert!(
+        t2_raw_after.iter().all(|l| t2_raw.contains(l)),
+        "cells keep their sequence ids"
+    );
+    let reference = "cfca939b85130c57fc914135e3f5cb6f.65374ed9eca7cccfe7a1fb7c3de41505";
+    for daughter in [
+        "d5c0c080cbe170cd031cf1f7b4ffbf52",
+        "8f23ef59531b58c9b20e08f067da3696",
+    ] {
+        let archived = root
+            .join("archive/data/ns1/t2")
+            .join(daughter)
+            .join("f")
+            .join(reference);
+        assert!(archived.is_file(), "{}", archived.display());
+    }
+    assert!(root
+        .join("data/ns1/t2/65374ed9eca7cccfe7a1fb7c3de41505/f/cfca939b85130c57fc914135e3f5cb6f")
+        .is_file());
+    let v = verify::verify(&hb.snapshot("snap_t2").unwrap());
+    assert!(
+        v.is_ok(),
+        "the snapshot of the split still reads: {:?}",
+        v.problems
+    );
 
     // Compact.
     let report = compact_in_place(&t1, &opts).unwrap();

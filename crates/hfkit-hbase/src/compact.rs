@@ -2,8 +2,10 @@
 //! does it: each store's files merged with HBase's major-compaction rules into one new HFile
 //! (written under the region's `.tmp/<family>/` as `hfkit-compact-<32 hex>`, then moved into
 //! the store as `<32 hex>`), the old files moved to `archive/` as `HFileArchiver` moves them.
-//! Refused when the layout says HBase may be using the table, or when a store holds
-//! references. What a killed run left is finished or removed by the next: its own outputs
+//! A split daughter's store compacts its references away as HBase's does: each reference is
+//! read as its half of the parent's file, and archived as the other inputs are (the parent's
+//! file stays, for HBase's CatalogJanitor). Refused when the layout says HBase may be using the
+//! table. What a killed run left is finished or removed by the next: its own outputs
 //! under `.tmp/` (told from HBase's by their name) are removed; inputs its moved-in outputs
 //! name as compacted are archived. Spec: `formats/hbase-layout.md` §"Offline compaction".
 
@@ -217,13 +219,6 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
                      compacting it in place is not supported",
                     dir.join(&enc).join(&family).display()
                 )));
-            }
-            if let Some(f) = ff.files.iter().find(|f| f.reference.is_some()) {
-                return Err(HBaseError::corrupt(
-                    &dir.join(&enc).join(&family).join(&f.name),
-                    "a reference (the store is a split daughter's): HBase compacts references \
-                     away when it opens the region; refusing to compact offline",
-                ));
             }
             let (files, compacted) = m.open_store_and_compacted(r, ff)?;
             if !compacted.is_empty() {
