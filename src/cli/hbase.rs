@@ -85,9 +85,9 @@ does, so snapshots naming them still read.
 Refused, with nothing changed, when HBase may be using the table: a region server has
 write-ahead logs under WALs/, or a region of the table has files under .tmp/, recovered.edits/,
 .splits/ or .merges/. HBase keeps whether a table is enabled only in hbase:meta: stop HBase (or
-disable the table) first. Also refused when a store uses the FILE store-file tracker. A split
-daughter's references are compacted away (read as their half of the parent's file, then
-archived), as HBase does. What a killed run left is cleaned up by the next: its own outputs
+disable the table) first. A split daughter's references are compacted away (read as their
+half of the parent's file, then archived), as HBase does; a FILE store-file-tracker store
+commits by a new .filelist track file naming the output instead of the inputs. What a killed run left is cleaned up by the next: its own outputs
 (.tmp/<family>/hfkit-compact-*) are removed, inputs it had compacted but not archived are
 archived.
 

@@ -2203,3 +2203,123 @@ fn snapshots_copy_between_roots_as_export_snapshot_does() {
     ]);
     assert!(started.elapsed() >= std::time::Duration::from_millis(1000));
 }
+
+/// `hbase compact` of FILE-tracker stores (issue 41 item 3): each store's `.filelist` is
+/// replaced by a new track file naming the output instead of the inputs (the older track files
+/// deleted), the inputs archived (a reference the list alone holds has no file), reads
+/// unchanged; an input a killed run committed away but left in the directory is archived by
+/// the next run.
+#[test]
+fn offline_compaction_of_file_tracker_stores_replaces_their_lists() {
+    let Some((_dir, _tmp, root)) =
+        root_copy("offline_compaction_of_file_tracker_stores_replaces_their_lists")
+    else {
+        return;
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    // t1 and ns1:t2 on the FILE tracker, each store listing its files (t2's references in the
+    // list only, their files removed, as the FILE tracker keeps them).
+    for (table, dir) in [("t1", "data/default/t1"), ("ns1:t2", "data/ns1/t2")] {
+        let m = hb.table(table).unwrap();
+        use_file_tracker(&root, table);
+        for r in &m.regions {
+            for ff in &r.families {
+                let store = root
+                    .join(dir)
+                    .join(r.info.encoded_name())
+                    .join(String::from_utf8_lossy(&ff.family).as_ref());
+                let entries: Vec<(&str, Option<hfkit::hbase::Reference>)> = ff
+                    .files
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.reference.clone()))
+                    .collect();
+                write_filelist(&store, "f1.1", 1, &entries);
+                for f in ff.files.iter().filter(|f| f.reference.is_some()) {
+                    std::fs::remove_file(store.join(&f.name)).unwrap();
+                }
+            }
+        }
+    }
+    let now = 1_700_000_400_000;
+    let opts = CompactOptions {
+        now_ms: now,
+        ..Default::default()
+    };
+    for (table, dir, stores) in [("t1", "data/default/t1", 6), ("ns1:t2", "data/ns1/t2", 2)] {
+        let m = hb.table(table).unwrap();
+        let user = read_all(&m.reader().unwrap(), false, now);
+        let report = compact_in_place(&m, &opts).unwrap();
+        assert_eq!(report.stores.len(), stores, "{table}");
+        let after = hb.table(table).unwrap();
+        assert_eq!(
+            read_all(&after.reader().unwrap(), false, now),
+            user,
+            "{table}"
+        );
+        for s in &report.stores {
+            let store = root.join(dir).join(&s.region).join(&s.family);
+            let r = after
+                .regions
+                .iter()
+                .find(|r| r.info.encoded_name() == s.region)
+                .unwrap();
+            let listed: Vec<&str> = r
+                .families
+                .iter()
+                .filter(|f| f.family == s.family.as_bytes())
+                .flat_map(|f| &f.files)
+                .map(|f| f.name.as_str())
+                .collect();
+            assert_eq!(
+                listed,
+                [s.output.as_deref().unwrap()],
+                "{table} {}",
+                s.region
+            );
+            let tracks: Vec<String> = std::fs::read_dir(store.join(FILELIST_DIR))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(tracks.len(), 1, "{tracks:?}");
+            assert!(
+                tracks[0].starts_with("f1.") && tracks[0] != "f1.1",
+                "{tracks:?}"
+            );
+            for input in &s.inputs {
+                assert!(!store.join(input).exists(), "{input} left in the store");
+            }
+        }
+        assert!(compact_in_place(&hb.table(table).unwrap(), &opts)
+            .unwrap()
+            .stores
+            .is_empty());
+        let o = ok(&["hbase", "verify", root.to_str().unwrap(), table]);
+        assert!(stdout(&o).contains("OK"), "{}", stdout(&o));
+    }
+    // A killed run's input, committed away but not archived: archived by the next run.
+    let t1 = hb.table("t1").unwrap();
+    let r = &t1.regions[0];
+    let store = root
+        .join("data/default/t1")
+        .join(r.info.encoded_name())
+        .join("cf1");
+    let out = HFileReader::open(store.join(&r.families[0].files[0].name)).unwrap();
+    let event = CompactionEventTracker::decode(
+        &out.file_info().get(keys::COMPACTION_EVENT_KEY).unwrap()[4..],
+    )
+    .unwrap();
+    let input = String::from_utf8(event.compacted_store_file[0].clone()).unwrap();
+    let archived = root
+        .join("archive/data/default/t1")
+        .join(r.info.encoded_name())
+        .join("cf1")
+        .join(&input);
+    std::fs::copy(&archived, store.join(&input)).unwrap();
+    let report = compact_in_place(&hb.table("t1").unwrap(), &opts).unwrap();
+    assert!(report.stores.is_empty());
+    assert_eq!(
+        report.compacted_archived,
+        [format!("{}/cf1/{input}", r.info.encoded_name())]
+    );
+    assert!(!store.join(&input).exists());
+}

@@ -4,8 +4,9 @@
 //! the store as `<32 hex>`), the old files moved to `archive/` as `HFileArchiver` moves them.
 //! A split daughter's store compacts its references away as HBase's does: each reference is
 //! read as its half of the parent's file, and archived as the other inputs are (the parent's
-//! file stays, for HBase's CatalogJanitor). Refused when the layout says HBase may be using the
-//! table. What a killed run left is finished or removed by the next: its own outputs
+//! file stays, for HBase's CatalogJanitor). A FILE-tracker store commits by a new `.filelist`
+//! track file naming the output instead of the inputs. Refused when the layout says HBase may
+//! be using the table. What a killed run left is finished or removed by the next: its own outputs
 //! under `.tmp/` (told from HBase's by their name) are removed; inputs its moved-in outputs
 //! name as compacted are archived. Spec: `formats/hbase-layout.md` §"Offline compaction".
 
@@ -15,7 +16,6 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 use serde::Serialize;
 
-use super::descriptor::TRACKER_IMPL;
 use super::manifest::{Manifest, RegionManifest, Source};
 use super::names::{archive_table_dir, TMP_DIR};
 use super::proto;
@@ -76,6 +76,8 @@ struct Plan<'m> {
     region: &'m RegionManifest,
     family: String,
     files: Vec<(ResolvedFile, OpenedStoreFile)>,
+    /// The store uses the FILE store-file tracker: its `.filelist` is replaced at the commit.
+    file_tracker: bool,
 }
 
 /// A written output, under the region's `.tmp/<family>/`.
@@ -213,16 +215,14 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             if opts.family.as_ref().is_some_and(|f| *f != family) || ff.files.is_empty() {
                 continue;
             }
-            if m.descriptor.store_file_tracker(fd) == "FILE" {
-                return Err(HBaseError::Invalid(format!(
-                    "{}: the store uses the FILE store-file tracker ({TRACKER_IMPL}); \
-                     compacting it in place is not supported",
-                    dir.join(&enc).join(&family).display()
-                )));
-            }
+            let file_tracker = m.descriptor.store_file_tracker(fd) == "FILE";
             let (files, compacted) = m.open_store_and_compacted(r, ff)?;
-            if !compacted.is_empty() {
-                let names: Vec<String> = compacted.into_iter().map(|c| c.name).collect();
+            let mut names: Vec<String> = compacted.into_iter().map(|c| c.name).collect();
+            if file_tracker {
+                // A killed run's inputs: no longer listed, still in the directory.
+                names.extend(unlisted_inputs(&dir.join(&enc).join(&family), ff, &files)?);
+            }
+            if !names.is_empty() {
                 unarchived.push((enc.clone(), family.clone(), names));
             }
             let done = files.len() == 1
@@ -237,6 +237,7 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
                     region: r,
                     family,
                     files,
+                    file_tracker,
                 });
             }
         }
@@ -388,14 +389,112 @@ fn commit_store(
 ) -> Result<()> {
     let enc = p.region.info.encoded_name();
     let store = dir.join(&enc).join(&p.family);
+    let mut output = None;
     if let Some(s) = staged {
         let to = store.join(&s.name);
+        let size = std::fs::metadata(&s.tmp)
+            .map_err(|e| HBaseError::io(&s.tmp, e))?
+            .len();
         std::fs::rename(&s.tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
         sync_dir(&store)?;
+        output = Some((s.name.as_str(), size));
+    }
+    let mut names: Vec<String> = p.files.iter().map(|(r, _)| r.name.clone()).collect();
+    if p.file_tracker {
+        // The commit: the list naming the output instead of the inputs.
+        let tmp_dir = store
+            .parent()
+            .map(|r| r.join(TMP_DIR).join(&p.family))
+            .unwrap_or_else(|| store.clone());
+        commit_filelist(&store, &tmp_dir, &names, output)?;
+        // A reference the FILE tracker keeps only in its list has no file to archive.
+        names.retain(|n| store.join(n).is_file());
+    }
+    if output.is_some() {
         super::pause_for_tests(COMPACT_PAUSE_VAR, "moved", nth);
     }
-    let names: Vec<String> = p.files.iter().map(|(r, _)| r.name.clone()).collect();
     archive_files(m, dir, &enc, &p.family, &names, now_ms)
+}
+
+/// The files of the FILE-tracker store at `store` that a listed file's compaction event names
+/// and the list no longer does: inputs a killed compaction committed away but did not archive.
+fn unlisted_inputs(
+    store: &Path,
+    ff: &super::manifest::FamilyFiles,
+    files: &[(ResolvedFile, OpenedStoreFile)],
+) -> Result<Vec<String>> {
+    let named = super::store::compacted_away(files.iter().map(|(r, o)| (r, &*o.reader)))?;
+    let mut out = Vec::new();
+    for name in named {
+        if !ff.files.iter().any(|f| f.name == name) && store.join(&name).is_file() {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// Replaces the FILE tracker's list of the store at `store` (HBase's `StoreFileListFile.update`
+/// after a load): the current list without `inputs`, with `output` (name, size), as the new
+/// track-file group `.filelist/f1.<seq>` (`seq` = the current clock, past the loaded group's),
+/// `timestamp` past the loaded list's, version 2. Written whole under `tmp_dir` (as an output
+/// of this compaction, so a killed run's is removed), fsynced and renamed in: a reader sees the
+/// old list or the new one. The older groups are then deleted, as HBase's next load does.
+fn commit_filelist(
+    store: &Path,
+    tmp_dir: &Path,
+    inputs: &[String],
+    output: Option<(&str, u64)>,
+) -> Result<()> {
+    use super::manifest::{filelist_file_bytes, load_filelist, FILELIST_DIR};
+    let (seq, list) = load_filelist(store)?
+        .ok_or_else(|| HBaseError::corrupt(store, "the FILE tracker's store has no list"))?;
+    let mut entries: Vec<proto::StoreFileEntry> = list
+        .store_file
+        .into_iter()
+        .filter(|e| !inputs.contains(&e.name))
+        .collect();
+    if let Some((name, size)) = output {
+        entries.push(proto::StoreFileEntry {
+            name: name.to_string(),
+            size,
+            reference: None,
+        });
+    }
+    let clock = hfkit_format::cell::now_ms().max(0) as u64;
+    let new_seq = clock.max(seq + 1);
+    let next = proto::StoreFileList {
+        timestamp: clock.max(list.timestamp + 1),
+        store_file: entries,
+        version: Some(2),
+    };
+    std::fs::create_dir_all(tmp_dir).map_err(|e| HBaseError::io(tmp_dir, e))?;
+    let tmp = tmp_dir.join(format!(
+        "{OUTPUT_PREFIX}{}",
+        hfkit_table::directory::unique_hex()
+    ));
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp).map_err(|e| HBaseError::io(&tmp, e))?;
+        f.write_all(&filelist_file_bytes(&next))
+            .and_then(|()| f.sync_all())
+            .map_err(|e| HBaseError::io(&tmp, e))?;
+    }
+    let lists = store.join(FILELIST_DIR);
+    let to = lists.join(format!("f1.{new_seq}"));
+    std::fs::rename(&tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
+    sync_dir(&lists)?;
+    for e in std::fs::read_dir(&lists).map_err(|e| HBaseError::io(&lists, e))? {
+        let e = e.map_err(|err| HBaseError::io(&lists, err))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let older = name
+            .split_once('.')
+            .and_then(|(_, s)| s.parse::<u64>().ok())
+            .is_none_or(|s| s < new_seq);
+        if (name.starts_with("f1") || name.starts_with("f2")) && older {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    sync_dir(&lists)
 }
 
 /// Moves the files `names` of the store `<region>/<family>` to the archive (`HFileArchiver`:

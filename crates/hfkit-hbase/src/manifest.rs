@@ -277,9 +277,39 @@ fn list_dir(store_dir: &Path, markers: bool) -> Result<Vec<StoreFile>> {
 /// truncated one is skipped, as HBase skips a half-written file.
 fn read_filelist(store_dir: &Path) -> Result<Vec<StoreFile>> {
     let dir = store_dir.join(FILELIST_DIR);
+    let Some((_, list)) = load_filelist(store_dir)? else {
+        return Ok(Vec::new());
+    };
+    let mut files = Vec::new();
+    for e in list.store_file {
+        let reference = match &e.reference {
+            Some(r) => Some(
+                Reference::from_proto(r)
+                    .map_err(|d| HBaseError::content(&dir, d.in_store_file(&e.name)))?,
+            ),
+            None => match StoreFileName::parse(&e.name) {
+                Some(StoreFileName::Reference { .. }) => {
+                    Some(Reference::read_file(&store_dir.join(&e.name))?)
+                }
+                _ => None,
+            },
+        };
+        files.push(StoreFile {
+            name: e.name,
+            reference,
+            file_size: Some(e.size),
+        });
+    }
+    Ok(files)
+}
+
+/// The FILE tracker's current list of the store at `store_dir` and the sequence id of its
+/// track files (`.filelist/f1.<seq>`), as [`read_filelist`] chooses it; `None` without one.
+pub fn load_filelist(store_dir: &Path) -> Result<Option<(u64, proto::StoreFileList)>> {
+    let dir = store_dir.join(FILELIST_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(HBaseError::io(&dir, e)),
     };
     let mut by_ts: std::collections::BTreeMap<u64, Vec<PathBuf>> = Default::default();
@@ -296,7 +326,7 @@ fn read_filelist(store_dir: &Path) -> Result<Vec<StoreFile>> {
             by_ts.entry(ts).or_default().push(e.path());
         }
     }
-    for (_, paths) in by_ts.iter().rev() {
+    for (seq, paths) in by_ts.iter().rev() {
         if paths.len() > 2 {
             return Err(HBaseError::corrupt(
                 &dir,
@@ -315,30 +345,10 @@ fn read_filelist(store_dir: &Path) -> Result<Vec<StoreFile>> {
             }
         }
         if let Some(list) = best {
-            let mut files = Vec::new();
-            for e in list.store_file {
-                let reference = match &e.reference {
-                    Some(r) => Some(
-                        Reference::from_proto(r)
-                            .map_err(|d| HBaseError::content(&dir, d.in_store_file(&e.name)))?,
-                    ),
-                    None => match StoreFileName::parse(&e.name) {
-                        Some(StoreFileName::Reference { .. }) => {
-                            Some(Reference::read_file(&store_dir.join(&e.name))?)
-                        }
-                        _ => None,
-                    },
-                };
-                files.push(StoreFile {
-                    name: e.name,
-                    reference,
-                    file_size: Some(e.size),
-                });
-            }
-            return Ok(files);
+            return Ok(Some((*seq, list)));
         }
     }
-    Ok(Vec::new())
+    Ok(None)
 }
 
 /// One track file: `i32 length`, `StoreFileList`, `i32 CRC32`; `None` when truncated.
