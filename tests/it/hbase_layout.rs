@@ -3,6 +3,7 @@
 //! through hfkit's `hbase` layer and compared with what HBase's own readers returned.
 
 use crate::common;
+use crate::common::{use_file_tracker, write_filelist, write_filelist_sized};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,12 +14,12 @@ use hfkit::format::reader::HFileReader;
 use hfkit::format::text::{hex, parse_cell_line};
 use hfkit::hbase::clone::clone_to_table;
 use hfkit::hbase::compact::{compact_in_place, CompactOptions};
-use hfkit::hbase::descriptor::{tableinfo_file_name, TABLEINFO_DIR, TRACKER_IMPL};
+use hfkit::hbase::descriptor::{tableinfo_file_name, TABLEINFO_DIR};
 use hfkit::hbase::export::{export_snapshot, ExportOptions};
-use hfkit::hbase::manifest::{filelist_file_bytes, FILELIST_DIR};
+use hfkit::hbase::manifest::FILELIST_DIR;
 use hfkit::hbase::manifest::{Manifest, Source};
 use hfkit::hbase::proto;
-use hfkit::hbase::proto::{CompactionEventTracker, StoreFileEntry, StoreFileList};
+use hfkit::hbase::proto::CompactionEventTracker;
 use hfkit::hbase::snapshot::SnapshotInfo;
 use hfkit::hbase::store::{for_each_cell, open_store_file};
 use hfkit::hbase::{verify, HBaseRoot};
@@ -557,68 +558,6 @@ fn root_copy(test: &str) -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
     let root = tmp.path().join("root");
     copy_tree(&dir.join("root1"), &root);
     Some((dir, tmp, root))
-}
-
-/// Gives `table` of `root` a newer descriptor with `hbase.store.file-tracker.impl = FILE`.
-fn use_file_tracker(root: &Path, table: &str) {
-    let m = HBaseRoot::open(root).unwrap().table(table).unwrap();
-    let mut d = m.descriptor.clone();
-    d.attributes
-        .push((TRACKER_IMPL.as_bytes().to_vec(), b"FILE".to_vec()));
-    let bytes = d.to_file_bytes();
-    let Source::Table { dir } = &m.source else {
-        panic!()
-    };
-    std::fs::write(
-        dir.join(TABLEINFO_DIR).join(tableinfo_file_name(2, &bytes)),
-        bytes,
-    )
-    .unwrap();
-}
-
-fn write_filelist(
-    store: &Path,
-    file: &str,
-    timestamp: u64,
-    entries: &[(&str, Option<hfkit::hbase::Reference>)],
-) {
-    let sized: Vec<_> = entries
-        .iter()
-        .map(|(n, r)| {
-            let size = std::fs::metadata(store.join(n))
-                .map(|m| m.len())
-                .unwrap_or(0);
-            (*n, r.clone(), size)
-        })
-        .collect();
-    write_filelist_sized(store, file, timestamp, &sized);
-}
-
-/// A FILE-tracker list of `(name, reference, size)` entries.
-fn write_filelist_sized(
-    store: &Path,
-    file: &str,
-    timestamp: u64,
-    entries: &[(&str, Option<hfkit::hbase::Reference>, u64)],
-) {
-    let list = StoreFileList {
-        timestamp,
-        store_file: entries
-            .iter()
-            .map(|(n, r, size)| StoreFileEntry {
-                name: n.to_string(),
-                size: *size,
-                reference: r.as_ref().map(|r| r.to_proto()),
-            })
-            .collect(),
-        version: Some(2),
-    };
-    std::fs::create_dir_all(store.join(FILELIST_DIR)).unwrap();
-    std::fs::write(
-        store.join(FILELIST_DIR).join(file),
-        filelist_file_bytes(&list),
-    )
-    .unwrap();
 }
 
 #[test]
@@ -2219,26 +2158,8 @@ fn offline_compaction_of_file_tracker_stores_replaces_their_lists() {
     let hb = HBaseRoot::open(&root).unwrap();
     // t1 and ns1:t2 on the FILE tracker, each store listing its files (t2's references in the
     // list only, their files removed, as the FILE tracker keeps them).
-    for (table, dir) in [("t1", "data/default/t1"), ("ns1:t2", "data/ns1/t2")] {
-        let m = hb.table(table).unwrap();
-        use_file_tracker(&root, table);
-        for r in &m.regions {
-            for ff in &r.families {
-                let store = root
-                    .join(dir)
-                    .join(r.info.encoded_name())
-                    .join(String::from_utf8_lossy(&ff.family).as_ref());
-                let entries: Vec<(&str, Option<hfkit::hbase::Reference>)> = ff
-                    .files
-                    .iter()
-                    .map(|f| (f.name.as_str(), f.reference.clone()))
-                    .collect();
-                write_filelist(&store, "f1.1", 1, &entries);
-                for f in ff.files.iter().filter(|f| f.reference.is_some()) {
-                    std::fs::remove_file(store.join(&f.name)).unwrap();
-                }
-            }
-        }
+    for table in ["t1", "ns1:t2"] {
+        common::use_file_tracker_listing(&root, table);
     }
     let now = 1_700_000_400_000;
     let opts = CompactOptions {

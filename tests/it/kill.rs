@@ -17,9 +17,11 @@
 //!   (`common::leftovers`), the temporary directory is empty, and nothing lies beside the
 //!   tables.
 //!
-//! `hbase compact` of an HBase root (`hbase_compact_sigkill_...`) is killed the same way, and at
-//! the points its debug-build test hook pauses at: each store is left as before or as after,
-//! and the next `hbase compact` leaves the root as an uninterrupted run does.
+//! `hbase compact` of an HBase root (`hbase_compact_sigkill_...`: `t1`'s stores, `ns1:t2`'s
+//! split daughters whose references it compacts away, and `t1` on the FILE store-file tracker,
+//! committed by its lists) is killed the same way, and at the points its debug-build test hook
+//! pauses at: each store is left as before or as after, and the next `hbase compact` leaves the
+//! root as an uninterrupted run does.
 //!
 //! At the end a table of the kills and their outcomes is printed to stderr (`cargo test --test
 //! kill -- --nocapture`): per operation the uninterrupted run times, the kills, how many of
@@ -596,21 +598,72 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
     ) else {
         return;
     };
-    let base = fixtures.join("hbase-layout/root1");
+    let root1 = fixtures.join("hbase-layout/root1");
+    let t1 = HbaseTable {
+        name: "t1",
+        dir: "data/default/t1",
+        families: &["cf1", "cf2"],
+    };
+    let t2 = HbaseTable {
+        name: "ns1:t2",
+        dir: "data/ns1/t2",
+        families: &["f"],
+    };
+    // t1's stores; ns1:t2's split daughters (their references compacted away); t1 on the
+    // FILE store-file tracker (committed by its lists).
+    hbase_compact_sigkill_case(
+        &root1,
+        &t1,
+        &[
+            "written:1",
+            "written:6",
+            "moved:1",
+            "committed:1",
+            "moved:4",
+            "committed:5",
+            "moved:6",
+        ],
+    );
+    hbase_compact_sigkill_case(
+        &root1,
+        &t2,
+        &["written:1", "moved:1", "committed:1", "moved:2"],
+    );
+    let tmp = common::tmpdir();
+    let file_root = tmp.path().join("file-tracker");
+    common::copy_dir(&root1, &file_root);
+    common::use_file_tracker_listing(&file_root, t1.name);
+    hbase_compact_sigkill_case(
+        &file_root,
+        &t1,
+        &["written:6", "moved:1", "committed:1", "moved:6"],
+    );
+}
+
+/// An HBase table of the layout fixtures a kill test compacts.
+struct HbaseTable {
+    name: &'static str,
+    dir: &'static str,
+    families: &'static [&'static str],
+}
+
+/// `hfkit hbase compact` of `table` of a copy of `base`, killed at the test hook's `points` and
+/// after delays spread over its run: each store before or after, the next run finishing.
+fn hbase_compact_sigkill_case(base: &Path, table: &HbaseTable, points: &[&str]) {
     let tmp = common::tmpdir();
     let run = |root: &Path| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_hfkit"));
-        c.args(["hbase", "compact", s(root), "t1", "--now", NOW_MS])
+        c.args(["hbase", "compact", s(root), table.name, "--now", NOW_MS])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         c
     };
     let copy = |name: &str| {
         let root = tmp.path().join(name);
-        common::copy_dir(&base, &root);
+        common::copy_dir(base, &root);
         root
     };
-    let before = hbase_store_states(&base);
+    let before = hbase_store_states(base, table);
     let mut calibration_ms = Vec::new();
     let mut after = None;
     for c in 0..CALIBRATION_RUNS {
@@ -618,7 +671,10 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
         let t0 = Instant::now();
         assert!(run(&root).status().unwrap().success());
         calibration_ms.push(t0.elapsed().as_secs_f64() * 1e3);
-        let got = (hbase_store_states(&root), hbase_layout_after(&root));
+        let got = (
+            hbase_store_states(&root, table),
+            hbase_layout_after(&root, table),
+        );
         assert_ne!(got.0, before, "compacts nothing");
         if let Some(a) = &after {
             assert!(*a == got, "two uninterrupted runs differ");
@@ -639,7 +695,7 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
     let (mut all_before, mut all_after, mut mixed, mut garbage) = (0, 0, 0, 0);
     // After a kill: every store before or after; the next run finishes the job.
     let mut check = |root: &Path, what: &str| {
-        let now = hbase_store_states(root);
+        let now = hbase_store_states(root, table);
         assert_eq!(
             now.keys().collect::<Vec<_>>(),
             after.keys().collect::<Vec<_>>()
@@ -659,25 +715,20 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
             n if n == changing.len() => all_after += 1,
             _ => mixed += 1,
         }
-        if hbase_leftovers(root) {
+        if hbase_leftovers(root, table) {
             garbage += 1;
         }
         assert!(run(root).status().unwrap().success(), "{what}: next run");
-        assert_eq!(hbase_store_states(root), after, "{what}: next run");
-        assert_eq!(hbase_layout_after(root), after_layout, "{what}: next run");
+        assert_eq!(hbase_store_states(root, table), after, "{what}: next run");
+        assert_eq!(
+            hbase_layout_after(root, table),
+            after_layout,
+            "{what}: next run"
+        );
         std::fs::remove_dir_all(root).unwrap();
     };
     // Killed at the points the test hook pauses at: outputs written, an output moved in with
     // its inputs not archived yet, stores committed.
-    let points = [
-        "written:1",
-        "written:6",
-        "moved:1",
-        "committed:1",
-        "moved:4",
-        "committed:5",
-        "moved:6",
-    ];
     for (i, point) in points.iter().enumerate() {
         let root = copy(&format!("point{i}"));
         let mut child = run(&root)
@@ -722,9 +773,11 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
         check(&root, &format!("run {attempt}"));
     }
     eprintln!(
-        "hbase compact: ran {:.0}-{:.0} ms; {} SIGKILLs ({garbage} left files for the next \
+        "hbase compact {} ({}): ran {:.0}-{:.0} ms; {} SIGKILLs ({garbage} left files for the next \
          run): {all_before} runs left every store before, {mixed} some stores after and the \
          others before, {all_after} every store after; {finished} runs ended before their kill",
+        table.name,
+        base.file_name().unwrap_or_default().to_string_lossy(),
         calibration_ms.iter().copied().fold(f64::MAX, f64::min),
         calibration_ms.iter().copied().fold(0.0, f64::max),
         kills + points.len(),
@@ -735,12 +788,12 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
     );
 }
 
-/// Per store (region, family) of `t1` in the HBase root `root`: its cells as the store reads
+/// Per store (region, family) of `table` in the HBase root `root`: its cells as the store reads
 /// them (files a compaction event names left out), canonical lines with sequence ids, sorted.
-fn hbase_store_states(root: &Path) -> BTreeMap<(String, String), Vec<String>> {
+fn hbase_store_states(root: &Path, table: &HbaseTable) -> BTreeMap<(String, String), Vec<String>> {
     let m = hfkit::hbase::HBaseRoot::open(root)
         .unwrap()
-        .table("t1")
+        .table(table.name)
         .unwrap();
     let mut out = BTreeMap::new();
     for r in m.live_regions() {
@@ -760,12 +813,12 @@ fn hbase_store_states(root: &Path) -> BTreeMap<(String, String), Vec<String>> {
 
 /// Whether a killed compaction left anything for the next: a file under a region's `.tmp/`,
 /// or a store file a compaction event names as compacted.
-fn hbase_leftovers(root: &Path) -> bool {
+fn hbase_leftovers(root: &Path, table: &HbaseTable) -> bool {
     let m = hfkit::hbase::HBaseRoot::open(root)
         .unwrap()
-        .table("t1")
+        .table(table.name)
         .unwrap();
-    !hbase_layout_after(root).2.is_empty()
+    !hbase_layout_after(root, table).2.is_empty()
         || m.live_regions().iter().any(|r| {
             r.families
                 .iter()
@@ -773,11 +826,11 @@ fn hbase_leftovers(root: &Path) -> bool {
         })
 }
 
-/// What a finished compaction leaves of `t1`'s files: per store the number of files, the names
+/// What a finished compaction leaves of `table`'s files: per store the number of files, the names
 /// under its archive directory, and every file under the regions' `.tmp/` (none).
-fn hbase_layout_after(root: &Path) -> (Vec<usize>, Vec<String>, Vec<PathBuf>) {
-    let t1 = root.join("data/default/t1");
-    let archive = root.join("archive/data/default/t1");
+fn hbase_layout_after(root: &Path, table: &HbaseTable) -> (Vec<usize>, Vec<String>, Vec<PathBuf>) {
+    let t1 = root.join(table.dir);
+    let archive = root.join("archive").join(table.dir);
     let mut counts = Vec::new();
     let mut archived = Vec::new();
     let mut tmp = Vec::new();
@@ -788,7 +841,7 @@ fn hbase_layout_after(root: &Path) -> (Vec<usize>, Vec<String>, Vec<PathBuf>) {
         .collect();
     regions.sort();
     for r in regions {
-        for family in ["cf1", "cf2"] {
+        for family in table.families {
             counts.push(std::fs::read_dir(r.join(family)).unwrap().count());
             let a = archive.join(r.file_name().unwrap()).join(family);
             let mut names: Vec<String> = std::fs::read_dir(&a)

@@ -314,3 +314,100 @@ pub fn import_with(
     args.extend_from_slice(extra);
     hfkit(&args)
 }
+
+/// Gives `table` of `root` a newer descriptor with `hbase.store.file-tracker.impl = FILE`.
+pub fn use_file_tracker(root: &Path, table: &str) {
+    let m = hfkit::hbase::HBaseRoot::open(root)
+        .unwrap()
+        .table(table)
+        .unwrap();
+    let mut d = m.descriptor.clone();
+    d.attributes.push((
+        hfkit::hbase::descriptor::TRACKER_IMPL.as_bytes().to_vec(),
+        b"FILE".to_vec(),
+    ));
+    let bytes = d.to_file_bytes();
+    let hfkit::hbase::manifest::Source::Table { dir } = &m.source else {
+        panic!()
+    };
+    std::fs::write(
+        dir.join(hfkit::hbase::descriptor::TABLEINFO_DIR)
+            .join(hfkit::hbase::descriptor::tableinfo_file_name(2, &bytes)),
+        bytes,
+    )
+    .unwrap();
+}
+
+pub fn write_filelist(
+    store: &Path,
+    file: &str,
+    timestamp: u64,
+    entries: &[(&str, Option<hfkit::hbase::Reference>)],
+) {
+    let sized: Vec<_> = entries
+        .iter()
+        .map(|(n, r)| {
+            let size = std::fs::metadata(store.join(n))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            (*n, r.clone(), size)
+        })
+        .collect();
+    write_filelist_sized(store, file, timestamp, &sized);
+}
+
+/// A FILE-tracker list of `(name, reference, size)` entries.
+pub fn write_filelist_sized(
+    store: &Path,
+    file: &str,
+    timestamp: u64,
+    entries: &[(&str, Option<hfkit::hbase::Reference>, u64)],
+) {
+    let list = hfkit::hbase::proto::StoreFileList {
+        timestamp,
+        store_file: entries
+            .iter()
+            .map(|(n, r, size)| hfkit::hbase::proto::StoreFileEntry {
+                name: n.to_string(),
+                size: *size,
+                reference: r.as_ref().map(|r| r.to_proto()),
+            })
+            .collect(),
+        version: Some(2),
+    };
+    std::fs::create_dir_all(store.join(hfkit::hbase::manifest::FILELIST_DIR)).unwrap();
+    std::fs::write(
+        store.join(hfkit::hbase::manifest::FILELIST_DIR).join(file),
+        hfkit::hbase::manifest::filelist_file_bytes(&list),
+    )
+    .unwrap();
+}
+
+/// Puts `table` of `root` on the FILE store-file tracker, each store's list naming the files
+/// it has now (a reference in the list only, its file removed, as the FILE tracker keeps it).
+pub fn use_file_tracker_listing(root: &Path, table: &str) {
+    let m = hfkit::hbase::HBaseRoot::open(root)
+        .unwrap()
+        .table(table)
+        .unwrap();
+    use_file_tracker(root, table);
+    let hfkit::hbase::manifest::Source::Table { dir } = &m.source else {
+        panic!("{table} is a table")
+    };
+    for r in &m.regions {
+        for ff in &r.families {
+            let store = dir
+                .join(r.info.encoded_name())
+                .join(String::from_utf8_lossy(&ff.family).as_ref());
+            let entries: Vec<(&str, Option<hfkit::hbase::Reference>)> = ff
+                .files
+                .iter()
+                .map(|f| (f.name.as_str(), f.reference.clone()))
+                .collect();
+            write_filelist(&store, "f1.1", 1, &entries);
+            for f in ff.files.iter().filter(|f| f.reference.is_some()) {
+                std::fs::remove_file(store.join(&f.name)).unwrap();
+            }
+        }
+    }
+}
