@@ -341,17 +341,42 @@ pub fn clone(a: CloneArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     } else {
         writeln!(
             out,
-            "cloned {} into {}: {} region(s), {} file(s) linked, {} reference half(s) rewritten ({} empty), manifest version {}",
+            "cloned {} into {}: {} region(s), {} file(s) linked, {} reference half(s) rewritten ({} empty), {} MOB family file(s) rewritten with their values, manifest version {}",
             m.table().full_name(),
             r.table.display(),
             r.regions,
             r.files_linked,
             r.halves_written,
             r.empty_halves,
+            r.mob_files_resolved,
             r.version
         )?;
     }
     Ok(EXIT_OK)
+}
+
+/// The resolver of `m`'s MOB reference cells (none without MOB families); with `--raw`, none,
+/// and a note that references are shown as stored.
+fn mob_resolver(m: &Manifest, raw: bool) -> Option<crate::hbase::mob::MobResolver> {
+    let r = crate::hbase::mob::MobResolver::of(m)?;
+    if raw {
+        note!(
+            "hfkit: note: --raw: the MOB families' reference cells are shown as stored (value: \
+             length and MOB file name), not resolved"
+        );
+        return None;
+    }
+    Some(r)
+}
+
+/// `r` as a read's cell resolver.
+fn resolving(
+    r: &crate::hbase::mob::MobResolver,
+) -> Box<
+    dyn Fn(&crate::format::cell::CellRef<'_>) -> Result<Option<crate::format::cell::Cell>, CliError>
+        + '_,
+> {
+    Box::new(move |c| r.resolve(c).map_err(failure))
 }
 
 fn failure(e: impl std::fmt::Display) -> CliError {
@@ -409,11 +434,23 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         HbaseCommand::Get(a) => {
             let m = load(&a.root, a.table.as_deref(), a.snapshot.as_deref())?;
             let reader = m.reader().map_err(failure)?;
-            get_from(&reader, &a.row, &a.common, a.format, out)
+            let mob = mob_resolver(&m, a.common.raw());
+            let resolve = mob.as_ref().map(|r| resolving(r));
+            get_from(
+                &reader,
+                &a.row,
+                &a.common,
+                a.format,
+                resolve.as_deref(),
+                out,
+            )
         }
         HbaseCommand::Scan(a) => {
-            let reader = a.target.load()?.reader().map_err(failure)?;
-            scan_from(&reader, &a.query, out)
+            let m = a.target.load()?;
+            let reader = m.reader().map_err(failure)?;
+            let mob = mob_resolver(&m, a.query.raw());
+            let resolve = mob.as_ref().map(|r| resolving(r));
+            scan_from(&reader, &a.query, resolve.as_deref(), out)
         }
         HbaseCommand::ExportSnapshot(a) => export_snapshot(a, out),
         HbaseCommand::CopySnapshot {

@@ -365,7 +365,7 @@ pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         reader.set_block_cache(&Arc::new(BlockCache::new(cache_bytes)));
     }
     match (&args.row, &args.rows_from) {
-        (Some(row), _) => get_from(&reader, row, &args.common, args.format, out),
+        (Some(row), _) => get_from(&reader, row, &args.common, args.format, None, out),
         (None, Some(file)) => get_many(&reader, file, &args.common, args.format, out),
         (None, None) => Err(CliError::usage("give a ROW or --rows-from FILE")),
     }
@@ -420,19 +420,46 @@ fn get_many(
     Ok(EXIT_OK)
 }
 
-/// A get of `row` through `reader`, printed in `format` (also `hfkit hbase get`).
+/// What a read prints of a cell instead of the cell (an HBase MOB reference: the cell it
+/// refers to), `None` for the cell itself.
+pub(super) type CellResolver<'a> = &'a dyn Fn(&CellRef<'_>) -> Result<Option<Cell>, CliError>;
+
+impl CommonReadArgs {
+    /// `--raw`: cells as stored.
+    pub(super) fn raw(&self) -> bool {
+        self.raw
+    }
+}
+
+impl ScanQueryArgs {
+    /// `--raw`: cells as stored.
+    pub(super) fn raw(&self) -> bool {
+        self.common.raw
+    }
+}
+
+/// A get of `row` through `reader`, printed in `format` (also `hfkit hbase get`, whose MOB
+/// references `resolve` replaces).
 pub(super) fn get_from(
     reader: &TableReader,
     row: &str,
     common: &CommonReadArgs,
     format: ReadFormat,
+    resolve: Option<CellResolver<'_>>,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
     let row = binary_arg("row", row)?;
     let opts = base_options(common)?;
-    let (cells, stats) = reader
+    let (mut cells, stats) = reader
         .get(&row, &opts)
         .map_err(|e| CliError::failure(e.to_string()))?;
+    if let Some(resolve) = resolve {
+        for c in cells.iter_mut() {
+            if let Some(r) = resolve(&c.as_ref())? {
+                *c = r;
+            }
+        }
+    }
     let mut p = Printer {
         out,
         format,
@@ -454,13 +481,15 @@ pub(super) fn get_from(
 /// `hfkit scan`.
 pub fn scan(args: ScanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let reader = open(&args.table)?;
-    scan_from(&reader, &args.query, out)
+    scan_from(&reader, &args.query, None, out)
 }
 
-/// A scan through `reader`, printed as `query` asks (also `hfkit hbase scan`).
+/// A scan through `reader`, printed as `query` asks (also `hfkit hbase scan`, whose MOB
+/// references `resolve` replaces).
 pub(super) fn scan_from(
     reader: &TableReader,
     query: &ScanQueryArgs,
+    resolve: Option<CellResolver<'_>>,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
     let (range, common, format) = (&query.range, &query.common, query.format);
@@ -493,7 +522,16 @@ pub(super) fn scan_from(
     {
         rows += 1;
         cells += r.len();
-        p.row(r.row(), r.cells())?;
+        match resolve {
+            None => p.row(r.row(), r.cells())?,
+            Some(resolve) => {
+                let mut owned = Vec::with_capacity(r.len());
+                for c in r.cells() {
+                    owned.push(resolve(&c)?.unwrap_or_else(|| c.to_owned()));
+                }
+                p.row(r.row(), owned.iter().map(Cell::as_ref))?;
+            }
+        }
     }
     p.footer(rows)?;
     if common.stats {

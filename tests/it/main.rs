@@ -16,6 +16,7 @@ mod export_roundtrip;
 mod formats_docs;
 mod hbase_fixtures;
 mod hbase_layout;
+mod hbase_mob;
 mod hbase_writer_options;
 mod import_cell_ttl;
 mod import_changes;

@@ -28,6 +28,9 @@ pub struct CloneReport {
     pub halves_written: usize,
     /// Halves that held no cell (nothing to attach).
     pub empty_halves: usize,
+    /// Store files of MOB families rewritten with their reference cells resolved (an hfkit
+    /// table has no MOB files: the values go into its store files).
+    pub mob_files_resolved: usize,
     /// Manifest version of the new table (one attach per HBase sequence id).
     pub version: u64,
 }
@@ -105,7 +108,16 @@ pub fn clone_to_table(
         .unwrap_or_else(|| m.table().full_name());
     let staging = sibling(dest, "hfkit-clone")?;
     let bulk = sibling(dest, "hfkit-clone-bulk")?;
-    let result = build(&staging, &bulk, &name, families, &splits, &by_seq, now_ms);
+    let mob = super::mob::MobResolver::of(m);
+    let result = build(
+        (&staging, &bulk),
+        &name,
+        families,
+        &splits,
+        &by_seq,
+        mob.as_ref(),
+        now_ms,
+    );
     let _ = std::fs::remove_dir_all(&bulk);
     let mut report = match result {
         Ok(r) => r,
@@ -131,12 +143,12 @@ pub fn clone_to_table(
 }
 
 fn build(
-    staging: &Path,
-    bulk: &Path,
+    (staging, bulk): (&Path, &Path),
     name: &str,
     families: Vec<FamilyEntry>,
     splits: &[Vec<u8>],
     by_seq: &BTreeMap<u64, Vec<Input>>,
+    mob: Option<&super::mob::MobResolver>,
     now_ms: i64,
 ) -> Result<CloneReport> {
     let opts: BTreeMap<String, _> = families
@@ -153,8 +165,9 @@ fn build(
             let fam_dir = dir.join(&input.family);
             std::fs::create_dir_all(&fam_dir).map_err(|e| HBaseError::io(&fam_dir, e))?;
             let to = fam_dir.join(format!("{i:05}"));
-            match &input.resolved.reference {
-                None => {
+            let mob_family = mob.filter(|r| r.is_mob_family(input.family.as_bytes()));
+            match (&input.resolved.reference, mob_family) {
+                (None, None) => {
                     if let Some(object) = &input.resolved.object {
                         // A root on object storage: the bytes, not the mirror's placeholder.
                         super::remote::download(object, &to)?;
@@ -165,28 +178,45 @@ fn build(
                     report.files_linked += 1;
                     any = true;
                 }
-                Some(_) => {
+                (reference, mob_family) => {
+                    // A half (of a reference), and a MOB family's file with its references
+                    // resolved: rewritten with the family's settings.
                     let o = opts[&input.family].clone();
                     let reader = &input.opened.reader;
                     let summary = write_file_atomically(&to, o, |w| {
                         let mut s = reader.scanner()?;
                         while let Some(c) = s.next()? {
-                            w.append(&c)?;
+                            let resolved = match mob_family {
+                                Some(r) => r.resolve(&c).map_err(|e| {
+                                    hfkit_format::FormatError::Invalid(e.to_string())
+                                })?,
+                                None => None,
+                            };
+                            match &resolved {
+                                Some(cell) => w.append(&cell.as_ref())?,
+                                None => w.append(&c)?,
+                            }
                         }
                         Ok::<_, hfkit_format::FormatError>(())
                     })
                     .map_err(|e| {
                         HBaseError::Invalid(format!(
-                            "rewriting the half {} of {}: {e}",
-                            input.resolved.name,
+                            "rewriting {} of {}: {e}",
+                            match reference {
+                                Some(_) => "the half",
+                                None => "the MOB family's file",
+                            },
                             input.resolved.path.display()
                         ))
                     })?;
+                    if mob_family.is_some() {
+                        report.mob_files_resolved += 1;
+                    }
                     if summary.entry_count == 0 {
                         let _ = std::fs::remove_file(&to);
-                        report.empty_halves += 1;
+                        report.empty_halves += usize::from(reference.is_some());
                     } else {
-                        report.halves_written += 1;
+                        report.halves_written += usize::from(reference.is_some());
                         any = true;
                     }
                 }

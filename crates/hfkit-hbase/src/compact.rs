@@ -215,6 +215,17 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             if opts.family.as_ref().is_some_and(|f| *f != family) || ff.files.is_empty() {
                 continue;
             }
+            if fd
+                .value("IS_MOB")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            {
+                return Err(HBaseError::Invalid(format!(
+                    "{}: family {family} is a MOB family (IS_MOB): its major compaction also \
+                     rewrites MOB files (HBase's DefaultMobStoreCompactor), which hfkit does not \
+                     do; nothing compacted (--family names the other families)",
+                    dir.join(&enc).join(&family).display()
+                )));
+            }
             let file_tracker = m.descriptor.store_file_tracker(fd) == "FILE";
             let (files, compacted) = m.open_store_and_compacted(r, ff)?;
             let mut names: Vec<String> = compacted.into_iter().map(|c| c.name).collect();

@@ -11,6 +11,7 @@
 //! | [`descriptor`] | `.tableinfo`, table / family descriptors, HBase's `describe` text | §"Table descriptors" |
 //! | [`reference`] | reference files (`Reference`: split key and half) | §"Store files" |
 //! | [`manifest`] | a table's or snapshot's regions and store files ([`Manifest`]); store listing, `.filelist` | §"Regions", §"Store file trackers" |
+//! | [`mob`] | MOB reference cells resolved to the MOB files' cells | §"MOB tables" |
 //! | [`store`] | resolving a store file to its bytes, opening it as HBase does, [`hfkit_read::Store`]s | §"Reading" |
 //! | [`root`] | the root directory: version, tables, snapshots | §"Root directory" |
 //! | [`remote`] | a root on object storage, read through a local mirror of its small files | §"Roots on object storage" |
@@ -31,6 +32,7 @@ pub mod descriptor;
 pub mod export;
 pub mod export_s3;
 pub mod manifest;
+pub mod mob;
 pub mod names;
 pub mod proto;
 pub mod reference;

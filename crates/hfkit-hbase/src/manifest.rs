@@ -100,10 +100,17 @@ impl Manifest {
     /// Marks split and merge parents as not live; an error naming `what` when the live
     /// regions overlap or leave a hole.
     pub(crate) fn mark_live(regions: &mut [RegionManifest], what: &Path) -> Result<()> {
-        let infos: Vec<RegionInfo> = regions.iter().map(|r| r.info.clone()).collect();
+        // A snapshot's MOB region (its MOB files) is no key range: never live, never checked.
+        let keyed: Vec<usize> = (0..regions.len())
+            .filter(|&i| !regions[i].info.is_mob_region())
+            .collect();
+        let infos: Vec<RegionInfo> = keyed.iter().map(|&i| regions[i].info.clone()).collect();
         let live = live_regions(&infos).map_err(|e| HBaseError::content(what, e))?;
-        for (r, l) in regions.iter_mut().zip(live) {
-            r.live = l;
+        for r in regions.iter_mut() {
+            r.live = false;
+        }
+        for (&i, l) in keyed.iter().zip(live) {
+            regions[i].live = l;
         }
         Ok(())
     }
@@ -116,6 +123,11 @@ impl Manifest {
         let mut regions = Vec::new();
         for dir in region_dirs(table_dir)? {
             let info = RegionInfo::read_file(&dir.join(REGION_INFO_FILE))?;
+            if info.is_mob_region() {
+                // A clone's MOB region info, written into the table directory by HBase's
+                // RestoreSnapshotHelper: no region of the table (hbase:meta never lists it).
+                continue;
+            }
             let dir_name = dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

@@ -129,6 +129,49 @@ impl HFileLink {
     }
 }
 
+/// Whether `name` is a MOB file's name (`MobFileName.getFileName`): the MD5 hex of the region
+/// start key, the date `yyyyMMdd`, a 32-hex uuid, then (HBase 2.5 on) `_` and the encoded name
+/// of the region that wrote it.
+pub fn is_mob_file_name(name: &str) -> bool {
+    let (body, region) = match name.split_once('_') {
+        Some((b, r)) => (b, Some(r)),
+        None => (name, None),
+    };
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    body.len() == 72 && hex(body) && region.is_none_or(is_encoded_region_name)
+}
+
+/// A MOB region's store file `name` as the link HBase resolves it by (a snapshot lists MOB
+/// files by name, a clone by `table=region-<mob file>` links, which `HFileLink.isHFileLink`
+/// does not match because of the `_<region>` suffix): the file of the MOB region `region` of
+/// `table`, or of the one the link names.
+pub fn mob_link(name: &str, table: &TableName, region: &str) -> Option<HFileLink> {
+    if is_mob_file_name(name) {
+        return Some(HFileLink {
+            table: table.clone(),
+            region: region.to_string(),
+            hfile: name.to_string(),
+        });
+    }
+    let (left, file) = name.rsplit_once('-')?;
+    let (table_part, linked_region) = left.rsplit_once('=')?;
+    if !is_mob_file_name(file) || !is_encoded_region_name(linked_region) {
+        return None;
+    }
+    let (namespace, qualifier) = match table_part.split_once('=') {
+        Some((ns, q)) => (ns, q),
+        None => (hfkit_table::schema::DEFAULT_NAMESPACE, table_part),
+    };
+    Some(HFileLink {
+        table: TableName {
+            namespace: namespace.to_string(),
+            qualifier: qualifier.to_string(),
+        },
+        region: linked_region.to_string(),
+        hfile: file.to_string(),
+    })
+}
+
 /// What a store file name says the file is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreFileName {

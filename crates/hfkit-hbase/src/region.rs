@@ -17,6 +17,9 @@ use hfkit_table::{to_string_binary, TableName};
 /// The region info file in a region directory.
 pub const REGION_INFO_FILE: &str = ".regioninfo";
 
+/// The start key of a table's MOB region (`MobConstants.MOB_REGION_NAME`).
+pub const MOB_REGION_START: &[u8] = b".mob";
+
 /// A region: table, key range `[start_key, end_key)` (empty end = unbounded), region id and
 /// flags, as HBase's `RegionInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +48,26 @@ impl RegionInfo {
             b.extend_from_slice(format!("_{:04X}", self.replica_id).as_bytes());
         }
         b
+    }
+
+    /// Whether this is a table's MOB region (`MobUtils.getMobRegionInfo`: start key `.mob`, no
+    /// end key, region id 0): the region of `mobdir/`'s MOB files, never a key range of the
+    /// table (formats/hbase-layout.md §"MOB tables").
+    pub fn is_mob_region(&self) -> bool {
+        self.start_key == MOB_REGION_START && self.end_key.is_empty() && self.region_id == 0
+    }
+
+    /// The MOB region of `table`.
+    pub fn mob_region(table: &TableName) -> RegionInfo {
+        RegionInfo {
+            table: table.clone(),
+            start_key: MOB_REGION_START.to_vec(),
+            end_key: Vec::new(),
+            region_id: 0,
+            offline: false,
+            split: false,
+            replica_id: 0,
+        }
     }
 
     /// `hbase:meta`'s regions keep HBase's old region name format (no encoded suffix).

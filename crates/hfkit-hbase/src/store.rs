@@ -95,6 +95,9 @@ impl Manifest {
         let root = &self.root;
         let table = self.table();
         let region_name = region.info.encoded_name();
+        if region.info.is_mob_region() {
+            return self.resolve_mob(region, family, file);
+        }
         let kind = StoreFileName::parse(&file.name).ok_or_else(|| {
             HBaseError::corrupt(
                 &self.store_dir(region, family).join(&file.name),
@@ -181,6 +184,49 @@ impl Manifest {
             path,
             link,
             reference,
+            size,
+            object,
+        })
+    }
+
+    /// A file of a snapshot's MOB region: a MOB file by name, or a link to one, searched as an
+    /// HFileLink is (in `mobdir/`, then `archive/`), as `SnapshotReferenceUtil` resolves it.
+    fn resolve_mob(
+        &self,
+        region: &RegionManifest,
+        family: &str,
+        file: &StoreFile,
+    ) -> Result<ResolvedFile> {
+        let region_name = region.info.encoded_name();
+        let link =
+            super::names::mob_link(&file.name, self.table(), &region_name).ok_or_else(|| {
+                HBaseError::corrupt(
+                    &self.store_dir(region, family).join(&file.name),
+                    "not a MOB file name, or a link to one, in the MOB region",
+                )
+            })?;
+        let path = find_link(&self.root, &link, family).ok_or_else(|| {
+            let [_, archive, _, mob] = link.locations(&self.root, family);
+            HBaseError::corrupt(
+                &mob,
+                format!(
+                    "MOB file {}: can't find it in the MOB ({}) or archive ({}) directory",
+                    link.hfile,
+                    mob.display(),
+                    archive.display()
+                ),
+            )
+        })?;
+        let size = size_of(&path)?;
+        let object = match &self.remote {
+            Some(url) => Some(super::remote::object_of(url, &self.root, &path)?),
+            None => None,
+        };
+        Ok(ResolvedFile {
+            name: file.name.clone(),
+            path,
+            link: true,
+            reference: None,
             size,
             object,
         })
