@@ -370,12 +370,7 @@ fn mob_resolver(m: &Manifest, raw: bool) -> Option<crate::hbase::mob::MobResolve
 }
 
 /// `r` as a read's cell resolver.
-fn resolving(
-    r: &crate::hbase::mob::MobResolver,
-) -> Box<
-    dyn Fn(&crate::format::cell::CellRef<'_>) -> Result<Option<crate::format::cell::Cell>, CliError>
-        + '_,
-> {
+fn resolving(r: &crate::hbase::mob::MobResolver) -> super::read::BoxedCellResolver<'_> {
     Box::new(move |c| r.resolve(c).map_err(failure))
 }
 

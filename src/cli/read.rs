@@ -424,6 +424,10 @@ fn get_many(
 /// refers to), `None` for the cell itself.
 pub(super) type CellResolver<'a> = &'a dyn Fn(&CellRef<'_>) -> Result<Option<Cell>, CliError>;
 
+/// An owned [`CellResolver`].
+pub(super) type BoxedCellResolver<'a> =
+    Box<dyn Fn(&CellRef<'_>) -> Result<Option<Cell>, CliError> + 'a>;
+
 impl CommonReadArgs {
     /// `--raw`: cells as stored.
     pub(super) fn raw(&self) -> bool {
