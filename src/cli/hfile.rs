@@ -31,14 +31,41 @@ use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
 
 #[derive(Debug, Subcommand)]
 pub enum HfileCommand {
-    /// Print every cell in file order, one per line, in the canonical text form.
-    #[command(after_help = examples!("hfkit hfile cells /tmp/hfkit-sample.hfile --seqid"))]
+    /// Print every cell in file order, one per line, in the canonical text form (or as HBase's
+    /// `hbase hfile -p` prints them).
+    #[command(after_help = concat!(
+        "\
+HBase's HFilePrettyPrinter (`hbase hfile`) in hfkit's flags: -p is --format hbase (K: <key>
+V: <value> T[n]: <tag>, keys and values as Bytes.toStringBinary text, the key as KeyValue's
+row/family:qualifier/timestamp/Type/vlen=N/seqid=N), -e is --keys-only, -w ROW is --row ROW;
+-m, -s, -b and -h are `hfkit hfile info` with --stats, --blocks and --headers.
+
+",
+        examples!(
+            "hfkit hfile cells /tmp/hfkit-sample.hfile --seqid",
+            "hfkit hfile cells /tmp/hfkit-sample.hfile --format hbase --limit 3",
+            "hfkit hfile cells /tmp/hfkit-sample.hfile --keys-only --format hbase --limit 2",
+        )
+    ))]
     Cells {
         /// The HFile (or `s3://` URL).
         file: PathBuf,
-        /// Also print each cell's MVCC sequence id (an 8th field).
+        /// Also print each cell's MVCC sequence id (an 8th field of the canonical form).
         #[arg(long)]
         seqid: bool,
+        /// `canonical` (hex fields) or `hbase` (HFilePrettyPrinter's -p lines).
+        #[arg(long, value_enum, default_value = "canonical")]
+        format: CellsFormat,
+        /// Keys only, no values or tags (HFilePrettyPrinter's -e).
+        #[arg(long)]
+        keys_only: bool,
+        /// Only the cells of this row (toStringBinary text, `\xNN` escapes), found by seeking
+        /// (HFilePrettyPrinter's -w).
+        #[arg(long, value_name = "ROW")]
+        row: Option<String>,
+        /// At most this many cells.
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
     },
     /// Show the trailer, FileInfo, index, Bloom filters, block counts and cell statistics.
     #[command(after_help = examples!(
@@ -51,6 +78,19 @@ pub enum HfileCommand {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Size statistics as HFilePrettyPrinter's -s: key length (per row), value length,
+        /// row size in bytes and in cells, each with min, max, mean, median, the 75th, 95th,
+        /// 99th and 99.9th percentiles (exact, where HBase's histograms approximate) and count,
+        /// and the biggest row.
+        #[arg(long)]
+        stats: bool,
+        /// Every data index entry, level by level (HFilePrettyPrinter's -b): offset, on-disk
+        /// size, key.
+        #[arg(long)]
+        blocks: bool,
+        /// Every block's header, in file order (HFilePrettyPrinter's -h).
+        #[arg(long)]
+        headers: bool,
     },
     /// Check every block's checksum, the block chains, cell order, the index against the
     /// blocks and FileInfo against the cells. Exit 0 when sound, 1 with the problems otherwise.
@@ -185,8 +225,43 @@ pub struct WriteArgs {
 
 pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
-        HfileCommand::Cells { file, seqid } => cells(&file, seqid, out),
-        HfileCommand::Info { file, json } => info(&file, json, out),
+        HfileCommand::Cells {
+            file,
+            seqid,
+            format,
+            keys_only,
+            row,
+            limit,
+        } => {
+            let row = row
+                .map(|r| crate::table::to_bytes_binary(&r))
+                .transpose()
+                .map_err(|e| CliError::usage(format!("--row: {e}")))?;
+            let opts = CellsOptions {
+                seqid,
+                format,
+                keys_only,
+                row,
+                limit,
+            };
+            cells(&file, &opts, out)
+        }
+        HfileCommand::Info {
+            file,
+            json,
+            stats,
+            blocks,
+            headers,
+        } => info(
+            &file,
+            json,
+            InfoParts {
+                stats,
+                blocks,
+                headers,
+            },
+            out,
+        ),
         HfileCommand::Verify { file, json } => verify_cmd(&file, json, out),
         HfileCommand::Write(args) => write(args, out),
         HfileCommand::Get {
@@ -221,15 +296,109 @@ fn fail(file: &Path, e: impl std::fmt::Display) -> CliError {
     CliError::failure(format!("{}: {e}", file.display()))
 }
 
-fn cells(file: &Path, seqid: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+/// How `hfile cells` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CellsFormat {
+    /// Canonical cell lines: hex fields (formats/hfile.md §"Cells").
+    Canonical,
+    /// HFilePrettyPrinter's -p lines.
+    Hbase,
+}
+
+/// What `hfile cells` prints of which cells.
+struct CellsOptions {
+    seqid: bool,
+    format: CellsFormat,
+    keys_only: bool,
+    row: Option<Vec<u8>>,
+    limit: Option<u64>,
+}
+
+/// A cell as HBase's `KeyValue.toString` prints it: row/family:qualifier/timestamp/Type
+/// (toStringBinary text; `LATEST_TIMESTAMP` for Long.MAX_VALUE) then `/vlen=N/seqid=N`.
+fn push_hbase_key(line: &mut String, c: &crate::format::cell::CellRef<'_>) {
+    use crate::table::to_string_binary as sb;
+    line.push_str(&sb(c.row));
+    line.push('/');
+    line.push_str(&sb(c.family));
+    if !c.family.is_empty() {
+        line.push(':');
+    }
+    line.push_str(&sb(c.qualifier));
+    line.push('/');
+    match c.timestamp {
+        i64::MAX => line.push_str("LATEST_TIMESTAMP"),
+        i64::MIN => line.push_str("OLDEST_TIMESTAMP"),
+        t => line.push_str(&t.to_string()),
+    }
+    line.push('/');
+    line.push_str(c.cell_type.name());
+    line.push_str(&format!("/vlen={}/seqid={}", c.value.len(), c.seq_id));
+}
+
+fn cells(file: &Path, o: &CellsOptions, out: &mut dyn Write) -> Result<i32, CliError> {
     let r = open(file)?;
     let mut s = r.scanner().map_err(|e| fail(file, e))?;
     let mut line = String::with_capacity(256);
-    while let Some(c) = s.next().map_err(|e| fail(file, e))? {
+    let mut printed = 0u64;
+    let mut next = match &o.row {
+        Some(row) => s
+            .seek(&first_on_row(row))
+            .map_err(|e| fail(file, e))?
+            .map(|c| c.to_owned()),
+        None => None,
+    };
+    loop {
+        if o.limit.is_some_and(|l| printed >= l) {
+            break;
+        }
+        let cell = match next.take() {
+            Some(c) => c,
+            None if o.row.is_some() && printed == 0 => break,
+            None => match s.next().map_err(|e| fail(file, e))? {
+                Some(c) => c.to_owned(),
+                None => break,
+            },
+        };
+        if o.row.as_ref().is_some_and(|r| *r != cell.row) {
+            break;
+        }
+        let c = cell.as_ref();
         line.clear();
-        push_cell_line(&mut line, &c, seqid);
+        match o.format {
+            CellsFormat::Canonical if o.keys_only => {
+                let key = c.key();
+                line.push_str(&key_text(&key));
+                if o.seqid {
+                    line.push_str(&format!(" {}", c.seq_id));
+                }
+            }
+            CellsFormat::Canonical => push_cell_line(&mut line, &c, o.seqid),
+            CellsFormat::Hbase => {
+                line.push_str("K: ");
+                push_hbase_key(&mut line, &c);
+                if !o.keys_only {
+                    line.push_str(" V: ");
+                    line.push_str(&crate::table::to_string_binary(c.value));
+                    for (i, (ty, v)) in crate::hbase::mob::tags(c.tags).enumerate() {
+                        line.push_str(&format!(
+                            " T[{i}]: [Tag type : {ty}, value : {}]",
+                            crate::table::to_string_binary(v)
+                        ));
+                    }
+                }
+            }
+        }
         line.push('\n');
         out.write_all(line.as_bytes())?;
+        printed += 1;
+        if o.row.is_some() {
+            // The rest of the row, read on from the seek.
+            next = s.next().map_err(|e| fail(file, e))?.map(|c| c.to_owned());
+            if next.is_none() {
+                break;
+            }
+        }
     }
     Ok(EXIT_OK)
 }
@@ -606,18 +775,141 @@ fn file_info_value(key: &[u8], v: &[u8]) -> Value {
     .unwrap_or_else(|| json!(hex(v)))
 }
 
-fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+/// The optional parts of `hfile info`.
+struct InfoParts {
+    stats: bool,
+    blocks: bool,
+    headers: bool,
+}
+
+/// min, max, mean, median, percentiles (nearest rank) and count of `v` (sorted here), as
+/// HFilePrettyPrinter's -s lists them.
+fn distribution(mut v: Vec<u64>) -> Value {
+    v.sort_unstable();
+    let n = v.len();
+    if n == 0 {
+        return json!({"count": 0});
+    }
+    let pct = |p: f64| v[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
+    let mean = v.iter().sum::<u64>() as f64 / n as f64;
+    let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+    json!({
+        "min": v[0], "max": v[n - 1],
+        "mean": (mean * 100.0).round() / 100.0,
+        "stddev": (var.sqrt() * 100.0).round() / 100.0,
+        "median": pct(0.5), "p75": pct(0.75), "p95": pct(0.95), "p98": pct(0.98),
+        "p99": pct(0.99), "p99_9": pct(0.999), "count": n,
+    })
+}
+
+/// HFilePrettyPrinter's -s over `r`: key length per row (its last cell's key), value length
+/// per cell, row size in bytes (each cell's serialized KeyValue size) and in cells, and the
+/// biggest row.
+fn size_stats(r: &HFileReader) -> crate::format::Result<Value> {
+    let (mut keys, mut values, mut row_bytes, mut row_cells) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut s = r.scanner()?;
+    let mut row: Option<Vec<u8>> = None;
+    let (mut bytes, mut cells, mut key) = (0u64, 0u64, 0u64);
+    let mut biggest: (u64, Vec<u8>) = (0, Vec::new());
+    let mut end_row = |row: &Option<Vec<u8>>, bytes: u64, cells: u64, key: u64| {
+        if let Some(row) = row {
+            row_bytes.push(bytes);
+            row_cells.push(cells);
+            keys.push(key);
+            if bytes > biggest.0 {
+                biggest = (bytes, row.clone());
+            }
+        }
+    };
+    while let Some(c) = s.next()? {
+        if row.as_deref() != Some(c.row) {
+            end_row(&row, bytes, cells, key);
+            row = Some(c.row.to_vec());
+            (bytes, cells) = (0, 0);
+        }
+        values.push(c.value.len() as u64);
+        let tags = if c.tags.is_empty() {
+            0
+        } else {
+            2 + c.tags.len() as u64
+        };
+        bytes += 8 + c.key_len() as u64 + c.value.len() as u64 + tags;
+        cells += 1;
+        key = c.key_len() as u64;
+    }
+    end_row(&row, bytes, cells, key);
+    Ok(json!({
+        "key_length": distribution(keys),
+        "value_length": distribution(values),
+        "row_size_bytes": distribution(row_bytes),
+        "row_size_cells": distribution(row_cells),
+        "biggest_row": crate::table::to_string_binary(&biggest.1),
+    }))
+}
+
+/// Every data index entry, level by level from the root (HFilePrettyPrinter's -b).
+fn index_listing(r: &HFileReader) -> crate::format::Result<Value> {
+    let mut dec = r.block_decoder()?;
+    let entry = |e: &crate::format::index::IndexEntry| json!({"offset": e.offset, "on_disk_size": e.on_disk_size, "key": key_text(&e.key)});
+    let mut levels = vec![Value::Array(r.root_index().iter().map(entry).collect())];
+    let mut current: Vec<crate::format::index::IndexEntry> = r.root_index().to_vec();
+    for _ in 1..r.trailer().num_data_index_levels {
+        let mut below = Vec::new();
+        for e in &current {
+            let mut payload = Vec::new();
+            r.read_block_sized(
+                &mut dec,
+                e.offset,
+                Some(u64::from(e.on_disk_size)),
+                &mut payload,
+            )?;
+            below.extend(crate::format::index::parse_non_root(&payload, e.offset)?);
+        }
+        levels.push(Value::Array(below.iter().map(entry).collect()));
+        current = below;
+    }
+    Ok(Value::Array(levels))
+}
+
+fn info(
+    file: &Path,
+    as_json: bool,
+    parts: InfoParts,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
     let r = open(file)?;
     let t = r.trailer();
     let mut counts: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    let mut headers = Vec::new();
     let bytes = r.bytes().map_err(|e| fail(file, e))?;
     let end = Trailer::offset_in(bytes.len() as u64);
     let mut at = 0u64;
     while at < end {
         let h = BlockDecoder::header_at(&bytes[..end as usize], at).map_err(|e| fail(file, e))?;
         *counts.entry(h.block_type.name()).or_default() += 1;
+        if parts.headers {
+            headers.push(json!({
+                "offset": at,
+                "type": h.block_type.name(),
+                "on_disk_size_without_header": h.on_disk_size_without_header,
+                "uncompressed_size_without_header": h.uncompressed_size_without_header,
+                "prev_block_offset": h.prev_block_offset,
+                "checksum_type": h.checksum_type.name(),
+                "bytes_per_checksum": h.bytes_per_checksum,
+                "on_disk_data_size_with_header": h.on_disk_data_size_with_header,
+            }));
+        }
         at += h.on_disk_size_with_header();
     }
+    let first_key = r
+        .scanner()
+        .and_then(|mut s| Ok(s.next()?.map(|c| key_text(&c.key()))))
+        .map_err(|e| fail(file, e))?;
+    let mid_key = r
+        .mid_key()
+        .map_err(|e| fail(file, e))?
+        .map(|k| key_text(&k));
     let st = scan_stats(&r).map_err(|e| fail(file, e))?;
     let mut fi = Map::new();
     for (k, v) in &r.file_info().entries {
@@ -660,8 +952,11 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
         "index": {
             "levels": t.num_data_index_levels,
             "root_entries": r.root_index().len(),
-            "mid_key": r.mid_key_metadata().map(|m| json!({"leaf_offset": m.leaf_offset, "leaf_on_disk_size": m.leaf_on_disk_size, "index_in_leaf": m.index_in_leaf})),
+            "mid_key_metadata": r.mid_key_metadata().map(|m| json!({"leaf_offset": m.leaf_offset, "leaf_on_disk_size": m.leaf_on_disk_size, "index_in_leaf": m.index_in_leaf})),
+            "mid_key": mid_key,
         },
+        "first_key": first_key,
+        "last_key": r.last_key().map(key_text),
         "blocks": counts,
         "bloom": {
             "general": r.general_bloom().map(bloom_json),
@@ -676,6 +971,16 @@ fn info(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError
             "row_bytes_max": st.row_bytes_max,
         },
     });
+    let mut doc = doc;
+    if parts.stats {
+        doc["size_stats"] = size_stats(&r).map_err(|e| fail(file, e))?;
+    }
+    if parts.blocks {
+        doc["index_entries"] = index_listing(&r).map_err(|e| fail(file, e))?;
+    }
+    if parts.headers {
+        doc["block_headers"] = Value::Array(headers);
+    }
     if as_json {
         serde_json::to_writer_pretty(&mut *out, &doc)?;
         writeln!(out)?;

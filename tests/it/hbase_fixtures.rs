@@ -277,3 +277,84 @@ mod skips {
         assert_eq!(run_dir(), Some(dir));
     }
 }
+
+/// `hfile info` and `hfile cells` in HFilePrettyPrinter's terms, on every HBase-written file:
+/// the first and last keys HBase's reader reports (`reader.firstKey`, `reader.lastKey` of the
+/// fixture's dump), a mid key that is one of the data index's keys (HBase's
+/// `BlockIndexReader.midkey`: the middle root entry, or the leaf entry the mid-key metadata
+/// names), size statistics over every cell, and `cells --format hbase` / `--keys-only` /
+/// `--row` / `--limit` lines: one per cell of the row sought, `K: row/family:qualifier/ts/Type
+/// /vlen=N/seqid=N V: value`.
+#[test]
+fn hfile_info_and_cells_answer_as_hfile_pretty_printer() {
+    let Some(root) = fixtures_root("hfile_info_and_cells_answer_as_hfile_pretty_printer") else {
+        return;
+    };
+    let run = |args: &[&str]| {
+        let o = common::hfkit(args);
+        assert!(o.status.success(), "{args:?}: {}", common::text(&o.stderr));
+        common::text(&o.stdout)
+    };
+    let mut checked = 0;
+    for f in fixtures(&root) {
+        let path = f.hfile.to_str().unwrap();
+        let dump = std::fs::read_to_string(f.hfile.with_extension("dump.txt")).unwrap();
+        let field = |k: &str| {
+            dump.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+                .map(str::to_string)
+        };
+        let info: serde_json::Value = serde_json::from_str(&run(&[
+            "hfile", "info", path, "--json", "--stats", "--blocks",
+        ]))
+        .unwrap();
+        let r = HFileReader::open(&f.hfile).unwrap();
+        if r.entry_count() == 0 {
+            continue;
+        }
+        assert_eq!(
+            info["first_key"].as_str(),
+            field("reader.firstKey").as_deref(),
+            "{}",
+            f.name
+        );
+        assert_eq!(
+            info["last_key"].as_str(),
+            field("reader.lastKey").as_deref(),
+            "{}",
+            f.name
+        );
+        let mid = info["index"]["mid_key"].as_str().unwrap().to_string();
+        let levels = info["index_entries"].as_array().unwrap();
+        assert!(
+            levels
+                .iter()
+                .flat_map(|l| l.as_array().unwrap())
+                .any(|e| e["key"] == mid.as_str()),
+            "{}: mid key {mid} is no index key",
+            f.name
+        );
+        assert_eq!(
+            info["size_stats"]["value_length"]["count"].as_u64(),
+            Some(r.entry_count()),
+            "{}",
+            f.name
+        );
+        let first = run(&["hfile", "cells", path, "--format", "hbase", "--limit", "1"]);
+        assert!(first.starts_with("K: ") && first.contains("/vlen=") && first.contains(" V: "));
+        assert_eq!(first.lines().count(), 1);
+        // The last row, sought: every one of its cells, as many as the canonical form has.
+        let last_row = r.bounds().last_row.clone().unwrap();
+        let row_text = hfkit::table::to_string_binary(&last_row);
+        let sought = run(&["hfile", "cells", path, "--row", &row_text, "--keys-only"]);
+        let all = cells_text(&f.hfile, false).unwrap();
+        let row_hex = hfkit::format::text::hex(&last_row);
+        let in_row = all
+            .lines()
+            .filter(|l| l.split(' ').next() == Some(row_hex.as_str()))
+            .count();
+        assert_eq!(sought.lines().count(), in_row, "{}", f.name);
+        checked += 1;
+    }
+    assert!(checked >= 50, "{checked} fixtures checked");
+}

@@ -396,6 +396,38 @@ impl HFileReader {
         }
     }
 
+    /// The file's mid key, as HBase's `BlockIndexReader.midkey` finds it: the entry the trailer's
+    /// mid-key metadata names in its leaf index block (a multi-level index), else the middle
+    /// root entry (`rootCount / 2`); `None` for an empty file.
+    pub fn mid_key(&self) -> Result<Option<Vec<u8>>> {
+        if self.root_index.is_empty() {
+            return Ok(None);
+        }
+        let Some(m) = self
+            .mid_key_metadata()
+            .filter(|_| self.trailer.num_data_index_levels > 1)
+        else {
+            return Ok(Some(self.root_index[self.root_index.len() / 2].key.clone()));
+        };
+        let mut dec = self.block_decoder()?;
+        let mut payload = Vec::new();
+        let size = Some(u64::from(m.leaf_on_disk_size));
+        self.read_block_sized(&mut dec, m.leaf_offset, size, &mut payload)?;
+        let entries = parse_non_root(&payload, m.leaf_offset)?;
+        let entry = entries.get(m.index_in_leaf as usize).ok_or_else(|| {
+            FormatError::corrupt(
+                "mid-key metadata",
+                m.leaf_offset,
+                format!(
+                    "entry {} of a leaf index block of {} entries",
+                    m.index_in_leaf,
+                    entries.len()
+                ),
+            )
+        })?;
+        Ok(Some(entry.key.clone()))
+    }
+
     /// The offset of the data block that may hold `key` (a flat key), following the index
     /// down from the root; `None` when `key` sorts before the first block's index key.
     pub fn locate_block(&self, dec: &mut BlockDecoder, key: &[u8]) -> Result<Option<IndexEntry>> {
