@@ -113,6 +113,7 @@ pub enum MaintCommand {
 #[command(after_help = examples!(
     "hfkit table alter /tmp/hfkit-users --family s --compression ZSTD --versions 5",
     "hfkit table alter /tmp/hfkit-users --family h --ttl FOREVER --json",
+    "hfkit table alter /tmp/hfkit-users --family s --configuration io.storefile.bloom.error.rate=0.001 --compress-tags false",
 ))]
 pub struct AlterArgs {
     /// The table directory (or `s3://` URL).
@@ -145,6 +146,19 @@ pub struct AlterArgs {
     /// KEEP_DELETED_CELLS: whether deleted cells stay readable by time-range reads.
     #[arg(long, value_parser = keep_deleted_cells_arg())]
     keep_deleted_cells: Option<KeepDeletedCells>,
+    /// COMPRESS_TAGS: whether files with tags compress them (HBase's default: true).
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    compress_tags: Option<bool>,
+    /// Set a family CONFIGURATION key, as HBase's `CONFIGURATION => {'KEY' => 'VALUE'}`:
+    /// io.storefile.bloom.block.size, io.storefile.bloom.error.rate,
+    /// io.storefile.bloom.max.fold, hfile.index.block.max.size, hfile.index.block.min.entries,
+    /// hbase.io.compress.zstd.level change the files written (checked here); others are kept.
+    /// Repeatable.
+    #[arg(long = "configuration", value_name = "KEY=VALUE")]
+    configuration: Vec<String>,
+    /// Remove a family CONFIGURATION key. Repeatable.
+    #[arg(long = "unset-configuration", value_name = "KEY")]
+    unset_configuration: Vec<String>,
     /// Machine-readable report: the family's settings before and after, the manifest version.
     #[arg(long)]
     json: bool,
@@ -306,8 +320,22 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             min_versions,
             ttl,
             keep_deleted_cells,
+            compress_tags,
+            configuration,
+            unset_configuration,
             json,
         }) => {
+            let mut conf = Vec::new();
+            for kv in &configuration {
+                let (k, v) = kv.split_once('=').ok_or_else(|| {
+                    CliError::usage(format!("--configuration '{kv}': expected KEY=VALUE"))
+                })?;
+                if k.trim().is_empty() {
+                    return Err(CliError::usage(format!("--configuration '{kv}': no key")));
+                }
+                conf.push((k.trim().to_string(), Some(v.trim().to_string())));
+            }
+            conf.extend(unset_configuration.iter().map(|k| (k.clone(), None)));
             // TTL and BLOCKSIZE read by the schema's own attribute parser: the same forms and
             // ranges as a schema file (`formats/schema.md`).
             let attribute = |flag: &str, name: &str, v: &str| {
@@ -342,6 +370,8 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 min_versions,
                 ttl_seconds,
                 keep_deleted_cells,
+                compress_tags,
+                configuration: conf,
             };
             let t = open(&table)?;
             let f = t.alter(&family, &changes).map_err(fail(&table))?;

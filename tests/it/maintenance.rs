@@ -468,10 +468,27 @@ fn alter_changes_settings_for_later_writes() {
                 min_versions: Some(0),
                 ttl_seconds: Some(None),
                 keep_deleted_cells: Some(KeepDeletedCells::False),
+                compress_tags: Some(false),
+                configuration: vec![
+                    ("io.storefile.bloom.error.rate".into(), Some("0.001".into())),
+                    ("custom.key".into(), Some("kept".into())),
+                ],
             },
         )
         .unwrap();
     assert_eq!(f.compression, "GZ");
+    assert!(!f.compress_tags);
+    assert_eq!(
+        f.other
+            .configuration
+            .get("io.storefile.bloom.error.rate")
+            .map(String::as_str),
+        Some("0.001")
+    );
+    assert_eq!(
+        f.other.configuration.get("custom.key").map(String::as_str),
+        Some("kept")
+    );
     let m = t.manifest().unwrap();
     assert_eq!(m.version, before.version + 1);
     assert_eq!(m.files, before.files);
@@ -508,6 +525,11 @@ fn alter_changes_settings_for_later_writes() {
         // HBase knows LZO; hfkit cannot write it.
         FamilyChanges {
             compression: Some(Compression::Lzo),
+            ..FamilyChanges::default()
+        },
+        // A writer setting out of its range.
+        FamilyChanges {
+            configuration: vec![("io.storefile.bloom.error.rate".into(), Some("2".into()))],
             ..FamilyChanges::default()
         },
     ] {

@@ -22,6 +22,12 @@ pub struct FamilyChanges {
     /// `Some(None)` = FOREVER.
     pub ttl_seconds: Option<Option<u64>>,
     pub keep_deleted_cells: Option<KeepDeletedCells>,
+    /// COMPRESS_TAGS: whether files written with tags compress them.
+    pub compress_tags: Option<bool>,
+    /// Family CONFIGURATION keys set (`Some`) or removed (`None`), in order: the writer
+    /// settings of `writer_settings` (Bloom block size, error rate and fold, index block size
+    /// and minimum entries, ZSTD level) among any others HBase keeps.
+    pub configuration: Vec<(String, Option<String>)>,
 }
 
 impl Table {
@@ -68,6 +74,15 @@ impl Table {
         }
         if let Some(v) = changes.keep_deleted_cells {
             f.keep_deleted_cells = v.name().into();
+        }
+        if let Some(v) = changes.compress_tags {
+            f.compress_tags = v;
+        }
+        for (key, value) in &changes.configuration {
+            match value {
+                Some(v) => f.other.configuration.insert(key.clone(), v.clone()),
+                None => f.other.configuration.remove(key),
+            };
         }
         validate_family(f)?;
         let out = f.clone();
