@@ -124,6 +124,6 @@ pub fn copy_snapshot_files(
         }
         None => None,
     };
-    py.detach(|| copy_files(&files, &staging, threads, throttle.as_ref()))
+    py.detach(|| copy_files(&files, &staging, threads, throttle.as_ref(), &|_| {}))
         .map_err(failure)
 }

@@ -12,7 +12,7 @@ use super::{CliError, EXIT_OK};
 use crate::format::cell::now_ms;
 use crate::format::text::hex;
 use crate::hbase::manifest::{Manifest, Source};
-use crate::hbase::verify::{regions_in_order, verify};
+use crate::hbase::verify::regions_in_order;
 use crate::hbase::HBaseRoot;
 use crate::table::to_string_binary;
 
@@ -465,8 +465,23 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 None => None,
             };
             let root = open_root(&src)?;
-            let r = crate::hbase::copy::copy_snapshot(&root, &snapshot, &dest, threads, bandwidth)
-                .map_err(failure)?;
+            let shown = std::cell::OnceCell::new();
+            let progress = |total: u64| -> Box<dyn Fn(u64) + Sync> {
+                let p = std::sync::Arc::new(super::progress::Progress::new(
+                    "hbase copy-snapshot",
+                    total,
+                    super::progress::Unit::Bytes,
+                ));
+                let _ = shown.set(p.clone());
+                Box::new(move |n| p.add(n))
+            };
+            let r = crate::hbase::copy::copy_snapshot(
+                &root, &snapshot, &dest, threads, bandwidth, &progress,
+            );
+            if let Some(p) = shown.get() {
+                p.finish();
+            }
+            let r = r.map_err(failure)?;
             if json {
                 writeln!(out, "{}", json!(r))?;
             } else {
@@ -782,9 +797,22 @@ fn describe(m: &Manifest, as_json: bool, out: &mut dyn Write) -> Result<i32, Cli
     Ok(EXIT_OK)
 }
 
+/// [`verify`] of `m` with live progress (files).
+fn verify_showing_progress(m: &Manifest) -> crate::hbase::verify::VerifyReport {
+    use super::progress::{Progress, Unit};
+    let p = Progress::new(
+        "hbase verify",
+        crate::hbase::verify::file_count(m),
+        Unit::Files,
+    );
+    let report = crate::hbase::verify::verify_with_progress(m, &|n| p.add(n));
+    p.finish();
+    report
+}
+
 fn verify_cmd(m: &Manifest, json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
     if json {
-        let report = verify(m);
+        let report = verify_showing_progress(m);
         let (kind, name) = match &m.source {
             Source::Snapshot { description: d, .. } => ("snapshot", d.name.clone()),
             _ => ("table", m.table().full_name()),
@@ -826,7 +854,7 @@ fn verify_cmd(m: &Manifest, json: bool, out: &mut dyn Write) -> Result<i32, CliE
     } else {
         writeln!(out, "table: {}", m.table().full_name())?;
     }
-    let report = verify(m);
+    let report = verify_showing_progress(m);
     for s in &report.stores {
         writeln!(
             out,

@@ -36,6 +36,7 @@ mod location;
 mod maint;
 mod packaging;
 mod plan;
+mod progress;
 mod read;
 mod remote_out;
 mod remote_root;

@@ -140,9 +140,16 @@ fn show_key(k: &[u8]) -> String {
 
 fn check(dir: &Path, json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
     let t = open(dir)?;
+    let total = t
+        .manifest()
+        .map(|m| m.files.iter().map(|e| e.size).sum())
+        .unwrap_or(0);
+    let p = super::progress::Progress::new("table check", total, super::progress::Unit::Bytes);
     let r = t
-        .check()
-        .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+        .check_with_progress(&|n| p.add(n))
+        .map_err(|e| CliError::failure(format!("{}: {e}", dir.display())));
+    p.finish();
+    let r = r?;
     if json {
         let report = serde_json::json!({
             "table": dir.display().to_string(),

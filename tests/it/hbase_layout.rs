@@ -2127,10 +2127,10 @@ fn snapshots_copy_between_roots_as_export_snapshot_does() {
         .collect();
     assert!(staging.is_empty(), "{staging:?}");
 
-    // 61,720 bytes at 0.05 MB/s: more than a second.
+    // 61,720 bytes at 0.01 MB/s: more than 6 s, and off a terminal a progress line after 5.
     let slow = tmp.path().join("slow");
     let started = std::time::Instant::now();
-    ok(&[
+    let o = ok(&[
         "hbase",
         "copy-snapshot",
         src_s,
@@ -2138,9 +2138,15 @@ fn snapshots_copy_between_roots_as_export_snapshot_does() {
         "--snapshot",
         "snap_t1",
         "--bandwidth",
-        "0.05",
+        "0.01",
     ]);
-    assert!(started.elapsed() >= std::time::Duration::from_millis(1000));
+    assert!(started.elapsed() >= std::time::Duration::from_secs(6));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("hfkit: hbase copy-snapshot: ") && l.contains("MB (")),
+        "{err}"
+    );
 }
 
 /// `hbase compact` of FILE-tracker stores (issue 41 item 3): each store's `.filelist` is

@@ -147,7 +147,12 @@ impl Throttle {
 /// Copies `f` to `to` (written under a temporary name, renamed when complete and verified in
 /// full against the source's cell count), at most as fast as `throttle` allows. A copy that is
 /// there already (a retried task's) is verified and kept.
-fn copy_one(f: &CopyFile, to: &Path, throttle: Option<&Throttle>) -> Result<u64> {
+fn copy_one(
+    f: &CopyFile,
+    to: &Path,
+    throttle: Option<&Throttle>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64> {
     let object = f
         .object
         .as_deref()
@@ -167,6 +172,7 @@ fn copy_one(f: &CopyFile, to: &Path, throttle: Option<&Throttle>) -> Result<u64>
     let verified =
         |p: &Path| hfkit_table::directory::verify_copy(&f.from, p, cells).map_err(HBaseError::from);
     if to.metadata().is_ok_and(|m| m.len() == f.size) && verified(to).is_ok() {
+        progress(f.size);
         return Ok(0);
     }
     if let Some(d) = to.parent() {
@@ -209,6 +215,7 @@ fn copy_one(f: &CopyFile, to: &Path, throttle: Option<&Throttle>) -> Result<u64>
             out.write_all(&bytes)
                 .map_err(|e| HBaseError::io(&part, e))?;
             offset += n;
+            progress(n);
         }
         out.sync_all().map_err(|e| HBaseError::io(&part, e))?;
         verified(&part)?;
@@ -229,6 +236,7 @@ pub fn copy_files(
     staging: &Path,
     threads: usize,
     throttle: Option<&Throttle>,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64> {
     let next = AtomicUsize::new(0);
     let bytes = AtomicU64::new(0);
@@ -241,7 +249,7 @@ pub fn copy_files(
                         let Some(f) = files.get(i) else {
                             return Ok(());
                         };
-                        match copy_one(f, &staging.join(&f.rel), throttle) {
+                        match copy_one(f, &staging.join(&f.rel), throttle, progress) {
                             Ok(n) => {
                                 bytes.fetch_add(n, Ordering::Relaxed);
                             }
@@ -412,18 +420,22 @@ fn copy_snapshot_dir(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Copies snapshot `name` of `src` into the root `dest` with `threads` threads and at most
-/// `bandwidth` bytes a second (see the module's documentation).
+/// `bandwidth` bytes a second (see the module's documentation); `progress` gets the bytes to
+/// copy and gives the callback told of each chunk copied.
 pub fn copy_snapshot(
     src: &HBaseRoot,
     name: &str,
     dest: &Path,
     threads: usize,
     bandwidth: Option<u64>,
+    progress: &dyn Fn(u64) -> Box<dyn Fn(u64) + Sync>,
 ) -> Result<CopyReport> {
     let plan = plan_copy(src, name)?;
     let staged = StagedCopy::begin(dest, name)?;
     let throttle = bandwidth.map(Throttle::new);
     let files = staged.to_copy(&plan)?;
-    let bytes = copy_files(&files, staged.path(), threads, throttle.as_ref())?;
+    // The bytes to copy, then a callback for the bytes as they are copied.
+    let each = progress(files.iter().map(|f| f.size).sum());
+    let bytes = copy_files(&files, staged.path(), threads, throttle.as_ref(), &*each)?;
     staged.commit(&plan, bytes)
 }

@@ -74,6 +74,20 @@ fn recorded_size(f: &StoreFile, resolved: &ResolvedFile) -> Option<u64> {
 /// family after family, each family's regions in order, so that the live ones feed the total
 /// in its order.
 pub fn verify(m: &Manifest) -> VerifyReport {
+    verify_with_progress(m, &|_| {})
+}
+
+/// The store files [`verify`] reads: every file of every region's families.
+pub fn file_count(m: &Manifest) -> u64 {
+    m.regions
+        .iter()
+        .flat_map(|r| &r.families)
+        .map(|ff| ff.files.len() as u64)
+        .sum()
+}
+
+/// [`verify`], calling `progress` with 1 as each store file is done.
+pub fn verify_with_progress(m: &Manifest, progress: &dyn Fn(u64)) -> VerifyReport {
     let mut report = VerifyReport::default();
     let mut total = Sha256::new();
     let regions = regions_in_order(m);
@@ -95,6 +109,7 @@ pub fn verify(m: &Manifest) -> VerifyReport {
             }
             let live_total = region.live.then_some(&mut total);
             let store = verify_store(m, region, ff, &mut report.problems, live_total);
+            progress(ff.files.len() as u64);
             if region.live {
                 report.total_cells += store.cells;
             }

@@ -134,6 +134,11 @@ impl Table {
     /// Checks that every live file exists (a regular file, not a symbolic link), has the recorded
     /// size, verifies, and lies within its region; reports orphans.
     pub fn check(&self) -> Result<CheckReport, TableError> {
+        self.check_with_progress(&|_| {})
+    }
+
+    /// [`Table::check`], calling `progress` with each file's size once it is checked.
+    pub fn check_with_progress(&self, progress: &dyn Fn(u64)) -> Result<CheckReport, TableError> {
         let m = self.manifest()?;
         let mut r = CheckReport {
             version: m.version,
@@ -144,6 +149,7 @@ impl Table {
             r.problems.push(e.to_string());
         }
         for e in &m.files {
+            progress(e.size);
             let p = self.file_path(e);
             let Some(region) = m.regions.iter().find(|x| x.id == e.region) else {
                 r.problems.push(format!(
