@@ -2250,3 +2250,115 @@ fn offline_compaction_of_file_tracker_stores_replaces_their_lists() {
     );
     assert!(!store.join(&input).exists());
 }
+
+/// `hbase compact` of a merged region (issue 41 item 3): t1's first two regions merged as
+/// HBase's `HRegionFileSystem.mergeStoreFile` leaves them (a newer region `[, p)` whose
+/// stores hold a top reference, at each parent's start key, to every file of both parents);
+/// the parents are then covered, not read. The compaction reads the references as their
+/// halves, writes one file per store, archives the references and leaves the parents' files;
+/// reads are unchanged and the snapshot of the parents still verifies.
+#[test]
+fn offline_compaction_of_a_merged_region_compacts_its_references_away() {
+    use hfkit::format::reader::HalfRange;
+    use hfkit::hbase::{Reference, RegionInfo};
+    let Some((_dir, _tmp, root)) =
+        root_copy("offline_compaction_of_a_merged_region_compacts_its_references_away")
+    else {
+        return;
+    };
+    let hb = HBaseRoot::open(&root).unwrap();
+    let now = 1_700_000_400_000;
+    let t1 = hb.table("t1").unwrap();
+    let user = read_all(&t1.reader().unwrap(), false, now);
+    let parents: Vec<&hfkit::hbase::RegionManifest> = t1
+        .live_regions()
+        .into_iter()
+        .filter(|r| r.info.end_key.as_slice() <= &b"p"[..] && !r.info.end_key.is_empty())
+        .collect();
+    assert_eq!(parents.len(), 2);
+    let merged = RegionInfo {
+        start_key: Vec::new(),
+        end_key: b"p".to_vec(),
+        region_id: parents[0].info.region_id + 1,
+        ..parents[0].info.clone()
+    };
+    let table_dir = root.join("data/default/t1");
+    let merged_dir = table_dir.join(merged.encoded_name());
+    std::fs::create_dir_all(&merged_dir).unwrap();
+    std::fs::write(merged_dir.join(".regioninfo"), merged.to_file_bytes()).unwrap();
+    let mut references = Vec::new();
+    for parent in &parents {
+        let enc = parent.info.encoded_name();
+        for ff in &parent.families {
+            let family = String::from_utf8_lossy(&ff.family).into_owned();
+            std::fs::create_dir_all(merged_dir.join(&family)).unwrap();
+            for f in &ff.files {
+                let name = format!("{}.{enc}", f.name);
+                let r = Reference::at_row(&parent.info.start_key, HalfRange::Top);
+                std::fs::write(merged_dir.join(&family).join(&name), r.to_file_bytes()).unwrap();
+                references.push((family.clone(), name));
+            }
+        }
+    }
+    let m = hb.table("t1").unwrap();
+    let live: Vec<String> = m
+        .live_regions()
+        .iter()
+        .map(|r| r.info.encoded_name())
+        .collect();
+    assert!(
+        live.contains(&merged.encoded_name()) && live.len() == 2,
+        "{live:?}"
+    );
+    assert_eq!(
+        read_all(&m.reader().unwrap(), false, now),
+        user,
+        "the merge reads as before"
+    );
+    let parent_files: Vec<PathBuf> = parents
+        .iter()
+        .flat_map(|p| walk(&table_dir.join(p.info.encoded_name())))
+        .filter(|p| p.is_file())
+        .collect();
+
+    let opts = CompactOptions {
+        now_ms: now,
+        ..Default::default()
+    };
+    let report = compact_in_place(&m, &opts).unwrap();
+    let merged_stores = report
+        .stores
+        .iter()
+        .filter(|s| s.region == merged.encoded_name())
+        .count();
+    assert_eq!(merged_stores, 2, "cf1 and cf2 of the merged region");
+    let after = hb.table("t1").unwrap();
+    assert_eq!(
+        read_all(&after.reader().unwrap(), false, now),
+        user,
+        "reads unchanged"
+    );
+    let r = after
+        .regions
+        .iter()
+        .find(|r| r.info.encoded_name() == merged.encoded_name())
+        .unwrap();
+    assert!(r
+        .families
+        .iter()
+        .all(|ff| ff.files.len() == 1 && ff.files[0].reference.is_none()));
+    for (family, name) in &references {
+        let archived = root
+            .join("archive/data/default/t1")
+            .join(merged.encoded_name())
+            .join(family)
+            .join(name);
+        assert!(archived.is_file(), "{}", archived.display());
+    }
+    assert!(
+        parent_files.iter().all(|p| p.is_file()),
+        "the parents' files stay"
+    );
+    let v = verify::verify(&hb.snapshot("snap_t1").unwrap());
+    assert!(v.is_ok(), "{:?}", v.problems);
+}
