@@ -657,3 +657,10 @@ def copy_snapshot(spark, src, dest, snapshot, **kwargs):
     ExportSnapshot) with the files copied by ``parallelism`` Spark tasks."""
     from .spark_copy import copy_snapshot as run
     return run(spark, src, dest, snapshot, **kwargs)
+
+
+def export_snapshot(spark, table, root, name, **kwargs):
+    """``hfkit.spark_copy.export_snapshot``: ``hfkit hbase export-snapshot`` with the store
+    files copied by Spark tasks."""
+    from .spark_copy import export_snapshot as run
+    return run(spark, table, root, name, **kwargs)

@@ -24,7 +24,7 @@ import os
 import shutil
 import time
 
-from . import begin_snapshot_copy, copy_snapshot_files
+from . import begin_snapshot_copy, begin_snapshot_export, copy_snapshot_files
 from .spark import (RUNNING_DIR, _absolute, _is_remote, _open_staging, _quiesce,
                     _remove_staging, _task_in)
 
@@ -72,25 +72,61 @@ def copy_snapshot(spark, src, dest, snapshot, parallelism=None, bandwidth_mb=Non
             raise ValueError(f"{root}: a snapshot copy on Spark takes roots on a local or "
                              "shared file system, not object storage (use `hfkit hbase "
                              "copy-snapshot`)")
+    _check_bandwidth(bandwidth_mb)
+    job = begin_snapshot_copy(src, dest, snapshot)
+    return _run(spark, job, f"copy-snapshot {snapshot}", parallelism, bandwidth_mb, on_task,
+                progress, started)
+
+
+def export_snapshot(spark, table, root, name, hbase_table=None, snapshot=None,
+                    creation_time=None, parallelism=None, bandwidth_mb=None, on_task=None,
+                    progress=True):
+    """Exports the hfkit table ``table`` (or its ``snapshot``) as HBase snapshot ``name`` (of
+    HBase table ``hbase_table``, default the table's) into the HBase root ``root`` as ``hfkit
+    hbase export-snapshot`` does, the store files copied by ``parallelism`` Spark tasks at most
+    ``bandwidth_mb`` MB/s each; ``creation_time`` (epoch ms, also every region's id) defaults
+    to now. The table's writers' lock is held by the driver until the commit. Returns the
+    report of ``copy_snapshot``. Tables and roots on object storage are refused (``hfkit hbase
+    export-snapshot`` writes into one).
+    """
+    started = time.monotonic()
+    table, root = _absolute(table), _absolute(root)
+    for p in (table, root):
+        if _is_remote(p):
+            raise ValueError(f"{p}: a snapshot export on Spark takes a table and a root on a "
+                             "local or shared file system, not object storage (use `hfkit "
+                             "hbase export-snapshot`)")
+    _check_bandwidth(bandwidth_mb)
+    job = begin_snapshot_export(table, root, name, hbase_table=hbase_table, snapshot=snapshot,
+                                creation_time=creation_time)
+    return _run(spark, job, f"export-snapshot {name}", parallelism, bandwidth_mb, on_task,
+                progress, started)
+
+
+def _check_bandwidth(bandwidth_mb):
     if bandwidth_mb is not None and not bandwidth_mb > 0:
         raise ValueError(f"bandwidth_mb: {bandwidth_mb}: not a positive number")
-    copy = begin_snapshot_copy(src, dest, snapshot)
-    staging = copy.staging()
+
+
+def _run(spark, job, label, parallelism, bandwidth_mb, on_task, progress, started):
+    """Copies the files of ``job`` (a ``SnapshotCopy``) by Spark tasks, then commits it; on
+    failure the staging goes once no task writes into it and the job is aborted."""
+    staging = job.staging()
     sc = spark.sparkContext
     try:
         _open_staging(staging)
-        files = json.loads(copy.files())
+        files = json.loads(job.files())
         n = parallelism or sc.defaultParallelism
         n = max(1, min(int(n), len(files)))
         shares = _shares(files, n)
         results = []
         if files:
-            sc.setJobGroup(f"hfkit-copy-snapshot-{snapshot}",
-                           f"hfkit hbase copy-snapshot: {len(files)} files of {snapshot}")
+            sc.setJobGroup(f"hfkit-{label.replace(' ', '-')}",
+                           f"hfkit hbase {label}: {len(files)} files")
             if progress:
                 import sys
-                print(f"hfkit: copying {len(files)} files of snapshot {snapshot} in {n} "
-                      "tasks", file=sys.stderr, flush=True)
+                print(f"hfkit: {label}: copying {len(files)} files in {n} tasks",
+                      file=sys.stderr, flush=True)
             results = (sc.parallelize(range(n), n)
                        .mapPartitions(_copy_task(shares, staging, bandwidth_mb, on_task))
                        .collect())
@@ -99,7 +135,7 @@ def copy_snapshot(spark, src, dest, snapshot, parallelism=None, bandwidth_mb=Non
         if not _quiesce(staging):
             raise RuntimeError(f"{staging}: tasks still copy into it")
         shutil.rmtree(os.path.join(staging, RUNNING_DIR))
-        report = json.loads(copy.commit(sum(r[1] for r in results)))
+        report = json.loads(job.commit(sum(r[1] for r in results)))
         report["tasks"] = len(results)
         report["tasks_cpu_seconds"] = sum(r[3] for r in results)
         report["seconds"] = time.monotonic() - started
@@ -107,7 +143,7 @@ def copy_snapshot(spark, src, dest, snapshot, parallelism=None, bandwidth_mb=Non
     except BaseException:
         # Tasks of a failed job may still copy: the staging goes once none writes into it.
         _remove_staging(staging)
-        copy.abort()
+        job.abort()
         raise
     finally:
         sc.setJobGroup("", "")

@@ -38,6 +38,7 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::plan_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(snapshot_copy::begin_snapshot_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot_copy::begin_snapshot_export, m)?)?;
     m.add_function(wrap_pyfunction!(snapshot_copy::copy_snapshot_files, m)?)?;
     m.add_function(wrap_pyfunction!(export::lock_table, m)?)?;
     m.add_function(wrap_pyfunction!(export::export_outline, m)?)?;

@@ -12,7 +12,7 @@ import pytest
 from conftest import cli_import, first_time, hbase_layout, hfkit_bin, local_spark
 
 pyspark = pytest.importorskip("pyspark")
-from hfkit.spark import copy_snapshot  # noqa: E402
+from hfkit.spark import copy_snapshot, export_snapshot  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def roots(tmp_path_factory):
     r = subprocess.run([hfkit_bin(), "hbase", "export-snapshot", str(t), str(users_root),
                         "--name", "users"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    return {"snap_t1": root1, "snap_t2": root1, "users": users_root}
+    return {"snap_t1": root1, "snap_t2": root1, "users": users_root, "table": t}
 
 
 def tree(root):
@@ -99,3 +99,40 @@ def test_a_name_the_target_has_and_object_storage_are_refused(spark, roots, tmp_
         copy_snapshot(spark, str(roots["snap_t2"]), str(dest), "snap_t2", progress=False)
     with pytest.raises(ValueError, match="not object storage"):
         copy_snapshot(spark, "s3://bucket/hbase", str(dest), "snap_t2", progress=False)
+
+
+def archived(root):
+    """The archive's files of `root` by name, with their bytes (region directories left out:
+    their names hash the snapshot's creation time)."""
+    return sorted((f.name, f.read_bytes()) for f in (Path(root) / "archive").rglob("*")
+                  if f.is_file())
+
+
+def verified_stores(root, snapshot):
+    r = subprocess.run([hfkit_bin(), "hbase", "verify", str(root), "--snapshot", snapshot],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # Each store by family and digest, in region order; the total.
+    return [line.split("/", 1)[1] if line.startswith("store ") else line
+            for line in r.stdout.splitlines() if not line.startswith("snapshot:")]
+
+
+def test_export_snapshot_gives_the_clis_files_and_cells(spark, roots, tmp_path):
+    """hfkit.spark.export_snapshot of the users table: the store files the CLI's export put in
+    the archive (by name and bytes), and a snapshot that verifies to the CLI's digests; a task
+    failing once changes nothing; a name taken is refused."""
+    flag = tmp_path / "failed-once"
+
+    def fail_once(share):
+        if share == 0 and first_time(flag):
+            raise RuntimeError("injected failure after copying")
+
+    dest = tmp_path / "hbase"
+    got = export_snapshot(spark, str(roots["table"]), str(dest), "users", parallelism=3,
+                          creation_time=1_800_000_000_000, on_task=fail_once, progress=False)
+    assert flag.exists()
+    assert got["files"] == 30 and got["tasks"] == 3
+    assert archived(dest) == archived(roots["users"])
+    assert verified_stores(dest, "users") == verified_stores(roots["users"], "users")
+    with pytest.raises(Exception, match="already exists"):
+        export_snapshot(spark, str(roots["table"]), str(dest), "users", progress=False)

@@ -308,9 +308,9 @@ impl StagedCopy {
 
     /// The files of `plan` to copy: those the target's archive does not hold with the same
     /// bytes already (an earlier copy of the snapshot).
-    pub fn to_copy(&self, plan: &CopyPlan) -> Result<Vec<CopyFile>> {
+    pub fn to_copy(&self, files: &[CopyFile]) -> Result<Vec<CopyFile>> {
         let mut out = Vec::new();
-        for f in &plan.files {
+        for f in files {
             if !same_bytes(f, &self.root.join(&f.rel))? {
                 out.push(f.clone());
             }
@@ -320,18 +320,32 @@ impl StagedCopy {
 
     /// Commits the copy of `plan` whose files are staged: each staged copy checked once more
     /// (present, of its size), the files already in the target's archive (the same bytes,
-    /// verified) left there, the snapshot's directory copied byte for byte, then moved and
+    /// checked) left there, the snapshot's directory copied byte for byte, then moved and
     /// renamed as an export is. Returns the report.
     pub fn commit(self, plan: &CopyPlan, copied_bytes: u64) -> Result<CopyReport> {
+        let dir = plan.snapshot_dir.clone();
+        self.commit_with(&plan.files, copied_bytes, |staging| {
+            copy_snapshot_dir(&dir, staging)
+        })
+    }
+
+    /// [`StagedCopy::commit`] of `files`, with the snapshot's own files put into the staging
+    /// directory by `place` (a copy's from the source snapshot, an export's written).
+    pub fn commit_with(
+        self,
+        files: &[CopyFile],
+        copied_bytes: u64,
+        place: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<CopyReport> {
         let staging = self.staging.path();
         let mut staged = Vec::new();
         let mut report = CopyReport {
             snapshot_dir: snapshot_dir(&self.root, &self.name),
-            files: plan.files.len(),
+            files: files.len(),
             files_present: 0,
             bytes: copied_bytes,
         };
-        for f in &plan.files {
+        for f in files {
             let copy = staging.join(&f.rel);
             let archived = self.root.join(&f.rel);
             if !copy.exists() {
@@ -366,7 +380,7 @@ impl StagedCopy {
                 archived,
             });
         }
-        copy_snapshot_dir(&plan.snapshot_dir, staging)?;
+        place(staging)?;
         let final_dir = snapshot_dir(&self.root, &self.name);
         commit_staged(&self.root, staging, &staged, &final_dir)?;
         Ok(report)
@@ -393,7 +407,7 @@ fn same_bytes(f: &CopyFile, path: &Path) -> Result<bool> {
 
 /// Copies the files of the snapshot directory `from` (not its `archive/`, which a snapshot
 /// directory never has) into `to`, byte for byte, fsynced.
-fn copy_snapshot_dir(from: &Path, to: &Path) -> Result<()> {
+pub fn copy_snapshot_dir(from: &Path, to: &Path) -> Result<()> {
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         let dir = from.join(&rel);
@@ -433,7 +447,7 @@ pub fn copy_snapshot(
     let plan = plan_copy(src, name)?;
     let staged = StagedCopy::begin(dest, name)?;
     let throttle = bandwidth.map(Throttle::new);
-    let files = staged.to_copy(&plan)?;
+    let files = staged.to_copy(&plan.files)?;
     // The bytes to copy, then a callback for the bytes as they are copied.
     let each = progress(files.iter().map(|f| f.size).sum());
     let bytes = copy_files(&files, staged.path(), threads, throttle.as_ref(), &*each)?;

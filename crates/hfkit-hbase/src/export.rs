@@ -84,7 +84,7 @@ pub fn exported_name(e: &StoreFileEntry) -> String {
 }
 
 /// Checks a snapshot name as HBase does (`TableName.isLegalTableQualifierName`).
-fn check_name(name: &str) -> Result<()> {
+pub fn check_name(name: &str) -> Result<()> {
     let first_ok = name
         .chars()
         .next()
@@ -229,6 +229,89 @@ fn remove_if_present(path: &Path) -> Result<()> {
     }
 }
 
+/// What an export writes: each store file with its path below the table's archive directory
+/// (`<encoded region>/<family>/<exported name>`), and the bytes of the snapshot's
+/// `.snapshotinfo` and `data.manifest`.
+pub struct ExportPlan {
+    pub files: Vec<(StoreFileEntry, String)>,
+    pub info: Vec<u8>,
+    pub manifest: Vec<u8>,
+}
+
+/// The export of `m` (an hfkit manifest) as snapshot `opts.name` of HBase table `table` whose
+/// descriptor is `descriptor`: one region per hfkit region (region id = the creation time),
+/// each store file under its exported name (see the module documentation).
+pub fn plan_export(
+    table: &TableName,
+    m: &hfkit_table::manifest::Manifest,
+    descriptor: TableDescriptor,
+    opts: &ExportOptions,
+) -> ExportPlan {
+    let mut files = Vec::new();
+    let mut region_manifests = Vec::new();
+    for r in &m.regions {
+        let info = RegionInfo {
+            table: table.clone(),
+            start_key: r.start_key.clone(),
+            end_key: r.end_key.clone(),
+            region_id: opts.creation_time.max(0) as u64,
+            offline: false,
+            split: false,
+            replica_id: 0,
+        };
+        let mut family_files = Vec::new();
+        for f in &m.families {
+            let entries = m
+                .files
+                .iter()
+                .filter(|e| e.region == r.id && e.family == f.name);
+            let mut store_files = Vec::new();
+            for e in entries {
+                let name = exported_name(e);
+                debug_assert!(is_hfile_name(&name));
+                files.push((
+                    e.clone(),
+                    format!("{}/{}/{name}", info.encoded_name(), f.name),
+                ));
+                store_files.push(proto::SnapshotStoreFile {
+                    name,
+                    reference: None,
+                    file_size: Some(e.size),
+                });
+            }
+            if !store_files.is_empty() {
+                family_files.push(proto::FamilyFiles {
+                    family_name: f.name.as_bytes().to_vec(),
+                    store_files,
+                });
+            }
+        }
+        region_manifests.push(proto::SnapshotRegionManifest {
+            version: None,
+            region_info: info.to_proto(),
+            family_files,
+        });
+    }
+    let info = SnapshotInfo {
+        name: opts.name.clone(),
+        table: table.full_name(),
+        creation_time: opts.creation_time,
+        snapshot_type: "FLUSH".into(),
+        version: VERSION_2,
+        owner: None,
+        ttl: 0,
+    };
+    let manifest = proto::SnapshotDataManifest {
+        table_schema: descriptor.to_proto(),
+        region_manifests,
+    };
+    ExportPlan {
+        files,
+        info: info.to_proto().encode_to_vec(),
+        manifest: manifest.encode_to_vec(),
+    }
+}
+
 /// One export's fixed parts.
 struct Export<'a> {
     t: &'a Table,
@@ -262,77 +345,21 @@ impl Export<'_> {
             files_present: 0,
             bytes: 0,
         };
+        let plan = plan_export(self.table, m, descriptor, opts);
         let mut staged = Vec::new();
-        let mut region_manifests = Vec::new();
-        for r in &m.regions {
-            let info = RegionInfo {
-                table: self.table.clone(),
-                start_key: r.start_key.clone(),
-                end_key: r.end_key.clone(),
-                region_id: opts.creation_time.max(0) as u64,
-                offline: false,
-                split: false,
-                replica_id: 0,
-            };
-            let mut family_files = Vec::new();
-            for f in &m.families {
-                let entries = m
-                    .files
-                    .iter()
-                    .filter(|e| e.region == r.id && e.family == f.name);
-                let mut store_files = Vec::new();
-                for e in entries {
-                    let name = exported_name(e);
-                    debug_assert!(is_hfile_name(&name));
-                    let rel = Path::new(&info.encoded_name()).join(&f.name).join(&name);
-                    hfkit_table::check_interrupt()?;
-                    match self.stage(e, &rel)? {
-                        Some(s) => staged.push(s),
-                        None => report.files_present += 1,
-                    }
-                    super::pause_for_tests(EXPORT_PAUSE_VAR, "copied", staged.len());
-                    report.files += 1;
-                    report.bytes += e.size;
-                    store_files.push(proto::SnapshotStoreFile {
-                        name,
-                        reference: None,
-                        file_size: Some(e.size),
-                    });
-                }
-                if !store_files.is_empty() {
-                    family_files.push(proto::FamilyFiles {
-                        family_name: f.name.as_bytes().to_vec(),
-                        store_files,
-                    });
-                }
+        for (e, rel) in &plan.files {
+            hfkit_table::check_interrupt()?;
+            match self.stage(e, Path::new(rel))? {
+                Some(s) => staged.push(s),
+                None => report.files_present += 1,
             }
-            region_manifests.push(proto::SnapshotRegionManifest {
-                version: None,
-                region_info: info.to_proto(),
-                family_files,
-            });
+            super::pause_for_tests(EXPORT_PAUSE_VAR, "copied", staged.len());
+            report.files += 1;
+            report.bytes += e.size;
         }
-        let info = SnapshotInfo {
-            name: opts.name.clone(),
-            table: self.table.full_name(),
-            creation_time: opts.creation_time,
-            snapshot_type: "FLUSH".into(),
-            version: VERSION_2,
-            owner: None,
-            ttl: 0,
-        };
-        let manifest = proto::SnapshotDataManifest {
-            table_schema: descriptor.to_proto(),
-            region_manifests,
-        };
-        write_synced(
-            &self.staging.join(SNAPSHOT_INFO_FILE),
-            &info.to_proto().encode_to_vec(),
-        )?;
-        write_synced(
-            &self.staging.join(DATA_MANIFEST_FILE),
-            &manifest.encode_to_vec(),
-        )?;
+        let (info, manifest) = (&plan.info, &plan.manifest);
+        write_synced(&self.staging.join(SNAPSHOT_INFO_FILE), info)?;
+        write_synced(&self.staging.join(DATA_MANIFEST_FILE), manifest)?;
         commit_staged(self.root, self.staging, &staged, final_dir)?;
         Ok(report)
     }
