@@ -206,6 +206,42 @@ pub(crate) fn stderr_line(args: std::fmt::Arguments<'_>) {
     let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
 
+/// The command line as its help, manual pages and completions show it: `--s3-endpoint` offered
+/// by the commands that take an `s3://` location only (`location::OBJECT_STORAGE`). Parsing
+/// uses [`Cli`] itself, where the option is global, and `location::check` refuses it by name
+/// where it has no effect.
+pub fn help_command() -> clap::Command {
+    fn offer(cmd: clap::Command, path: &str, arg: &clap::Arg) -> clap::Command {
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .collect();
+        let mut cmd = cmd;
+        for name in names {
+            let sub_path = match path {
+                "" => name.clone(),
+                p => format!("{p} {name}"),
+            };
+            let takes = location::OBJECT_STORAGE.iter().any(|(c, _)| *c == sub_path);
+            cmd = cmd.mut_subcommand(&name, |sub| {
+                let sub = if takes { sub.arg(arg.clone()) } else { sub };
+                offer(sub, &sub_path, arg)
+            });
+        }
+        cmd
+    }
+    let root = <Cli as clap::CommandFactory>::command();
+    let Some(arg) = root
+        .get_arguments()
+        .find(|a| a.get_id() == "s3_endpoint")
+        .cloned()
+    else {
+        return root;
+    };
+    let root = root.mut_arg("s3_endpoint", |a| a.global(false).hide(true));
+    offer(root, "", &arg.global(false))
+}
+
 /// Runs the CLI with `args` (including the program name) and returns the exit code.
 pub fn run<I, T>(args: I) -> i32
 where
@@ -213,6 +249,20 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // Help and version as `help_command` shows them; any other outcome of that parse is left
+    // to the parse below.
+    if let Err(e) = help_command().try_get_matches_from(&args) {
+        use clap::error::ErrorKind;
+        if matches!(
+            e.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ) {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    }
     let root = <Cli as clap::CommandFactory>::command();
     let parsed = root
         .clone()

@@ -1141,3 +1141,54 @@ fn snapshot_commands_report_in_json() {
     assert_eq!(v["deleted"], "s1");
     assert_eq!(json(&["list", t]), serde_json::json!([]));
 }
+
+/// `--s3-endpoint` is offered (in `--help`, manual pages and completions) exactly by the
+/// commands that take an `s3://` location, and refused by name elsewhere (issue 39 §3).
+#[test]
+fn s3_endpoint_is_offered_only_where_it_has_an_effect() {
+    fn leaves(cmd: &clap::Command, path: &str, out: &mut Vec<(String, bool)>) {
+        for sub in cmd.get_subcommands() {
+            let p = match path {
+                "" => sub.get_name().to_string(),
+                p => format!("{p} {}", sub.get_name()),
+            };
+            let offered = sub
+                .get_arguments()
+                .any(|a| a.get_id() == "s3_endpoint" && !a.is_hide_set());
+            out.push((p.clone(), offered));
+            leaves(sub, &p, out);
+        }
+    }
+    let mut all = Vec::new();
+    leaves(&hfkit::cli::help_command(), "", &mut all);
+    let takes = |p: &str| {
+        [
+            "import", "plan", "attach", "get", "scan", "compact", "export", "alter",
+        ]
+        .contains(&p)
+            || (p.starts_with("table ")
+                && ["create", "describe", "check", "alter", "clone-hbase"]
+                    .contains(&p.trim_start_matches("table ")))
+            || (p.starts_with("snapshot ") && p != "snapshot clone")
+            || (p.starts_with("hfile ") && p != "hfile write")
+            || (p.starts_with("hbase ") && p != "hbase compact")
+    };
+    let mut checked = 0;
+    for (p, offered) in &all {
+        if p.split(' ').count() == 1
+            && ["table", "snapshot", "hfile", "hbase"].contains(&p.as_str())
+        {
+            continue; // groups, not commands
+        }
+        assert_eq!(*offered, takes(p), "{p}");
+        checked += 1;
+    }
+    assert!(checked >= 30, "{checked}");
+    let help = |args: &[&str]| text(&hfkit(&[args, &["--help"]].concat()).stdout);
+    assert!(help(&["scan"]).contains("--s3-endpoint"));
+    assert!(!help(&["man"]).contains("--s3-endpoint"));
+    assert!(!help(&[]).contains("--s3-endpoint"));
+    let o = hfkit(&["man", "--s3-endpoint", "http://127.0.0.1:9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).starts_with("hfkit: --s3-endpoint: `hfkit man`"));
+}
