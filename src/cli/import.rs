@@ -777,43 +777,79 @@ impl ImportArgs {
     }
 }
 
-/// Progress on stderr: a bar on a terminal, a plain line every few seconds otherwise.
+/// Progress on stderr: a bar on a terminal, a plain line every few seconds otherwise. While
+/// reading: input bytes against the inputs' size, rows and cells, rows per second of reading;
+/// while writing: the sorted cells written against those to write.
 fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
     let started = Instant::now();
+    // When reading ended: the reading rate stops there.
+    let mut read_for: Option<f64> = None;
+    let mut reading_rate = move |p: &Progress| {
+        let secs = match (p.phase, read_for) {
+            ("writing", None) => *read_for.insert(started.elapsed().as_secs_f64()),
+            (_, Some(s)) => s,
+            _ => started.elapsed().as_secs_f64(),
+        };
+        p.rows as f64 / secs.max(1e-9)
+    };
+    let style = |template: &str| {
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+    };
     if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
+        bar.set_style(style(
+            "{spinner} {msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta}",
+        ));
+        let mut writing = false;
         Box::new(move |p: &Progress| {
-            bar.set_length(p.total_input_bytes);
-            bar.set_position(p.input_bytes);
-            let rate = p.rows as f64 / started.elapsed().as_secs_f64().max(1e-9);
-            bar.set_message(format!(
-                "{}: {} rows, {} cells, {:.0} rows/s",
-                p.phase, p.rows, p.cells, rate
-            ));
-            if p.phase == "writing" && p.input_bytes >= p.total_input_bytes {
-                bar.set_position(p.total_input_bytes);
+            let rate = reading_rate(p);
+            if p.phase == "writing" {
+                if !writing {
+                    writing = true;
+                    bar.set_style(style(
+                        "{spinner} {msg} [{elapsed_precise}] {wide_bar} {pos}/{len} cells ETA {eta}",
+                    ));
+                    bar.reset_eta();
+                }
+                bar.set_length(p.cells_to_write);
+                bar.set_position(p.cells_written.min(p.cells_to_write));
+                bar.set_message(format!(
+                    "writing: {} rows, {} cells read ({rate:.0} rows/s)",
+                    p.rows, p.cells
+                ));
+            } else {
+                bar.set_length(p.total_input_bytes);
+                bar.set_position(p.input_bytes.min(p.total_input_bytes));
+                bar.set_message(format!(
+                    "{}: {} rows, {} cells, {rate:.0} rows/s",
+                    p.phase, p.rows, p.cells
+                ));
             }
         })
     } else {
         let mut last = Instant::now() - std::time::Duration::from_secs(10);
         Box::new(move |p: &Progress| {
+            let rate = reading_rate(p);
             if last.elapsed().as_secs() >= 5 {
                 last = Instant::now();
-                note!(
-                    "hfkit: {} {} rows, {} cells, {:.0} MB of {:.0} MB input, {:.0}s",
-                    p.phase,
-                    p.rows,
-                    p.cells,
-                    p.input_bytes as f64 / 1e6,
-                    p.total_input_bytes as f64 / 1e6,
-                    started.elapsed().as_secs_f64()
-                );
+                match p.phase {
+                    "writing" => note!(
+                        "hfkit: writing {} of {} sorted cells ({} rows read at {rate:.0} rows/s), {:.0}s",
+                        p.cells_written,
+                        p.cells_to_write,
+                        p.rows,
+                        started.elapsed().as_secs_f64()
+                    ),
+                    phase => note!(
+                        "hfkit: {phase} {} rows, {} cells, {:.0} MB of {:.0} MB input, {:.0}s",
+                        p.rows,
+                        p.cells,
+                        p.input_bytes as f64 / 1e6,
+                        p.total_input_bytes as f64 / 1e6,
+                        started.elapsed().as_secs_f64()
+                    ),
+                }
             }
         })
     }

@@ -204,3 +204,63 @@ fn many_small_budgets_fall_back_to_the_sorter_for_lanes_past_the_limit() {
     let r = same_as_sorted(&csv(0..900), 1);
     assert!(r.streamed_cells > 0 && r.streamed_cells < r.cells, "{r:?}");
 }
+
+/// The import's progress tells the truth (issue 42 §1): while reading, the input bytes grow
+/// with the records read (not only when a file ends), stay within the inputs' size and reach
+/// it; while writing, the sorted cells written grow against those to write and never pass
+/// them; every table's cells are counted.
+#[test]
+fn import_progress_counts_input_bytes_as_read_and_cells_as_written() {
+    use std::sync::{Arc, Mutex};
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.csv");
+    let mut csv = String::from("user_id,name,email,city,score,last_login\n");
+    for i in 0..200_000u64 {
+        // Out of key order: the cells go through the sorter, so there is a writing phase.
+        let id = (i * 7919) % 200_000;
+        csv.push_str(&format!(
+            "{id},n{id},u{id}@x.org,C{},{},{}\n",
+            id % 7,
+            id % 100,
+            1_700_000_000_000 + id
+        ));
+    }
+    std::fs::write(&input, &csv).unwrap();
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds/users.toml");
+    let parsed = hfkit::table::TableSchema::from_file(Path::new(schema)).unwrap();
+    let mut opts = ImportOptions::new(
+        vec![input],
+        InputFormat::Csv(CsvOptions::default()),
+        tmp.path().join("out"),
+    );
+    opts.streaming = false;
+    opts.batch_rows = 4096;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    opts.progress = Some(Box::new(move |p| s.lock().unwrap().push(p.clone())));
+    let report = run_import(&parsed.table, &parsed.mapping, opts).unwrap();
+    let seen = seen.lock().unwrap();
+    let total = csv.len() as u64;
+    let reading: Vec<_> = seen.iter().filter(|p| p.phase == "reading").collect();
+    assert!(
+        reading
+            .iter()
+            .any(|p| p.input_bytes > 0 && p.input_bytes < total),
+        "no report of a file partly read: {reading:?}"
+    );
+    assert!(reading
+        .windows(2)
+        .all(|w| w[0].input_bytes <= w[1].input_bytes));
+    assert!(seen
+        .iter()
+        .all(|p| p.input_bytes <= total && p.total_input_bytes == total));
+    let writing: Vec<_> = seen.iter().filter(|p| p.phase == "writing").collect();
+    let first = writing.first().expect("a writing phase");
+    assert!(first.cells_to_write > 0);
+    let every_table = report.cells + report.indexes.iter().map(|i| i.cells).sum::<u64>();
+    assert!(
+        first.cells_to_write <= every_table,
+        "{first:?} of {every_table}"
+    );
+    assert!(writing.iter().all(|p| p.cells_written <= p.cells_to_write));
+}

@@ -60,9 +60,16 @@ pub const SPILL_DIR_PREFIX: &str = ".hfkit-spill-";
 pub struct Progress {
     pub phase: &'static str,
     pub rows: u64,
+    /// Cells encoded (every table's).
     pub cells: u64,
+    /// Input bytes read: while a file is read, estimated from its records (uncompressed CSV
+    /// and TSV; other inputs count when they end), exact at each file's end.
     pub input_bytes: u64,
     pub total_input_bytes: u64,
+    /// The writing phase: cells written of those left to write (the sorted ones; cells
+    /// streamed to their files while reading are written already).
+    pub cells_written: u64,
+    pub cells_to_write: u64,
 }
 
 /// A progress callback.
@@ -384,6 +391,19 @@ struct Ingest<'a> {
     ticker: Ticker,
     /// Each worker's slice of the batch being imported; its buffers are reused.
     encoded: Vec<Encoded>,
+    /// Input progress: bytes of the inputs done, the size of the one being read and what its
+    /// records read so far amount to (when that estimates its bytes: an uncompressed text
+    /// input).
+    input: InputProgress,
+}
+
+/// See [`Ingest::input`].
+#[derive(Default)]
+struct InputProgress {
+    done: u64,
+    size: u64,
+    estimated: u64,
+    estimate: bool,
 }
 
 impl<'a> Ingest<'a> {
@@ -432,6 +452,7 @@ impl<'a> Ingest<'a> {
             },
             ticker,
             encoded: Vec::new(),
+            input: InputProgress::default(),
         })
     }
 
@@ -475,11 +496,19 @@ impl<'a> Ingest<'a> {
                 path,
                 opts.import_time,
             )?;
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            let compressed = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "gz" | "zst" | "bz2" | "xz"));
+            self.input.size = size;
+            self.input.estimated = 0;
+            self.input.estimate = !compressed;
             read_units(units, threads, &mut |batch: &Batch| {
                 self.batch(batch, &bound, sink)
             })?;
-            self.ticker.progress.input_bytes +=
-                std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            self.input.done += size;
+            self.ticker.progress.input_bytes = self.input.done;
         }
         if let Some(input) = record_batches {
             let families = &self.families;
@@ -521,8 +550,18 @@ impl<'a> Ingest<'a> {
             }
         }
         self.stats.rows_read += batch.len() as u64;
+        if self.input.estimate && batch.columns.is_none() {
+            // A record's fields and their separators, and its line end.
+            self.input.estimated += batch
+                .records
+                .iter()
+                .map(|r| (r.as_slice().len() + r.len()) as u64)
+                .sum::<u64>();
+            self.ticker.progress.input_bytes =
+                self.input.done + self.input.estimated.min(self.input.size);
+        }
         self.ticker.progress.rows = self.stats.rows_read;
-        self.ticker.progress.cells = self.stats.added;
+        self.ticker.progress.cells = self.stats.added + self.stats.index_added.iter().sum::<u64>();
         self.ticker.tick(|_| ());
         Ok(())
     }
@@ -600,6 +639,11 @@ fn write_sorted(
         mut ticker,
     } = ingested;
     ticker.progress.phase = "writing";
+    let streamed_all: u64 = (0..n_main + stats.index_written.len())
+        .map(|f| router.streamed(f))
+        .sum();
+    let encoded = stats.added + stats.index_added.iter().sum::<u64>();
+    ticker.progress.cells_to_write = encoded.saturating_sub(streamed_all);
     ticker.report();
     let mut sorted = sorter.finish()?;
     stats.streamed_cells = (0..n_main).map(|f| router.streamed(f)).sum();
@@ -619,8 +663,8 @@ fn write_sorted(
             }
         }
         written += 1;
-        if written.is_multiple_of(1 << 20) {
-            ticker.tick(|p| p.cells = written);
+        if written.is_multiple_of(1 << 16) {
+            ticker.tick(|p| p.cells_written = written);
         }
     })?;
     stats.spilled_runs = sorted.runs();
