@@ -636,7 +636,14 @@ fn hbase_compact_sigkill_leaves_each_store_before_or_after_and_the_next_run_fini
     hbase_compact_sigkill_case(
         &file_root,
         &t1,
-        &["written:6", "moved:1", "committed:1", "moved:6"],
+        &[
+            "written:6",
+            "unlisted:1",
+            "moved:1",
+            "committed:1",
+            "unlisted:6",
+            "moved:6",
+        ],
     );
 }
 

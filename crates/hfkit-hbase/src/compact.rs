@@ -28,7 +28,8 @@ use hfkit_table::compact::major_compact_store;
 /// The directory of region servers' write-ahead logs under the root.
 pub const WALS_DIR: &str = "WALs";
 /// The test hook's variable ([`super::pause_for_tests`]; phases `written`: outputs staged,
-/// `moved`: an output moved in, its inputs not archived yet, `committed`: stores done).
+/// `unlisted`: a FILE-tracker store's output moved in, not listed yet, `moved`: an output
+/// moved in (and listed), its inputs not archived yet, `committed`: stores done).
 const COMPACT_PAUSE_VAR: &str = "HFKIT_TEST_COMPACT_PAUSE";
 /// What hfkit's compaction outputs are named while under a region's `.tmp/<family>/`, before
 /// 32 hex digits (HBase's own names there are 32 hex digits alone).
@@ -253,6 +254,7 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             }
         }
     }
+    undo_unlisted_moves(&leftovers)?;
     remove_leftovers(&leftovers)?;
     let mut compacted_archived = Vec::new();
     for (enc, family, names) in &unarchived {
@@ -400,24 +402,33 @@ fn commit_store(
 ) -> Result<()> {
     let enc = p.region.info.encoded_name();
     let store = dir.join(&enc).join(&p.family);
+    let tmp_dir = dir.join(&enc).join(TMP_DIR).join(&p.family);
     let mut output = None;
+    let mut intent = None;
     if let Some(s) = staged {
         let to = store.join(&s.name);
         let size = std::fs::metadata(&s.tmp)
             .map_err(|e| HBaseError::io(&s.tmp, e))?
             .len();
+        if p.file_tracker {
+            // Moved in, the output is invisible until the list names it: a run killed before
+            // the list leaves this record, by which the next run removes the output.
+            intent = Some(write_intent(&tmp_dir, &s.name)?);
+        }
         std::fs::rename(&s.tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
         sync_dir(&store)?;
         output = Some((s.name.as_str(), size));
+        if p.file_tracker {
+            super::pause_for_tests(COMPACT_PAUSE_VAR, "unlisted", nth);
+        }
     }
     let mut names: Vec<String> = p.files.iter().map(|(r, _)| r.name.clone()).collect();
     if p.file_tracker {
         // The commit: the list naming the output instead of the inputs.
-        let tmp_dir = store
-            .parent()
-            .map(|r| r.join(TMP_DIR).join(&p.family))
-            .unwrap_or_else(|| store.clone());
         commit_filelist(&store, &tmp_dir, &names, output)?;
+        if let Some(i) = intent {
+            std::fs::remove_file(&i).map_err(|e| HBaseError::io(&i, e))?;
+        }
         // A reference the FILE tracker keeps only in its list has no file to archive.
         names.retain(|n| store.join(n).is_file());
     }
@@ -425,6 +436,61 @@ fn commit_store(
         super::pause_for_tests(COMPACT_PAUSE_VAR, "moved", nth);
     }
     archive_files(m, dir, &enc, &p.family, &names, now_ms)
+}
+
+/// What a FILE-tracker store's intent record starts with (then the output's name): an own
+/// output's name under the region's `.tmp/<family>/`, holding text, not an HFile.
+const INTENT_MAGIC: &str = "hfkit-compact moving ";
+
+/// Records, under `tmp_dir`, that the output `name` is being moved into its FILE-tracker store.
+fn write_intent(tmp_dir: &Path, name: &str) -> Result<PathBuf> {
+    use std::io::Write;
+    std::fs::create_dir_all(tmp_dir).map_err(|e| HBaseError::io(tmp_dir, e))?;
+    let p = tmp_dir.join(format!(
+        "{OUTPUT_PREFIX}{}",
+        hfkit_table::directory::unique_hex()
+    ));
+    let mut f = std::fs::File::create(&p).map_err(|e| HBaseError::io(&p, e))?;
+    f.write_all(format!("{INTENT_MAGIC}{name}\n").as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| HBaseError::io(&p, e))?;
+    sync_dir(tmp_dir)?;
+    Ok(p)
+}
+
+/// Before a killed run's leftovers go: each intent record among them whose output is in its
+/// store directory but not in the store's list (the run died between the move and the list)
+/// has that output removed; readers never saw it.
+fn undo_unlisted_moves(leftovers: &[PathBuf]) -> Result<()> {
+    for f in leftovers {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue; // an HFile: a staged output
+        };
+        let Some(name) = text.strip_prefix(INTENT_MAGIC).map(str::trim) else {
+            continue;
+        };
+        // The record is <region>/.tmp/<family>/<record>; the store <region>/<family>.
+        let store = f.parent().and_then(|family_tmp| {
+            let family = family_tmp.file_name()?;
+            Some(family_tmp.parent()?.parent()?.join(family))
+        });
+        let Some(store) = store else {
+            continue;
+        };
+        if !super::names::is_hfile_name(name) {
+            return Err(HBaseError::corrupt(
+                f,
+                format!("names no store file: '{name}'"),
+            ));
+        }
+        let listed = super::manifest::load_filelist(&store)?
+            .is_some_and(|(_, l)| l.store_file.iter().any(|e| e.name == name));
+        let output = store.join(name);
+        if !listed && output.is_file() {
+            std::fs::remove_file(&output).map_err(|e| HBaseError::io(&output, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// The files of the FILE-tracker store at `store` that a listed file's compaction event names
