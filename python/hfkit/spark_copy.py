@@ -66,12 +66,7 @@ def copy_snapshot(spark, src, dest, snapshot, parallelism=None, bandwidth_mb=Non
     copy-snapshot`` copies from one).
     """
     started = time.monotonic()
-    src, dest = _absolute(src), _absolute(dest)
-    for root in (src, dest):
-        if _is_remote(root):
-            raise ValueError(f"{root}: a snapshot copy on Spark takes roots on a local or "
-                             "shared file system, not object storage (use `hfkit hbase "
-                             "copy-snapshot`)")
+    src, dest = _local_paths("a snapshot copy", "copy-snapshot", src, dest)
     _check_bandwidth(bandwidth_mb)
     job = begin_snapshot_copy(src, dest, snapshot)
     return _run(spark, job, f"copy-snapshot {snapshot}", parallelism, bandwidth_mb, on_task,
@@ -90,17 +85,23 @@ def export_snapshot(spark, table, root, name, hbase_table=None, snapshot=None,
     export-snapshot`` writes into one).
     """
     started = time.monotonic()
-    table, root = _absolute(table), _absolute(root)
-    for p in (table, root):
-        if _is_remote(p):
-            raise ValueError(f"{p}: a snapshot export on Spark takes a table and a root on a "
-                             "local or shared file system, not object storage (use `hfkit "
-                             "hbase export-snapshot`)")
+    table, root = _local_paths("a snapshot export", "export-snapshot", table, root)
     _check_bandwidth(bandwidth_mb)
     job = begin_snapshot_export(table, root, name, hbase_table=hbase_table, snapshot=snapshot,
                                 creation_time=creation_time)
     return _run(spark, job, f"export-snapshot {name}", parallelism, bandwidth_mb, on_task,
                 progress, started)
+
+
+def _local_paths(job, command, *paths):
+    """``paths`` made absolute; one on object storage is refused by name (``hfkit hbase
+    COMMAND`` does that job)."""
+    paths = [_absolute(p) for p in paths]
+    for p in paths:
+        if _is_remote(p):
+            raise ValueError(f"{p}: {job} on Spark takes paths on a local or shared file "
+                             f"system, not object storage (use `hfkit hbase {command}`)")
+    return paths
 
 
 def _check_bandwidth(bandwidth_mb):

@@ -84,10 +84,7 @@ impl SnapshotCopy {
                     Place::Dir(d) => hfkit_hbase::copy::copy_snapshot_dir(d, staging),
                     Place::Files(v) => {
                         for (name, bytes) in v {
-                            let p = staging.join(name);
-                            std::fs::write(&p, bytes)
-                                .and_then(|()| std::fs::File::open(&p)?.sync_all())
-                                .map_err(|e| hfkit_hbase::HBaseError::io(&p, e))?;
+                            hfkit_hbase::export::write_synced(&staging.join(name), bytes)?;
                         }
                         Ok(())
                     }

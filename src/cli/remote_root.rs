@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 
+use super::remote_table::{fail, substitute};
 use super::table::TableCommand;
 use super::{CliError, Command};
 use crate::storage::Location;
@@ -24,10 +25,6 @@ fn remote_root(cmd: &Command) -> Option<&Path> {
         _ => return None,
     };
     Location::is_remote_path(root).then_some(root)
-}
-
-fn fail(e: impl std::fmt::Display) -> CliError {
-    CliError::failure(e.to_string())
 }
 
 /// Runs `cmd` when it reads an HBase root on object storage; `None` otherwise (the caller
@@ -61,13 +58,7 @@ fn run_on_mirror(
             .replace(&mirror.display().to_string(), &url.display().to_string())
     };
     let mut args: Vec<OsString> = args.to_vec();
-    if let Some(a) = args
-        .iter_mut()
-        .skip(1)
-        .find(|a| Path::new(a.as_os_str()) == url)
-    {
-        *a = mirror.as_os_str().to_os_string();
-    }
+    substitute(&mut args, url, &mirror);
     let cli = <super::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
     let stats = args.iter().any(|a| a == "--stats");
     // A get's or scan's cells go straight out (they never name the root; a scan's may be

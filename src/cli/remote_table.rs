@@ -80,7 +80,7 @@ fn plan(cmd: &Command) -> Option<(PathBuf, Mode)> {
     Location::is_remote_path(table).then(|| (table.to_path_buf(), mode))
 }
 
-fn fail(e: impl std::fmt::Display) -> CliError {
+pub(super) fn fail(e: impl std::fmt::Display) -> CliError {
     CliError::failure(e.to_string())
 }
 
@@ -429,7 +429,7 @@ fn list_dirs(dir: &Path) -> Vec<String> {
 }
 
 /// Replaces the argument `from` by `to`.
-fn substitute(args: &mut [OsString], from: &Path, to: &Path) {
+pub(super) fn substitute(args: &mut [OsString], from: &Path, to: &Path) {
     if let Some(a) = args
         .iter_mut()
         .skip(1)

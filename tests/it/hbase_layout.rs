@@ -1910,25 +1910,11 @@ fn offline_compaction_removes_its_own_leftovers_and_finishes_a_killed_commit() {
 /// Runs `hfkit hbase export-snapshot TABLE ROOT --name NAME` until it pauses at `pause` (the
 /// test hook `HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
 fn kill_export_at(table: &Path, root: &Path, name: &str, pause: &str) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(["hbase", "export-snapshot"])
-        .args([table, root])
-        .args(["--name", name])
-        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    assert!(
-        line.starts_with("paused after"),
-        "{pause}: no pause: {line:?}"
+    let (table, root) = (table.to_str().unwrap(), root.to_str().unwrap());
+    common::kill_export_when_paused(
+        &["hbase", "export-snapshot", table, root, "--name", name],
+        pause,
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 /// The files under `root/archive/` no snapshot of `root` names (back-reference directories
@@ -2006,24 +1992,6 @@ fn killed_snapshot_export_leaves_nothing_unnamed_after_a_rerun() {
         assert!(report.is_ok(), "{pause}: {:?}", report.problems);
         assert_eq!(report.total_sha256, verify::verify(&snap).total_sha256);
     }
-}
-
-/// Runs `hfkit ARGS` until it pauses at `pause` (`HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
-fn kill_at(args: &[&str], pause: &str) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
-        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    assert!(line.starts_with("paused after"), "{pause}: {line:?}");
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 /// `hbase copy-snapshot` (HBase's ExportSnapshot between roots): each of root1's snapshots is
@@ -2109,7 +2077,7 @@ fn snapshots_copy_between_roots_as_export_snapshot_does() {
         "--snapshot",
         "snap_t1",
     ];
-    kill_at(&copy, "moved:5");
+    common::kill_export_when_paused(&copy, "moved:5");
     assert!(!killed.join(".hbase-snapshot/snap_t1").exists());
     ok(&[
         "hbase",

@@ -242,21 +242,19 @@ fn objects(server: &S3Server, url: &str) -> Vec<String> {
 /// Runs `hfkit hbase export-snapshot TABLE URL --name NAME` until it pauses at `pause` (the
 /// test hook `HFKIT_TEST_EXPORT_PAUSE`), then SIGKILLs it.
 fn kill_export_at(server: &S3Server, table: &Path, url: &str, name: &str, pause: &str) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(["hbase", "export-snapshot", table.to_str().unwrap(), url])
-        .args(["--name", name, "--s3-endpoint", &server.endpoint()])
-        .env("HFKIT_TEST_EXPORT_PAUSE", pause)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    assert!(line.starts_with("paused after"), "{pause}: {line:?}");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let endpoint = server.endpoint();
+    let table = table.to_str().unwrap();
+    let args = [
+        "hbase",
+        "export-snapshot",
+        table,
+        url,
+        "--name",
+        name,
+        "--s3-endpoint",
+        &endpoint,
+    ];
+    common::kill_export_when_paused(&args, pause);
 }
 
 /// `hbase export-snapshot` into a root on object storage (formats/hbase-layout.md §"Export

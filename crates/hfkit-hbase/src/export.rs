@@ -483,7 +483,8 @@ fn sync_tree(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` to the new file `path` and fsyncs it.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut f = std::fs::File::create(path).map_err(|e| HBaseError::io(path, e))?;
     f.write_all(bytes)

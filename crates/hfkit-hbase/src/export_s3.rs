@@ -83,7 +83,11 @@ pub fn export_snapshot_to(
     let local = scratch.join("root");
     let mut report = export_snapshot(t, &local, opts)?;
     let mut archive = Vec::new();
-    for f in walk(&local.join(ARCHIVE_DIR))? {
+    let staged = Store::local()
+        .list(&Location::Local(local.join(ARCHIVE_DIR)))
+        .map_err(storage)?;
+    for f in staged.iter().filter_map(|o| o.location.local_path()) {
+        let f = f.to_path_buf();
         let rel = rel_key(&local, &f)?;
         let object = url.join(&rel);
         match store.head(&object).map_err(storage)? {
@@ -173,30 +177,6 @@ pub fn export_snapshot_to(
     Ok(report)
 }
 
-/// Every file under `dir`, sorted.
-fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(HBaseError::io(&d, e)),
-        };
-        for e in entries {
-            let e = e.map_err(|err| HBaseError::io(&d, err))?;
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// `f`'s path below `base`, `/`-separated.
 fn rel_key(base: &Path, f: &Path) -> Result<String> {
     f.strip_prefix(base)
@@ -254,6 +234,14 @@ pub fn recover_killed_exports(store: &Store, url: &Location, scratch: &Path) -> 
     }
     let named = named_by_snapshots(url, &scratch.join("names"))?;
     for (record, keys) in &dead {
+        // Checked before anything is deleted: a record names keys of the archive or of a
+        // snapshot's directory only.
+        if let Some(k) = keys.iter().find(|k| !k.is_empty() && !deletable(k)) {
+            return Err(HBaseError::Invalid(format!(
+                "{record}: names '{k}', outside the archive and the snapshots' directories; \
+                 nothing deleted"
+            )));
+        }
         for k in keys {
             if k.is_empty() || named.contains(k) {
                 continue;
@@ -265,6 +253,21 @@ pub fn recover_killed_exports(store: &Store, url: &Location, scratch: &Path) -> 
         store.delete(record).map_err(storage)?;
     }
     Ok(dead.len())
+}
+
+/// Whether the key `k` (below the root) is one an export creates: under `archive/` or
+/// `.hbase-snapshot/<name>/`, without empty, `.` or `..` parts.
+fn deletable(k: &str) -> bool {
+    let parts: Vec<&str> = k.split('/').collect();
+    let plain = parts
+        .iter()
+        .all(|p| !p.is_empty() && *p != "." && *p != "..");
+    let top = match parts.first() {
+        Some(&ARCHIVE_DIR) => parts.len() > 1,
+        Some(&SNAPSHOT_DIR) => parts.len() > 2 && parts[1] != ".tmp",
+        _ => false,
+    };
+    plain && top
 }
 
 /// The keys (below `url`) of the archive files and snapshot files the completed snapshots of
@@ -297,4 +300,33 @@ fn named_by_snapshots(url: &Location, dir: &Path) -> Result<BTreeSet<String>> {
         }
     }
     Ok(named)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deletable;
+
+    /// A killed export's record is trusted for the keys an export creates only.
+    #[test]
+    fn a_record_deletes_archive_and_snapshot_keys_only() {
+        for k in [
+            "archive/data/default/t/0123/cf/abc_SeqId_1_",
+            ".hbase-snapshot/s1/data.manifest",
+            ".hbase-snapshot/s1/.snapshotinfo",
+        ] {
+            assert!(deletable(k), "{k}");
+        }
+        for k in [
+            "data/default/t/0123/cf/abc",
+            "hbase.version",
+            "archive",
+            "archive/../data/x",
+            "archive//x",
+            ".hbase-snapshot/s1",
+            ".hbase-snapshot/.tmp/hfkit-export-s1.0123",
+            "./archive/x",
+        ] {
+            assert!(!deletable(k), "{k}");
+        }
+    }
 }
