@@ -87,9 +87,14 @@ write-ahead logs under WALs/, or a region of the table has files under .tmp/, re
 .splits/ or .merges/. HBase keeps whether a table is enabled only in hbase:meta: stop HBase (or
 disable the table) first. A split daughter's references are compacted away (read as their
 half of the parent's file, then archived), as HBase does; a FILE store-file-tracker store
-commits by a new .filelist track file naming the output instead of the inputs. What a killed run left is cleaned up by the next: its own outputs
-(.tmp/<family>/hfkit-compact-*) are removed, inputs it had compacted but not archived are
-archived.
+commits by a new .filelist track file naming the output instead of the inputs. What a killed
+run left is cleaned up by the next: its own outputs (.tmp/<family>/hfkit-compact-*) are
+removed, inputs it had compacted but not archived are archived.
+
+ROOT may be s3://bucket/prefix (hbase.rootdir on S3): the store files are read by byte ranges,
+each output is written locally, verified, then uploaded to its store (no rename: the upload is
+the commit, or the new .filelist's for a FILE-tracker store), and inputs are archived by
+server-side copies; a lock object under the root's .tmp/ keeps a second run out.
 
 ",
     examples!(
@@ -399,7 +404,8 @@ impl Target {
 }
 
 impl HbaseCommand {
-    /// The HBase root a reading command reads (`None` for the commands that write one).
+    /// The HBase root a command reads from (`None` for the commands that write one), or
+    /// compacts in place: on object storage, it is read through a root mirror.
     pub fn read_root(&self) -> Option<&Path> {
         match self {
             HbaseCommand::Ls { root, .. } => Some(root),
@@ -409,7 +415,8 @@ impl HbaseCommand {
             HbaseCommand::Scan(a) => Some(&a.target.root),
             HbaseCommand::Get(a) => Some(&a.root),
             HbaseCommand::CopySnapshot { src, .. } => Some(src),
-            HbaseCommand::ExportSnapshot(_) | HbaseCommand::Compact { .. } => None,
+            HbaseCommand::Compact { root, .. } => Some(root),
+            HbaseCommand::ExportSnapshot(_) => None,
         }
     }
 }

@@ -45,6 +45,7 @@ pub const OBJECT_STORAGE: &[(&str, &[&str])] = &[
     ("hbase scan", &["root"]),
     ("table clone-hbase", &["root"]),
     ("hbase export-snapshot", &["root"]),
+    ("hbase compact", &["root"]),
     ("hbase copy-snapshot", &["src"]),
 ];
 
@@ -196,7 +197,6 @@ mod tests {
         for line in [
             "hfkit table clone-hbase /tmp/root t1 s3://bucket/clone",
             "hfkit hbase export-snapshot s3://bucket/t /tmp/root --name x",
-            "hfkit hbase compact s3://bucket/root t1",
             "hfkit hbase copy-snapshot /tmp/root s3://bucket/dest --snapshot s",
             "hfkit import --schema s.toml in.csv --out /tmp/o --report s3://bucket/r.json",
             "hfkit import --schema s.toml in.csv --out /tmp/o --bad-rows s3://bucket/bad",
@@ -274,8 +274,9 @@ mod tests {
             "{}",
             e.message
         );
-        let e = check_line("hfkit hbase compact /tmp/root t1 --s3-endpoint http://127.0.0.1:9")
-            .unwrap_err();
-        assert!(e.message.contains("`hfkit hbase compact`"), "{}", e.message);
+        let e =
+            check_line("hfkit hfile write --cells c.txt /tmp/f --s3-endpoint http://127.0.0.1:9")
+                .unwrap_err();
+        assert!(e.message.contains("`hfkit hfile write`"), "{}", e.message);
     }
 }

@@ -324,7 +324,11 @@ fn stops_at_safe_points(cmd: &Command) -> bool {
                 | table::TableCommand::CloneHbase(_)
         ),
         Command::Hbase(h) => {
-            h.read_root().is_none() || matches!(h, hbase::HbaseCommand::CopySnapshot { .. })
+            h.read_root().is_none()
+                || matches!(
+                    h,
+                    hbase::HbaseCommand::CopySnapshot { .. } | hbase::HbaseCommand::Compact { .. }
+                )
         }
         _ => false,
     }

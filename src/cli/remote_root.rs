@@ -1,8 +1,10 @@
-//! Reading commands on an HBase root on object storage (`hbase.rootdir` on S3): `hbase ls`,
-//! `describe`, `verify`, `get`, `scan` and `table clone-hbase` run unchanged on a *root
-//! mirror* in a staging directory of their own (`hbase::remote`: the layout's small files
-//! downloaded, each store file read from object storage by byte ranges), and name the root by
-//! its URL in what they print. Spec: `formats/hbase-layout.md` §"Roots on object storage".
+//! Commands on an HBase root on object storage (`hbase.rootdir` on S3): `hbase ls`,
+//! `describe`, `verify`, `get`, `scan`, `copy-snapshot` (its source), `compact` and
+//! `table clone-hbase` run unchanged on a *root mirror* in a staging directory of their own
+//! (`hbase::remote`: the layout's small files downloaded, each store file read from object
+//! storage by byte ranges; `hbase::compact` makes its moves on the objects as on the mirror),
+//! and name the root by its URL in what they print. Spec: `formats/hbase-layout.md` §"Roots on
+//! object storage".
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -925,10 +925,6 @@ fn locations_a_command_cannot_handle_are_refused_by_name() {
             ]),
             "<TABLE>",
         ),
-        (
-            other(&["hbase", "compact", "s3://bucket/root", "t1"]),
-            "<ROOT>",
-        ),
         (other(&["man", "--dir", "s3://bucket/man"]), "--dir"),
         (
             other(&["snapshot", "clone", "t", "s1", "s3://bucket/c"]),
@@ -1171,7 +1167,7 @@ fn s3_endpoint_is_offered_only_where_it_has_an_effect() {
                     .contains(&p.trim_start_matches("table ")))
             || (p.starts_with("snapshot ") && p != "snapshot clone")
             || (p.starts_with("hfile ") && p != "hfile write")
-            || (p.starts_with("hbase ") && p != "hbase compact")
+            || p.starts_with("hbase ")
     };
     let mut checked = 0;
     for (p, offered) in &all {

@@ -214,10 +214,6 @@ fn hbase_roots_on_s3_read_as_local_ones() {
     }
     assert!(trees[0].len() > 2);
     assert_eq!(trees[0], trees[1]);
-    // Writers take local roots only, refused by name before anything is read.
-    let (code, _, err) = run(&server, &["hbase", "compact", "ROOT", "t1"], &url, &mirrors);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("takes a local path here"), "{err}");
     // Every mirror was removed.
     let left: Vec<_> = std::fs::read_dir(&mirrors).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
@@ -363,4 +359,151 @@ fn snapshot_exports_into_s3_roots_commit_last_and_recover_killed_runs() {
     assert!(new.iter().all(|k| !k.contains("/.tmp/")), "{new:#?}");
     let left: Vec<_> = std::fs::read_dir(&mirrors).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Downloads every object under `url` into the local directory `to`, at the same paths.
+fn download(server: &S3Server, url: &str, to: &Path) {
+    let base = Location::parse(url).unwrap();
+    let store = Store::open(
+        &base,
+        &StorageConfig::with_endpoint(Some(server.endpoint())),
+    )
+    .unwrap();
+    store.download_tree(&base, to).unwrap();
+}
+
+/// `hbase compact` of a root on object storage (formats/hbase-layout.md §"Offline compaction"
+/// and §"Roots on object storage"): `t1`, `ns1:t2`'s split daughters and `t1` on the FILE
+/// store-file tracker, compacted in a bucket, leave (downloaded) the cells and the archive of
+/// the same compaction of a local copy, and no object under the regions' `.tmp/` nor the lock.
+/// SIGKILLed at the test hook's pause points (outputs written, an output uploaded with its
+/// inputs not archived, a FILE-tracker output uploaded but not listed yet, a store committed),
+/// every store is as before or as after, and the next run on the root finishes the job; a
+/// second run while one holds the table's lock is refused and changes nothing.
+#[test]
+fn hbase_compact_of_s3_roots_equals_local_and_recovers_killed_runs() {
+    use crate::common::hbase_root::{hbase_layout_after, hbase_store_states, HbaseTable};
+    let test = "hbase_compact_of_s3_roots_equals_local_and_recovers_killed_runs";
+    let Some(fixtures) = layout(test) else {
+        return;
+    };
+    let Some(server) = S3Server::start(test) else {
+        return;
+    };
+    const NOW: &str = "1800000000000";
+    let t1 = HbaseTable {
+        name: "t1",
+        dir: "data/default/t1",
+        families: &["cf1", "cf2"],
+    };
+    let t2 = HbaseTable {
+        name: "ns1:t2",
+        dir: "data/ns1/t2",
+        families: &["f"],
+    };
+    let tmp = common::tmpdir();
+    let mirrors = tmp.path().join("tmp");
+    std::fs::create_dir(&mirrors).unwrap();
+    let root1 = fixtures.join("root1");
+    let file_root = tmp.path().join("file-tracker");
+    common::copy_dir(&root1, &file_root);
+    common::use_file_tracker_listing(&file_root, t1.name);
+    let cases: [(&Path, &HbaseTable, &[&str]); 3] = [
+        (&root1, &t1, &["written:6", "moved:1", "committed:3"]),
+        (&root1, &t2, &["moved:2"]),
+        (&file_root, &t1, &["unlisted:1", "moved:2"]),
+    ];
+    let endpoint = server.endpoint();
+    for (n, (base, table, points)) in cases.into_iter().enumerate() {
+        let what = format!("{} of {}", table.name, base.display());
+        let local = tmp.path().join(format!("local{n}"));
+        common::copy_dir(base, &local);
+        let before = hbase_store_states(base, table);
+        let args = ["hbase", "compact", "ROOT", table.name, "--now", NOW];
+        let (code, local_out, err) = run(&server, &args, local.to_str().unwrap(), &mirrors);
+        assert_eq!(code, 0, "{what}: {err}");
+        let after = hbase_store_states(&local, table);
+        let after_layout = hbase_layout_after(&local, table);
+        assert_ne!(after, before, "{what}: compacts nothing");
+        // The state of the root at `url`, downloaded: each store before or after (`finished`:
+        // after, and nothing left to finish).
+        let check = |url: &str, finished: bool, label: &str| {
+            let got = tmp.path().join(format!("got-{label}"));
+            download(&server, url, &got);
+            let now = hbase_store_states(&got, table);
+            if finished {
+                assert_eq!(now, after, "{what} {label}");
+                assert_eq!(
+                    hbase_layout_after(&got, table),
+                    after_layout,
+                    "{what} {label}"
+                );
+                let stray: Vec<String> = objects(&server, url)
+                    .into_iter()
+                    .filter(|k| k.contains("/.tmp/") || k.starts_with(".tmp/"))
+                    .collect();
+                assert!(stray.is_empty(), "{what} {label}: {stray:?}");
+            } else {
+                for (store, cells) in &now {
+                    assert!(
+                        Some(cells) == after.get(store) || Some(cells) == before.get(store),
+                        "{what} {label}: store {store:?} neither before nor after"
+                    );
+                }
+            }
+            std::fs::remove_dir_all(&got).unwrap();
+        };
+        // Uninterrupted: the local run's result, the same report.
+        let url = server.url(&format!("c{n}/whole"));
+        upload(&server, base, &url);
+        let (code, out, err) = run(&server, &args, &url, &mirrors);
+        assert_eq!(code, 0, "{what}: {err}");
+        let stores = |o: &str| -> Vec<String> {
+            o.lines()
+                .map(|l| l.split(" -> ").next().unwrap_or(l).to_string())
+                .collect()
+        };
+        assert_eq!(stores(&out), stores(&local_out), "{what}");
+        check(&url, true, &format!("c{n}-whole"));
+        // Killed at each pause point, then run again.
+        for (i, point) in points.iter().enumerate() {
+            let url = server.url(&format!("c{n}/kill{i}"));
+            upload(&server, base, &url);
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
+                .args(["hbase", "compact", &url, table.name, "--now", NOW])
+                .args(["--s3-endpoint", &endpoint])
+                .env("TMPDIR", &mirrors)
+                .env("HFKIT_TEST_COMPACT_PAUSE", point)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(child.stderr.take().unwrap()),
+                &mut line,
+            )
+            .unwrap();
+            assert!(line.starts_with("paused after"), "{what} {point}: {line:?}");
+            if i == 0 {
+                // The lock keeps a second run out while the first holds it.
+                let (code, _, err) = run(&server, &args, &url, &mirrors);
+                assert_ne!(code, 0, "{what}: a second run beside a running one");
+                assert!(
+                    err.contains("another hfkit hbase compact is running"),
+                    "{err}"
+                );
+            }
+            child.kill().unwrap();
+            child.wait().unwrap();
+            check(&url, false, &format!("c{n}-kill{i}"));
+            let (code, _, err) = run(&server, &args, &url, &mirrors);
+            assert_eq!(code, 0, "{what} after {point}: {err}");
+            check(&url, true, &format!("c{n}-next{i}"));
+        }
+    }
+    assert!(
+        common::files_under(&mirrors).is_empty(),
+        "a mirror left behind"
+    );
 }

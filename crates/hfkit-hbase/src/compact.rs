@@ -8,7 +8,11 @@
 //! track file naming the output instead of the inputs. Refused when the layout says HBase may
 //! be using the table. What a killed run left is finished or removed by the next: its own outputs
 //! under `.tmp/` (told from HBase's by their name) are removed; inputs its moved-in outputs
-//! name as compacted are archived. Spec: `formats/hbase-layout.md` §"Offline compaction".
+//! name as compacted are archived. A root on object storage is compacted through its mirror
+//! (`super::remote`): outputs are written and verified locally, then uploaded to their store
+//! (the upload, or the new `.filelist`, is the commit: no rename), inputs archived by
+//! server-side copies, under a lock object. Spec: `formats/hbase-layout.md` §"Offline
+//! compaction".
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -18,11 +22,13 @@ use serde::Serialize;
 
 use super::manifest::{Manifest, RegionManifest, Source};
 use super::names::{archive_table_dir, TMP_DIR};
+use super::owner::storage;
 use super::proto;
 use super::store::{OpenedStoreFile, ResolvedFile};
 use super::{HBaseError, Result};
 use hfkit_format::fileinfo::{keys, PB_MAGIC};
 use hfkit_format::writer::HFileWriter;
+use hfkit_storage::{store_for, Location, PutCondition, StorageError, Store};
 use hfkit_table::compact::major_compact_store;
 
 /// The directory of region servers' write-ahead logs under the root.
@@ -85,6 +91,143 @@ struct Plan<'m> {
 struct Staged {
     tmp: PathBuf,
     name: String,
+}
+
+/// Where a compaction's moves happen: in a local root, or in a root on object storage through
+/// its mirror (`super::remote`), each move made on the objects first, then on the mirror's
+/// files, so that what the run reads back (sizes, lists, what is left) is the root's state.
+enum Target {
+    Local,
+    Remote {
+        store: Store,
+        url: Location,
+        mirror: PathBuf,
+    },
+}
+
+/// Files up to this size are put whole (create-only); larger ones by a multipart upload.
+const PUT_WHOLE: u64 = 8 << 20;
+
+impl Target {
+    fn of(m: &Manifest) -> Result<Target> {
+        Ok(match &m.remote {
+            None => Target::Local,
+            Some(url) => Target::Remote {
+                store: store_for(url).map_err(storage)?,
+                url: url.clone(),
+                mirror: m.root.clone(),
+            },
+        })
+    }
+
+    /// Puts the file `from`, written by this run, at `to` in the root (`from` may be `to`: a
+    /// mirror's file put as the root's): a rename, or an upload (create-only when whole) that is
+    /// visible complete or not at all.
+    fn place(&self, from: &Path, to: &Path) -> Result<()> {
+        if let Target::Remote { store, url, mirror } = self {
+            let object = super::remote::object_of(url, mirror, to)?;
+            let len = std::fs::metadata(from)
+                .map_err(|e| HBaseError::io(from, e))?
+                .len();
+            if len <= PUT_WHOLE {
+                let bytes = std::fs::read(from).map_err(|e| HBaseError::io(from, e))?;
+                store
+                    .put(&object, bytes, PutCondition::CreateOnly)
+                    .map_err(storage)?;
+            } else {
+                let mut up = store.upload(&object, PUT_WHOLE as usize).map_err(storage)?;
+                let mut file = std::fs::File::open(from).map_err(|e| HBaseError::io(from, e))?;
+                std::io::copy(&mut file, &mut up).map_err(|e| HBaseError::io(from, e))?;
+                up.complete().map_err(storage)?;
+            }
+        }
+        if from == to {
+            return Ok(());
+        }
+        std::fs::rename(from, to).map_err(|e| HBaseError::io(to, e))
+    }
+
+    /// Moves the root's file `from` to `to`: a rename, or a server-side copy and a delete.
+    fn relocate(&self, from: &Path, to: &Path) -> Result<()> {
+        if let Target::Remote { store, url, mirror } = self {
+            let (src, dst) = (
+                super::remote::object_of(url, mirror, from)?,
+                super::remote::object_of(url, mirror, to)?,
+            );
+            store.copy(&src, &dst).map_err(storage)?;
+            store.delete(&src).map_err(storage)?;
+        }
+        std::fs::rename(from, to).map_err(|e| HBaseError::io(to, e))
+    }
+
+    /// Removes the root's file `path`.
+    fn remove(&self, path: &Path) -> Result<()> {
+        if let Target::Remote { store, url, mirror } = self {
+            let object = super::remote::object_of(url, mirror, path)?;
+            store.delete(&object).map_err(storage)?;
+        }
+        std::fs::remove_file(path).map_err(|e| HBaseError::io(path, e))
+    }
+
+    /// Makes the directory's entries durable (object storage's writes are when acknowledged).
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        match self {
+            Target::Local => sync_dir(dir),
+            Target::Remote { .. } => Ok(()),
+        }
+    }
+}
+
+/// The table's compaction lock in a root on object storage: the object
+/// `.tmp/hfkit-compact/<ns>/<table>.lock` at the root, created only if absent and holding
+/// its owner ([`super::owner`]); a killed run's is taken over. Deleted when dropped.
+struct RemoteLock {
+    store: Store,
+    object: Location,
+}
+
+impl RemoteLock {
+    fn take(store: &Store, url: &Location, m: &Manifest) -> Result<RemoteLock> {
+        use super::owner::{owner_line, record_owner_gone, store_clock};
+        let t = m.table();
+        let object = url.join(&format!(
+            "{TMP_DIR}/hfkit-compact/{}/{}.lock",
+            t.namespace, t.qualifier
+        ));
+        for _ in 0..2 {
+            match store.put(&object, owner_line().into_bytes(), PutCondition::CreateOnly) {
+                Ok(_) => {
+                    return Ok(RemoteLock {
+                        store: store.clone(),
+                        object,
+                    })
+                }
+                Err(StorageError::AlreadyExists { .. }) => {}
+                Err(e) => return Err(storage(e)),
+            }
+            let Some(info) = store.head(&object).map_err(storage)? else {
+                continue; // released meanwhile
+            };
+            let text = String::from_utf8_lossy(&store.read(&object).map_err(storage)?).into_owned();
+            let dir = url.join(TMP_DIR);
+            if !record_owner_gone(&text, info.last_modified, store_clock(store, &dir)?) {
+                return Err(HBaseError::Invalid(format!(
+                    "{object}: another hfkit hbase compact is running on this table ({})",
+                    text.trim().replace('\t', " pid ")
+                )));
+            }
+            store.delete(&object).map_err(storage)?;
+        }
+        Err(HBaseError::Invalid(format!(
+            "{object}: another hfkit hbase compact took this table's lock meanwhile"
+        )))
+    }
+}
+
+impl Drop for RemoteLock {
+    fn drop(&mut self) {
+        let _ = self.store.delete(&self.object);
+    }
 }
 
 /// Whether `name` is one of hfkit's staged outputs: [`OUTPUT_PREFIX`] and 32 lowercase hex.
@@ -177,9 +320,9 @@ fn lock_table(dir: &Path) -> Result<std::fs::File> {
 
 /// Removes hfkit's own `leftovers` (see [`check_offline`]) and the empty directories of the
 /// `.tmp/` they were in ([`prune_tmp`]).
-fn remove_leftovers(leftovers: &[PathBuf]) -> Result<()> {
+fn remove_leftovers(target: &Target, leftovers: &[PathBuf]) -> Result<()> {
     for f in leftovers {
-        std::fs::remove_file(f).map_err(|e| HBaseError::io(f, e))?;
+        target.remove(f)?;
     }
     for f in leftovers {
         if let Some(tmp) = f.parent().and_then(Path::parent) {
@@ -193,14 +336,12 @@ fn remove_leftovers(leftovers: &[PathBuf]) -> Result<()> {
 /// two files or more, or one not written by a major compaction. All stores are written and
 /// verified first; only then are outputs moved in and inputs archived.
 pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactReport> {
-    if let Some(url) = &m.remote {
-        // A mirror's store files are placeholders: nothing here may be moved or written.
-        return Err(HBaseError::Invalid(format!(
-            "{url}: a root on object storage is not compacted in place (read commands only)"
-        )));
-    }
     let dir = m.dir();
-    let _lock = lock_table(dir)?;
+    let target = Target::of(m)?;
+    let (_local_lock, _remote_lock) = match &target {
+        Target::Local => (Some(lock_table(dir)?), None),
+        Target::Remote { store, url, .. } => (None, Some(RemoteLock::take(store, url, m)?)),
+    };
     let leftovers = check_offline(m)?;
     let mut plans = Vec::new();
     // Inputs of a killed run's moved-in outputs: (region, family, names).
@@ -254,11 +395,11 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             }
         }
     }
-    undo_unlisted_moves(&leftovers)?;
-    remove_leftovers(&leftovers)?;
+    undo_unlisted_moves(&target, &leftovers)?;
+    remove_leftovers(&target, &leftovers)?;
     let mut compacted_archived = Vec::new();
     for (enc, family, names) in &unarchived {
-        archive_files(m, dir, enc, family, names, opts.now_ms)?;
+        archive_files(&target, m, dir, enc, family, names, opts.now_ms)?;
         compacted_archived.extend(names.iter().map(|n| format!("{enc}/{family}/{n}")));
     }
     let mut staged: Vec<Option<Staged>> = Vec::new();
@@ -284,7 +425,7 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
         }
     }
     for (i, (p, s)) in plans.iter().zip(&staged).enumerate() {
-        commit_store(m, dir, p, s.as_ref(), opts.now_ms, i + 1)?;
+        commit_store(&target, m, dir, p, s.as_ref(), opts.now_ms, i + 1)?;
         super::pause_for_tests(COMPACT_PAUSE_VAR, "committed", i + 1);
     }
     remove_empty_tmp_dirs(m);
@@ -393,6 +534,7 @@ fn write_store(
 /// Moves the output into the store, then each input to the archive ([`archive_files`]).
 /// `nth`: the store's rank among those committed, for the test hook.
 fn commit_store(
+    target: &Target,
     m: &Manifest,
     dir: &Path,
     p: &Plan<'_>,
@@ -413,10 +555,10 @@ fn commit_store(
         if p.file_tracker {
             // Moved in, the output is invisible until the list names it: a run killed before
             // the list leaves this record, by which the next run removes the output.
-            intent = Some(write_intent(&tmp_dir, &s.name)?);
+            intent = Some(write_intent(target, &tmp_dir, &s.name)?);
         }
-        std::fs::rename(&s.tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
-        sync_dir(&store)?;
+        target.place(&s.tmp, &to)?;
+        target.sync_dir(&store)?;
         output = Some((s.name.as_str(), size));
         if p.file_tracker {
             super::pause_for_tests(COMPACT_PAUSE_VAR, "unlisted", nth);
@@ -425,9 +567,9 @@ fn commit_store(
     let mut names: Vec<String> = p.files.iter().map(|(r, _)| r.name.clone()).collect();
     if p.file_tracker {
         // The commit: the list naming the output instead of the inputs.
-        commit_filelist(&store, &tmp_dir, &names, output)?;
+        commit_filelist(target, &store, &tmp_dir, &names, output)?;
         if let Some(i) = intent {
-            std::fs::remove_file(&i).map_err(|e| HBaseError::io(&i, e))?;
+            target.remove(&i)?;
         }
         // A reference the FILE tracker keeps only in its list has no file to archive.
         names.retain(|n| store.join(n).is_file());
@@ -435,7 +577,7 @@ fn commit_store(
     if output.is_some() {
         super::pause_for_tests(COMPACT_PAUSE_VAR, "moved", nth);
     }
-    archive_files(m, dir, &enc, &p.family, &names, now_ms)
+    archive_files(target, m, dir, &enc, &p.family, &names, now_ms)
 }
 
 /// What a FILE-tracker store's intent record starts with (then the output's name): an own
@@ -443,7 +585,7 @@ fn commit_store(
 const INTENT_MAGIC: &str = "hfkit-compact moving ";
 
 /// Records, under `tmp_dir`, that the output `name` is being moved into its FILE-tracker store.
-fn write_intent(tmp_dir: &Path, name: &str) -> Result<PathBuf> {
+fn write_intent(target: &Target, tmp_dir: &Path, name: &str) -> Result<PathBuf> {
     use std::io::Write;
     std::fs::create_dir_all(tmp_dir).map_err(|e| HBaseError::io(tmp_dir, e))?;
     let p = tmp_dir.join(format!(
@@ -454,14 +596,16 @@ fn write_intent(tmp_dir: &Path, name: &str) -> Result<PathBuf> {
     f.write_all(format!("{INTENT_MAGIC}{name}\n").as_bytes())
         .and_then(|()| f.sync_all())
         .map_err(|e| HBaseError::io(&p, e))?;
-    sync_dir(tmp_dir)?;
+    // On object storage, the mirror's record put as the root's.
+    target.place(&p, &p)?;
+    target.sync_dir(tmp_dir)?;
     Ok(p)
 }
 
 /// Before a killed run's leftovers go: each intent record among them whose output is in its
 /// store directory but not in the store's list (the run died between the move and the list)
 /// has that output removed; readers never saw it.
-fn undo_unlisted_moves(leftovers: &[PathBuf]) -> Result<()> {
+fn undo_unlisted_moves(target: &Target, leftovers: &[PathBuf]) -> Result<()> {
     for f in leftovers {
         let Ok(text) = std::fs::read_to_string(f) else {
             continue; // an HFile: a staged output
@@ -487,7 +631,7 @@ fn undo_unlisted_moves(leftovers: &[PathBuf]) -> Result<()> {
             .is_some_and(|(_, l)| l.store_file.iter().any(|e| e.name == name));
         let output = store.join(name);
         if !listed && output.is_file() {
-            std::fs::remove_file(&output).map_err(|e| HBaseError::io(&output, e))?;
+            target.remove(&output)?;
         }
     }
     Ok(())
@@ -517,6 +661,7 @@ fn unlisted_inputs(
 /// of this compaction, so a killed run's is removed), fsynced and renamed in: a reader sees the
 /// old list or the new one. The older groups are then deleted, as HBase's next load does.
 fn commit_filelist(
+    target: &Target,
     store: &Path,
     tmp_dir: &Path,
     inputs: &[String],
@@ -558,8 +703,8 @@ fn commit_filelist(
     }
     let lists = store.join(FILELIST_DIR);
     let to = lists.join(format!("f1.{new_seq}"));
-    std::fs::rename(&tmp, &to).map_err(|e| HBaseError::io(&to, e))?;
-    sync_dir(&lists)?;
+    target.place(&tmp, &to)?;
+    target.sync_dir(&lists)?;
     for e in std::fs::read_dir(&lists).map_err(|e| HBaseError::io(&lists, e))? {
         let e = e.map_err(|err| HBaseError::io(&lists, err))?;
         let name = e.file_name().to_string_lossy().into_owned();
@@ -568,16 +713,17 @@ fn commit_filelist(
             .and_then(|(_, s)| s.parse::<u64>().ok())
             .is_none_or(|s| s < new_seq);
         if (name.starts_with("f1") || name.starts_with("f2")) && older {
-            let _ = std::fs::remove_file(e.path());
+            let _ = target.remove(&e.path());
         }
     }
-    sync_dir(&lists)
+    target.sync_dir(&lists)
 }
 
 /// Moves the files `names` of the store `<region>/<family>` to the archive (`HFileArchiver`:
 /// a file already archived under the same name with the same size is first renamed
 /// `<name>.<now>`; another size is an error).
 fn archive_files(
+    target: &Target,
     m: &Manifest,
     dir: &Path,
     region: &str,
@@ -607,12 +753,12 @@ fn archive_files(
                 ));
             }
             let backup = archive.join(format!("{name}.{now_ms}"));
-            std::fs::rename(&to, &backup).map_err(|e| HBaseError::io(&backup, e))?;
+            target.relocate(&to, &backup)?;
         }
-        std::fs::rename(&from, &to).map_err(|e| HBaseError::io(&to, e))?;
+        target.relocate(&from, &to)?;
     }
-    sync_dir(&archive)?;
-    sync_dir(&store)
+    target.sync_dir(&archive)?;
+    target.sync_dir(&store)
 }
 
 /// Removes the `.tmp/<family>` and `.tmp` directories this compaction or a killed one left

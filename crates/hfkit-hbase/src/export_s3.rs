@@ -17,7 +17,7 @@
 //! record, and the next export into the root deletes the keys the record lists, except those
 //! a completed snapshot names, when the record's process is gone: on this host, when no
 //! process has its pid; from another host, once the record is older than
-//! [`FOREIGN_RECORD_SECONDS`] by the store's clock.
+//! [`super::owner::FOREIGN_RECORD_SECONDS`] by the store's clock.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,34 +27,12 @@ use hfkit_table::directory::Table;
 
 use super::export::{export_snapshot, ExportOptions, ExportReport, STAGING_PREFIX};
 use super::names::{is_hfile_name, ARCHIVE_DIR};
+use super::owner::{owner_line, record_owner_gone, storage, store_clock};
 use super::snapshot::{DATA_MANIFEST_FILE, SNAPSHOT_DIR, SNAPSHOT_INFO_FILE};
 use super::{HBaseError, HBaseRoot, Result};
 
-/// Age after which a record written from another host is taken for a killed export's.
-pub const FOREIGN_RECORD_SECONDS: i64 = 24 * 3600;
 /// The test hook's variable ([`super::pause_for_tests`]; phase `uploaded`).
 const EXPORT_PAUSE_VAR: &str = "HFKIT_TEST_EXPORT_PAUSE";
-
-fn storage(e: StorageError) -> HBaseError {
-    HBaseError::Invalid(e.to_string())
-}
-
-/// This machine's name (Linux: `/proc/sys/kernel/hostname`).
-fn host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// True when a process of this host has `pid` and runs (Linux: `/proc/<pid>/stat`, whose
-/// state after the command's name is not `Z`, a zombie's: killed, not yet reaped).
-fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-    !state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
-}
 
 /// Exports `t` as snapshot `opts.name` into the root at `url`, staging locally in `scratch`
 /// (an empty directory of the caller's). See the module's documentation.
@@ -113,7 +91,7 @@ pub fn export_snapshot_to(
         hfkit_table::directory::unique_hex()
     ));
     let snapshot_keys = [snap.join(DATA_MANIFEST_FILE), snap.join(SNAPSHOT_INFO_FILE)];
-    let mut text = format!("{}\t{}\n", host(), std::process::id());
+    let mut text = owner_line();
     for o in archive.iter().map(|(_, o)| o).chain(&snapshot_keys) {
         text.push_str(&format!("{}\n", o.relative_to(url).unwrap_or_default()));
     }
@@ -201,31 +179,13 @@ pub fn recover_killed_exports(store: &Store, url: &Location, scratch: &Path) -> 
     if records.is_empty() {
         return Ok(0);
     }
-    // The store's clock: a probe written now.
-    let probe = working.join(&format!(".probe-{}", hfkit_table::directory::unique_hex()));
-    store
-        .put(&probe, Vec::new(), PutCondition::Overwrite)
-        .map_err(storage)?;
-    let now = store
-        .head(&probe)
-        .map_err(storage)?
-        .map_or(i64::MAX, |i| i.last_modified);
-    store.delete(&probe).map_err(storage)?;
-    let me = host();
+    let now = store_clock(store, &working)?;
     let mut dead = Vec::new();
     for r in records {
         let text = String::from_utf8_lossy(&store.read(&r.location).map_err(storage)?).into_owned();
-        let mut lines = text.lines();
-        let (h, pid) = lines
-            .next()
-            .and_then(|l| l.split_once('\t'))
-            .unwrap_or(("", ""));
-        let gone = match (h == me, pid.parse::<u32>()) {
-            (true, Ok(pid)) => !alive(pid),
-            _ => r.last_modified <= now - FOREIGN_RECORD_SECONDS,
-        };
+        let gone = record_owner_gone(&text, r.last_modified, now);
         if gone {
-            let keys: Vec<String> = lines.map(str::to_string).collect();
+            let keys: Vec<String> = text.lines().skip(1).map(str::to_string).collect();
             dead.push((r.location, keys));
         }
     }

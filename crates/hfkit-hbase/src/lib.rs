@@ -34,6 +34,7 @@ pub mod export_s3;
 pub mod manifest;
 pub mod mob;
 pub mod names;
+pub mod owner;
 pub mod proto;
 pub mod reference;
 pub mod region;

@@ -19,6 +19,7 @@ use hfkit::format::writer::{BulkLoadInfo, WriterOptions};
 
 pub use hfkit_testkit as test_fixtures;
 
+pub mod hbase_root;
 pub mod mem_source;
 pub mod seed_files;
 
