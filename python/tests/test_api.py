@@ -1,6 +1,7 @@
 """The Python API against the CLI on every seed design: the same cells, the same regions, the
 same errors."""
 
+import json
 import pickle
 import subprocess
 
@@ -287,3 +288,59 @@ def test_hfile_info_and_verify(tmp_path):
         pass
     with pytest.raises(hfkit.HFileError):
         hfkit.HFile(str(tmp_path / "missing"))
+
+
+WRITER_SETTINGS_SCHEMA = """
+[table]
+name = "w"
+[[family]]
+name = "d"
+BLOOMFILTER = "ROWCOL"
+BLOCKSIZE = 1024
+{configuration}
+[rowkey]
+spec = "id"
+[[column]]
+source = "v"
+cell = "d:v"
+"""
+
+WRITER_SETTINGS = """[family.CONFIGURATION]
+"io.storefile.bloom.block.size" = "512"
+"io.storefile.bloom.error.rate" = "0.001"
+"hfile.index.block.max.size" = "256"
+"hfile.index.block.min.entries" = "4"
+"""
+
+
+def test_write_region_writes_hbase_writer_settings_as_the_cli_import(tmp_path):
+    # HBase's writer settings in a family's CONFIGURATION (Bloom block size and error rate,
+    # index block size and minimum entries) reach the files the Python API writes: byte for
+    # byte the CLI import's of the same schema, and visible in the file against the defaults.
+    rows = {"id": [f"r{i:05}" for i in range(3000)], "v": ["x" * (i % 50) for i in range(3000)]}
+    csv = tmp_path / "in.csv"
+    csv.write_text("id,v\n" + "".join(f"{k},{v}\n" for k, v in zip(rows["id"], rows["v"])))
+    infos = {}
+    for name, conf in (("set", WRITER_SETTINGS), ("default", "")):
+        toml = tmp_path / f"{name}.toml"
+        toml.write_text(WRITER_SETTINGS_SCHEMA.format(configuration=conf))
+        schema = hfkit.Schema.load(toml)
+        files = hfkit.write_region(schema, 0, [pa.RecordBatch.from_pydict(rows)],
+                                   str(tmp_path / name / "py"), import_time=IMPORT_TIME)
+        r = subprocess.run([hfkit_bin(), "import", "--schema", str(toml), str(csv), "--out",
+                            str(tmp_path / name / "cli"), "--timestamp", str(IMPORT_TIME),
+                            "--quiet", "--threads", "1"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        [cli_file] = (tmp_path / name / "cli" / "d").iterdir()
+        [py_file] = [f["path"] for f in files]
+        assert open(py_file, "rb").read() == cli_file.read_bytes(), name
+        r = subprocess.run([hfkit_bin(), "hfile", "info", "--json", py_file],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        infos[name] = json.loads(r.stdout)
+    bloom = infos["set"]["bloom"]["general"]
+    assert (bloom["num_chunks"] - 1) * 512 < bloom["total_byte_size"] <= bloom["num_chunks"] * 512
+    default_bloom = infos["default"]["bloom"]["general"]
+    assert default_bloom["num_chunks"] == 1  # HBase's 128 KiB chunks
+    assert bloom["hash_count"] > default_bloom["hash_count"]  # error rate 0.001, not 0.01
+    assert infos["set"]["index"]["levels"] > infos["default"]["index"]["levels"] == 1
