@@ -2,9 +2,10 @@
 //! `../shared/fixtures/hbase-mob` (a MOB table, its snapshot and its clone, written by HBase's
 //! own MOB code, with the cells HBase's readers return): reads resolve reference cells to the
 //! MOB files' cells (the table, the clone reading through the table's MOB files, the
-//! snapshot), `--raw` shows them as stored and says so; the snapshot's MOB region is verified;
-//! a clone into an hfkit table carries the values; a missing MOB file fails naming the
-//! reference and the file; `hbase compact` refuses a MOB family by name.
+//! snapshot), `--raw` shows them as stored and says so; the MOB files of a snapshot, a table
+//! and a clone are verified, with one digest; a clone into an hfkit table carries the values;
+//! a missing or damaged MOB file fails naming it; `hbase compact` refuses a MOB family by
+//! name.
 
 use std::path::{Path, PathBuf};
 
@@ -113,6 +114,33 @@ fn mob_tables_snapshots_and_clones_read_their_values() {
         out.contains("store f34a7e55e044c79b9156ed8a7cb9f94a/f files=4 cells=24 "),
         "{out}"
     );
+    // A table's verify covers its MOB files as well (the clone's are links to m1's): the MOB
+    // store of the table, of its clone and of its snapshot has the same cells, the fixture's
+    // MOB cells, and the same digest.
+    let mob_store = |out: &str| -> String {
+        let line = out
+            .lines()
+            .find(|l| l.contains("/f files=4 cells=24 sha256="))
+            .unwrap_or_else(|| panic!("no MOB store in {out}"));
+        line.rsplit_once("sha256=").unwrap().1.to_string()
+    };
+    let want_mob =
+        expected_lines(&dir.join("expected/m1/mob/f34a7e55e044c79b9156ed8a7cb9f94a/f.cells.txt"));
+    assert_eq!(want_mob.len(), 24);
+    let snap_digest = mob_store(&out);
+    for (table, region) in [
+        ("m1", "f34a7e55e044c79b9156ed8a7cb9f94a"),
+        ("m1_clone", "b1e30713268ea97c80f548ce7ec3cd3f"),
+    ] {
+        let o = hfkit(&["hbase", "verify", r, table]);
+        let out = text(&o.stdout);
+        assert!(o.status.success(), "{table}: {out}{}", text(&o.stderr));
+        assert!(
+            out.contains(&format!("store {region}/f files=4 cells=24 ")),
+            "{out}"
+        );
+        assert_eq!(mob_store(&out), snap_digest, "{table}");
+    }
     let o = hfkit(&["hbase", "ls", r]);
     assert!(text(&o.stdout).contains("default:m1_clone  2 region(s)  families"));
 
@@ -147,6 +175,26 @@ fn mob_tables_snapshots_and_clones_read_their_values() {
         err.contains("MOB reference a1/f:b/") && err.contains(gone),
         "{err}"
     );
+
+    // A damaged MOB file (a byte of its first data block flipped): the read that needs it and
+    // the table's verify fail naming it.
+    let damaged_root = tmp.path().join("damaged");
+    common::copy_dir(&root, &damaged_root);
+    let damaged = damaged_root
+        .join("mobdir/data/default/m1/f34a7e55e044c79b9156ed8a7cb9f94a/f")
+        .join(gone);
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[40] ^= 0xff;
+    std::fs::write(&damaged, bytes).unwrap();
+    let d = damaged_root.to_str().unwrap();
+    let o = hfkit(&["hbase", "get", d, "m1", "a1", "--column", "f:b"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(gone), "{err}");
+    let o = hfkit(&["hbase", "verify", d, "m1"]);
+    let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert_ne!(o.status.code(), Some(0), "{all}");
+    assert!(all.contains(gone), "{all}");
 
     // hbase compact: a MOB family refused by name, nothing changed; the others compact.
     let before = common::files_under(&copy);

@@ -11,8 +11,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::manifest::Manifest;
-use super::names::HFileLink;
+use super::manifest::{FamilyFiles, Manifest, RegionManifest, Source, StoreFile};
+use super::names::{HFileLink, DATA_DIR, MOB_DIR};
 use super::region::RegionInfo;
 use super::{HBaseError, Result};
 use hfkit_format::cell::{Cell, CellRef};
@@ -175,6 +175,61 @@ impl MobResolver {
         open.insert(path.clone(), reader.clone());
         Ok(reader)
     }
+}
+
+/// A table's MOB region as a region of its manifest, as a snapshot lists it: for each MOB
+/// family of `m` (a table), the files of `mobdir/data/<ns>/<table>/<MOB region>/<family>/`
+/// (MOB files, or a clone's links to the original table's); never live. `None` for a snapshot
+/// (its manifest lists its MOB region) or a table without MOB files.
+pub fn table_mob_region(m: &Manifest) -> Result<Option<RegionManifest>> {
+    if !matches!(m.source, Source::Table { .. }) {
+        return Ok(None);
+    }
+    let Some(resolver) = MobResolver::of(m) else {
+        return Ok(None);
+    };
+    let info = RegionInfo::mob_region(m.table());
+    let region_dir = m
+        .root
+        .join(MOB_DIR)
+        .join(DATA_DIR)
+        .join(&m.table().namespace)
+        .join(&m.table().qualifier)
+        .join(info.encoded_name());
+    let mut families = Vec::new();
+    for family in &resolver.families {
+        let dir = region_dir.join(String::from_utf8_lossy(family).as_ref());
+        let mut files = Vec::new();
+        match std::fs::read_dir(&dir) {
+            Ok(entries) => {
+                for e in entries {
+                    let e = e.map_err(|err| HBaseError::io(&dir, err))?;
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if e.path().is_file() && !name.starts_with('.') {
+                        files.push(StoreFile {
+                            name,
+                            reference: None,
+                            file_size: None,
+                        });
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(HBaseError::io(&dir, e)),
+        }
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        if !files.is_empty() {
+            families.push(FamilyFiles {
+                family: family.clone(),
+                files,
+            });
+        }
+    }
+    Ok((!families.is_empty()).then_some(RegionManifest {
+        info,
+        families,
+        live: false,
+    }))
 }
 
 #[cfg(test)]
