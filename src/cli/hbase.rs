@@ -301,6 +301,8 @@ pub struct GetArgs {
     snapshot: Option<String>,
     #[command(flatten)]
     common: CommonReadArgs,
+    #[command(flatten)]
+    mob: MobArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: ReadFormat,
@@ -313,6 +315,8 @@ pub struct ScanArgs {
     target: Target,
     #[command(flatten)]
     query: ScanQueryArgs,
+    #[command(flatten)]
+    mob: MobArgs,
 }
 
 /// `hfkit table clone-hbase ROOT [TABLE] DEST [--snapshot S]`.
@@ -362,8 +366,8 @@ pub fn clone(a: CloneArgs, out: &mut dyn Write) -> Result<i32, CliError> {
 
 /// The resolver of `m`'s MOB reference cells (none without MOB families); with `--raw`, none,
 /// and a note that references are shown as stored.
-fn mob_resolver(m: &Manifest, raw: bool) -> Option<crate::hbase::mob::MobResolver> {
-    let r = crate::hbase::mob::MobResolver::of(m)?;
+fn mob_resolver(m: &Manifest, raw: bool, mob: &MobArgs) -> Option<crate::hbase::mob::MobResolver> {
+    let r = crate::hbase::mob::MobResolver::of(m)?.empty_on_miss(mob.empty_value_on_mob_miss);
     if raw {
         note!(
             "hfkit: note: --raw: the MOB families' reference cells are shown as stored (value: \
@@ -372,6 +376,26 @@ fn mob_resolver(m: &Manifest, raw: bool) -> Option<crate::hbase::mob::MobResolve
         return None;
     }
     Some(r)
+}
+
+/// After a read: a warning when references were read as empty values.
+fn note_mob_misses(r: Option<&crate::hbase::mob::MobResolver>) {
+    if let Some((n, Some(first))) = r.map(|r| r.misses()).filter(|m| m.0 > 0) {
+        note!(
+            "hfkit: warning: {n} MOB reference(s) read as empty values \
+             (--empty-value-on-mob-miss); the first: {first}"
+        );
+    }
+}
+
+/// How a read treats MOB references it cannot resolve.
+#[derive(Debug, Args)]
+pub struct MobArgs {
+    /// A MOB reference whose MOB file is missing or damaged (or lacks its cell) reads as its
+    /// key with an empty value, with a warning, instead of failing the read (HBase's
+    /// `empty.value.on.mobcell.miss` scan attribute).
+    #[arg(long)]
+    empty_value_on_mob_miss: bool,
 }
 
 /// `r` as a read's cell resolver.
@@ -436,23 +460,27 @@ pub fn run(cmd: HbaseCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         HbaseCommand::Get(a) => {
             let m = load(&a.root, a.table.as_deref(), a.snapshot.as_deref())?;
             let reader = m.reader().map_err(failure)?;
-            let mob = mob_resolver(&m, a.common.raw());
+            let mob = mob_resolver(&m, a.common.raw(), &a.mob);
             let resolve = mob.as_ref().map(|r| resolving(r));
-            get_from(
+            let code = get_from(
                 &reader,
                 &a.row,
                 &a.common,
                 a.format,
                 resolve.as_deref(),
                 out,
-            )
+            );
+            note_mob_misses(mob.as_ref());
+            code
         }
         HbaseCommand::Scan(a) => {
             let m = a.target.load()?;
             let reader = m.reader().map_err(failure)?;
-            let mob = mob_resolver(&m, a.query.raw());
+            let mob = mob_resolver(&m, a.query.raw(), &a.mob);
             let resolve = mob.as_ref().map(|r| resolving(r));
-            scan_from(&reader, &a.query, resolve.as_deref(), out)
+            let code = scan_from(&reader, &a.query, resolve.as_deref(), out);
+            note_mob_misses(mob.as_ref());
+            code
         }
         HbaseCommand::ExportSnapshot(a) => export_snapshot(a, out),
         HbaseCommand::CopySnapshot {

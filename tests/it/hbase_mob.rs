@@ -175,6 +175,38 @@ fn mob_tables_snapshots_and_clones_read_their_values() {
         err.contains("MOB reference a1/f:b/") && err.contains(gone),
         "{err}"
     );
+    // Asked for (HBase's empty.value.on.mobcell.miss): the reference's key, type and tags
+    // with an empty value, the other versions resolved, and a warning naming the file.
+    let o = hfkit(&[
+        "hbase",
+        "get",
+        copy.to_str().unwrap(),
+        "m1",
+        "a1",
+        "--column",
+        "f:b",
+        "--versions",
+        "3",
+        "--format",
+        "cells",
+        "--empty-value-on-mob-miss",
+    ]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("6131 66 62 1700000001002 Put - 0001050003066d31"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains(" 1700000000002 Put 6269672d302d"),
+        "{out}"
+    );
+    assert!(
+        err.contains("1 MOB reference(s) read as empty values") && err.contains(gone),
+        "{err}"
+    );
 
     // A damaged MOB file (a byte of its first data block flipped): the read that needs it and
     // the table's verify fail naming it.

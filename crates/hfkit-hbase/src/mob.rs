@@ -57,6 +57,11 @@ pub struct MobResolver {
     table: TableName,
     families: BTreeSet<Vec<u8>>,
     open: Mutex<HashMap<PathBuf, Arc<HFileReader>>>,
+    /// HBase's `empty.value.on.mobcell.miss` scan attribute: a reference that cannot be
+    /// resolved reads as its own key with an empty value instead of failing.
+    empty_on_miss: bool,
+    /// The references read as empty values, and the first one's error.
+    misses: Mutex<(u64, Option<String>)>,
 }
 
 impl MobResolver {
@@ -78,7 +83,23 @@ impl MobResolver {
             table: m.table().clone(),
             families,
             open: Mutex::new(HashMap::new()),
+            empty_on_miss: false,
+            misses: Mutex::new((0, None)),
         })
+    }
+
+    /// Resolves a reference whose MOB file is missing or damaged, or has no cell of its key,
+    /// as HBase does under its `empty.value.on.mobcell.miss` scan attribute
+    /// (`HMobStore.resolve`): the reference's key, type, tags and sequence id with an empty
+    /// value. Counted ([`MobResolver::misses`]); never the default.
+    pub fn empty_on_miss(mut self, yes: bool) -> MobResolver {
+        self.empty_on_miss = yes;
+        self
+    }
+
+    /// How many references were read as empty values, and the first one's error.
+    pub fn misses(&self) -> (u64, Option<String>) {
+        self.misses.lock().map(|m| m.clone()).unwrap_or((0, None))
     }
 
     /// Whether `family` is a MOB family.
@@ -93,6 +114,22 @@ impl MobResolver {
         if !self.families.contains(cell.family) || !is_reference(cell) {
             return Ok(None);
         }
+        match self.resolve_reference(cell) {
+            Err(e) if self.empty_on_miss => {
+                if let Ok(mut m) = self.misses.lock() {
+                    m.0 += 1;
+                    m.1.get_or_insert_with(|| e.to_string());
+                }
+                let mut empty = cell.to_owned();
+                empty.value.clear();
+                Ok(Some(empty))
+            }
+            r => r.map(Some),
+        }
+    }
+
+    /// The MOB file's cell of the reference `cell`'s key.
+    fn resolve_reference(&self, cell: &CellRef<'_>) -> Result<Cell> {
         let what = || {
             format!(
                 "MOB reference {}/{}:{}/{}",
@@ -142,7 +179,7 @@ impl MobResolver {
             source,
         })?;
         match found {
-            Some(c) if c.key() == key => Ok(Some(c.to_owned())),
+            Some(c) if c.key() == key => Ok(c.to_owned()),
             _ => Err(HBaseError::corrupt(
                 &path,
                 format!("{}: the MOB file has no cell of that key", what()),
