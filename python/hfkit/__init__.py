@@ -14,6 +14,7 @@ Errors are ``HfkitError`` subclasses carrying the CLI's message and, as attribut
 
 from ._hfkit import (  # noqa: F401
     INDEX_BULK_DIR,
+    HBaseCompaction,
     HFile,
     HFileError,
     HfkitError,
@@ -28,6 +29,7 @@ from ._hfkit import (  # noqa: F401
     begin_snapshot_copy,
     begin_snapshot_export,
     commit_compaction,
+    compact_hbase_store,
     compact_store,
     configure_storage,
     copy_object,
@@ -53,6 +55,7 @@ from ._hfkit import (  # noqa: F401
 
 __all__ = [
     "INDEX_BULK_DIR",
+    "HBaseCompaction",
     "HFile",
     "HFileError",
     "HfkitError",
@@ -67,6 +70,7 @@ __all__ = [
     "begin_snapshot_copy",
     "begin_snapshot_export",
     "commit_compaction",
+    "compact_hbase_store",
     "compact_store",
     "configure_storage",
     "copy_object",

@@ -645,6 +645,13 @@ def compact(spark, table, **kwargs):
     return run(spark, table, **kwargs)
 
 
+def compact_hbase(spark, root, table, **kwargs):
+    """``hfkit.spark_compact.compact_hbase``: ``hfkit hbase compact`` (HBase's CompactionTool)
+    of an HBase table in place, with a Spark task per store."""
+    from .spark_compact import compact_hbase as run
+    return run(spark, root, table, **kwargs)
+
+
 def export(spark, table, to, **kwargs):
     """``hfkit.spark_export.export``: ``hfkit export --format`` as a part per region, each
     written by a Spark task."""

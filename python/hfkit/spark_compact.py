@@ -1,5 +1,7 @@
 """Compaction of a table on Spark (``formats/python.md`` §"Compaction on Spark"): what
-``hfkit compact`` does, with a Spark task per store.
+``hfkit compact`` does, with a Spark task per store; and ``compact_hbase(spark, root, table)``,
+``hfkit hbase compact`` of an HBase table in place, a task per store
+(``formats/python.md`` §"HBase compaction on Spark").
 
 ``compact(spark, table, major=..., ...)``:
 
@@ -20,7 +22,8 @@ import json
 import time
 import uuid
 
-from . import commit_compaction, compact_store, plan_compaction
+from . import (HBaseCompaction, commit_compaction, compact_hbase_store, compact_store,
+               plan_compaction)
 from .spark import (_absolute, _is_remote, _join, _open_staging, _remove_staging, _sweep,
                     _task_in, _write_driver_file)
 
@@ -91,3 +94,61 @@ def compact(spark, table, major=False, all_files=False, region=None, family=None
     finally:
         sc.setJobGroup("", "")
         _remove_staging(staging)
+
+
+def _hbase_stores(root, table, now_ms, on_task):
+    def run(items):
+        for i, store in items:
+            started, cpu = time.monotonic(), time.process_time()
+            staged = compact_hbase_store(root, table, store, now_ms)
+            if on_task is not None:
+                on_task(i)
+            yield (i, staged, time.monotonic() - started, time.process_time() - cpu)
+    return run
+
+
+def compact_hbase(spark, root, table, region=None, family=None, now_ms=None, on_task=None,
+                  progress=True):
+    """Major-compacts ``table`` (``name`` or ``namespace:name``) of the HBase root ``root`` in
+    place, offline, as ``hfkit hbase compact`` does (HBase's CompactionTool), each store in a
+    Spark task: the driver takes the table (refused while HBase may be using it), cleans up
+    what a killed run left and plans the stores; each task writes its store's output under
+    the region's ``.tmp/`` (verified); the driver then moves the outputs in and archives the
+    inputs store after store, and removes the outputs of failed or duplicate task attempts.
+    ``region``/``family`` narrow it; ``now_ms``: "now" for TTL, default the driver's clock.
+
+    Returns ``hfkit hbase compact --json``'s report (``stores``: per store its region,
+    family, inputs, output, cells and delete markers), with ``tasks_cpu_seconds`` and
+    ``seconds``. ``on_task(i)`` is called in each task after it wrote store ``i`` (tests
+    inject failures there). A root on object storage is refused (``hfkit hbase compact``
+    compacts it).
+    """
+    started = time.monotonic()
+    root = _absolute(root)
+    if _is_remote(root):
+        raise ValueError(f"{root}: an HBase compaction on Spark takes a root on a local or "
+                         "shared file system, not object storage (use `hfkit hbase compact`)")
+    job = HBaseCompaction(root, table, region=region, family=family, now_ms=now_ms)
+    sc = spark.sparkContext
+    try:
+        stores = job.stores()
+        results = []
+        if stores:
+            sc.setJobGroup(f"hfkit-hbase-compact-{table}",
+                           f"hfkit hbase compact: {len(stores)} stores of {table}")
+            if progress:
+                import sys
+                print(f"hfkit: compacting {len(stores)} stores of {table} in {root}",
+                      file=sys.stderr, flush=True)
+            results = sorted(sc.parallelize(list(enumerate(stores)), len(stores))
+                             .mapPartitions(_hbase_stores(root, table, job.now_ms, on_task))
+                             .collect())
+        report = json.loads(job.commit([staged for _, staged, _, _ in results]))
+    except BaseException:
+        job.abort()
+        raise
+    finally:
+        sc.setJobGroup("", "")
+    report["tasks_cpu_seconds"] = sum(r[3] for r in results)
+    report["seconds"] = time.monotonic() - started
+    return report

@@ -18,6 +18,7 @@ mod compaction;
 mod distributed;
 mod errors;
 mod export;
+mod hbase_compaction;
 mod region;
 mod schema;
 mod snapshot_copy;
@@ -45,6 +46,8 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(export::export_part, m)?)?;
     m.add_class::<export::TableLock>()?;
     m.add_class::<snapshot_copy::SnapshotCopy>()?;
+    m.add_class::<hbase_compaction::HBaseCompaction>()?;
+    m.add_function(wrap_pyfunction!(hbase_compaction::compact_hbase_store, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::compact_store, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::commit_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(tables::create_tables, m)?)?;

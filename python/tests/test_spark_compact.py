@@ -1,7 +1,8 @@
 """hfkit.spark.compact: `hfkit compact` with a Spark task per store, against the CLI on a copy
 of the same table: the same cells and the same output bytes, in one commit, for major and minor
 compactions; a task that fails once after writing leaves no file behind; a table changed while
-the tasks run is not committed to; a table on object storage is refused."""
+the tasks run is not committed to; a table on object storage is refused. hfkit.spark.compact_hbase:
+`hfkit hbase compact` of HBase's own tables (root1) with a task per store, the CLI's result."""
 
 import hashlib
 import json
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_import, first_time, hfkit_bin, local_spark, table_cells
+from conftest import (cli_import, first_time, hbase_layout, hfkit_bin, local_spark,
+                      table_cells)
 
 pyspark = pytest.importorskip("pyspark")
-from hfkit.spark import compact  # noqa: E402
+from hfkit.spark import compact, compact_hbase  # noqa: E402
 
 NOW = 1_800_000_000_000
 
@@ -149,3 +151,75 @@ def test_a_killed_drivers_staging_is_removed_by_the_next_compaction(spark, three
     compact(spark, str(t), major=True, now_ms=NOW, progress=False)
     assert not dead.exists()
     assert strays(tmp_path) == []
+
+
+def hbase_cli_compact(root, table):
+    r = subprocess.run([hfkit_bin(), "hbase", "compact", str(root), table, "--now", str(NOW),
+                        "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def hbase_state(root, table):
+    """What a compaction of `table` leaves: its raw cells with sequence ids (`hbase scan
+    --raw`), its verify digests, and every file of the root by path and bytes except the
+    outputs (whose names are random): the archive, the lists, the layout."""
+    def run(*args):
+        r = subprocess.run([hfkit_bin(), "hbase", *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+    cells = run("scan", str(root), table, "--raw", "--versions", "100", "--format", "cells")
+    digests = run("verify", str(root), table)
+    files = sorted(str(f.relative_to(root)) for f in Path(root).rglob("*")
+                   if f.is_file() and Path(root, "data") not in f.parents)
+    archived = sorted((str(f.relative_to(root)), f.read_bytes())
+                      for f in (Path(root) / "archive").rglob("*") if f.is_file())
+    stores = sorted(str(f.parent.relative_to(root)) for f in (Path(root) / "data").rglob("*")
+                    if f.is_file() and not f.name.startswith("."))
+    return cells, digests, files, archived, stores
+
+
+def without_names(report):
+    return [{k: v for k, v in s.items() if k != "output"} for s in report["stores"]]
+
+
+@pytest.mark.parametrize("table", ["t1", "ns1:t2"])
+def test_hbase_compact_gives_the_clis_result(spark, tmp_path, table):
+    # HBase's root1: t1 (six stores), ns1:t2 (split daughters, their references compacted
+    # away). A task fails once after writing: its output is not committed, nor left behind.
+    root1 = hbase_layout("test_spark_compact") / "root1"
+    cli, ours = copy(root1, tmp_path / "cli"), copy(root1, tmp_path / "ours")
+    want = hbase_cli_compact(cli, table)
+    flag = tmp_path / "failed-once"
+
+    def fail_once(i):
+        if i == 0 and first_time(flag):
+            raise RuntimeError("injected failure after writing")
+
+    got = compact_hbase(spark, str(ours), table, now_ms=NOW, on_task=fail_once,
+                        progress=False)
+    assert flag.exists()
+    assert without_names(got) == without_names(want) and len(want["stores"]) > 1
+    assert hbase_state(ours, table) == hbase_state(cli, table)
+    assert not list(Path(ours).rglob(".tmp"))
+    # Nothing left to compact.
+    again = compact_hbase(spark, str(ours), table, now_ms=NOW, progress=False)
+    assert again["stores"] == []
+
+
+def test_a_failed_hbase_compaction_changes_nothing(spark, tmp_path):
+    root1 = hbase_layout("test_spark_compact") / "root1"
+    ours = copy(root1, tmp_path / "ours")
+    before = sorted((str(f.relative_to(ours)), f.read_bytes())
+                    for f in Path(ours).rglob("*") if f.is_file())
+
+    def fail(i):
+        raise RuntimeError("injected failure")
+
+    with pytest.raises(Exception):
+        compact_hbase(spark, str(ours), "t1", now_ms=NOW, on_task=fail, progress=False)
+    after = sorted((str(f.relative_to(ours)), f.read_bytes())
+                   for f in Path(ours).rglob("*") if f.is_file())
+    assert after == before
+    with pytest.raises(ValueError, match="not object storage"):
+        compact_hbase(spark, "s3://bucket/root", "t1", progress=False)

@@ -2330,3 +2330,60 @@ fn offline_compaction_of_a_merged_region_compacts_its_references_away() {
     let v = verify::verify(&hb.snapshot("snap_t1").unwrap());
     assert!(v.is_ok(), "{:?}", v.problems);
 }
+
+/// `hbase compact` writes with the family's settings as HBase's compaction does
+/// (`StoreFileTrackerBase.createFileContext` over the family's descriptor and configuration):
+/// a Bloom error rate in the family's CONFIGURATION gives the outputs the hash count of that
+/// rate, where the same compaction under the unchanged descriptor gives the default's.
+#[test]
+fn offline_compaction_writes_with_the_familys_configuration() {
+    let Some((_dir, tmp, root)) =
+        root_copy("offline_compaction_writes_with_the_familys_configuration")
+    else {
+        return;
+    };
+    let plain = tmp.path().join("plain");
+    copy_tree(&root, &plain);
+    let m = HBaseRoot::open(&root).unwrap().table("t1").unwrap();
+    let mut d = m.descriptor.clone();
+    for f in d.families.iter_mut() {
+        f.configuration
+            .push(("io.storefile.bloom.error.rate".into(), "0.0001".into()));
+    }
+    let bytes = d.to_file_bytes();
+    let Source::Table { dir } = &m.source else {
+        panic!()
+    };
+    std::fs::write(
+        dir.join(TABLEINFO_DIR).join(tableinfo_file_name(2, &bytes)),
+        bytes,
+    )
+    .unwrap();
+    let hash_counts = |root: &Path| -> Vec<u32> {
+        let m = HBaseRoot::open(root).unwrap().table("t1").unwrap();
+        let opts = CompactOptions {
+            now_ms: 1_700_000_400_000,
+            ..Default::default()
+        };
+        let report = compact_in_place(&m, &opts).unwrap();
+        let mut counts = Vec::new();
+        for s in &report.stores {
+            let Some(out) = &s.output else { continue };
+            let f = root
+                .join("data/default/t1")
+                .join(&s.region)
+                .join(&s.family)
+                .join(out);
+            let r = HFileReader::open(&f).unwrap();
+            let bloom = r.general_bloom().expect("a Bloom filter");
+            counts.push(bloom.meta().hash_count);
+        }
+        counts
+    };
+    let (set, default) = (hash_counts(&root), hash_counts(&plain));
+    assert_eq!(set.len(), 6);
+    assert_eq!(default.len(), 6);
+    for (s, d) in set.iter().zip(&default) {
+        assert!(s > d, "hash counts {set:?}, by default {default:?}");
+    }
+}

@@ -5,7 +5,7 @@
 //! snapshot), `--raw` shows them as stored and says so; the MOB files of a snapshot, a table
 //! and a clone are verified, with one digest; a clone into an hfkit table carries the values;
 //! a missing or damaged MOB file fails naming it; `hbase compact` refuses a MOB family by
-//! name.
+//! name; an import into a MOB family writes its values inline and keeps the MOB attributes.
 
 use std::path::{Path, PathBuf};
 
@@ -247,4 +247,77 @@ fn mob_tables_snapshots_and_clones_read_their_values() {
         "g",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// hfkit's import into a family declared `IS_MOB => true` writes its values inline, as HBase's
+/// bulk load does (bulk-loaded files go into the store as they are; only a flush or a MOB
+/// compaction moves values to MOB files, and reads resolve reference cells only): exported as
+/// an HBase snapshot, the family keeps its MOB attributes, every value reads inline (no
+/// reference tags, nothing under `mobdir/`), and a clone back keeps the attributes.
+#[test]
+fn an_import_into_a_mob_family_writes_values_inline_and_keeps_the_mob_attributes() {
+    let tmp = common::tmpdir();
+    let dir = tmp.path();
+    let schema = dir.join("s.toml");
+    std::fs::write(
+        &schema,
+        "[table]\nname = \"docs\"\n[[family]]\nname = \"f\"\nIS_MOB = true\n\
+         MOB_THRESHOLD = 10\n[rowkey]\nspec = \"id\"\n[[column]]\nsource = \"body\"\n\
+         cell = \"f:body\"\n",
+    )
+    .unwrap();
+    let input = dir.join("in.csv");
+    std::fs::write(
+        &input,
+        "id,body\nrow-0001,short\nrow-0002,a value longer than the threshold of ten bytes\n",
+    )
+    .unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (t, root, back) = (dir.join("t"), dir.join("root"), dir.join("back"));
+    let o = hfkit(&[
+        "import",
+        "--schema",
+        &s(&schema),
+        &s(&input),
+        "--table",
+        &s(&t),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = hfkit(&[
+        "hbase",
+        "export-snapshot",
+        &s(&t),
+        &s(&root),
+        "--name",
+        "s1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = hfkit(&["hbase", "describe", &s(&root), "--snapshot", "s1"]);
+    let shown = text(&o.stdout);
+    assert!(
+        shown.contains("IS_MOB => 'true'") && shown.contains("MOB_THRESHOLD => '10'"),
+        "{shown}"
+    );
+    let (raw, _) = cells(&["hbase", "scan", &s(&root), "--snapshot", "s1", "--raw"]);
+    assert_eq!(raw.len(), 2, "{raw:?}");
+    assert!(raw.iter().all(|l| l.ends_with(" -")), "tags: {raw:?}");
+    assert!(raw.iter().any(|l| l.contains(&hfkit::format::text::hex(
+        b"a value longer than the threshold"
+    ))));
+    assert!(!root.join("mobdir").exists());
+    let o = hfkit(&[
+        "table",
+        "clone-hbase",
+        &s(&root),
+        "--snapshot",
+        "s1",
+        &s(&back),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = hfkit(&["table", "describe", &s(&back)]);
+    let shown = text(&o.stdout);
+    assert!(
+        shown.contains("IS_MOB => 'true'") && shown.contains("MOB_THRESHOLD => '10'"),
+        "{shown}"
+    );
 }

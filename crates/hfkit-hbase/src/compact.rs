@@ -18,7 +18,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use prost::Message;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::manifest::{Manifest, RegionManifest, Source};
 use super::names::{archive_table_dir, TMP_DIR};
@@ -55,7 +55,7 @@ pub struct CompactOptions {
 }
 
 /// One store compacted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreReport {
     pub region: String,
     pub family: String,
@@ -78,6 +78,40 @@ pub struct CompactReport {
     pub compacted_archived: Vec<String>,
 }
 
+/// One store a compaction compacts, as a task on a cluster is given it: its region (encoded
+/// name), family, and input files by name in HBase's order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorePlan {
+    pub region: String,
+    pub family: String,
+    pub inputs: Vec<String>,
+}
+
+/// A store's output written under `<region>/.tmp/<family>/` by [`write_planned_store`]: its
+/// name once moved into the store (`None`: every cell was dropped), and the store's report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StagedStore {
+    pub store: StorePlan,
+    pub output: Option<String>,
+    pub report: StoreReport,
+}
+
+/// What [`prepare`] found and did under the compaction's lock: the stores to compact, and
+/// what a killed run left (removed, or archived).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Prepared {
+    pub stores: Vec<StorePlan>,
+    pub leftovers_removed: Vec<PathBuf>,
+    pub compacted_archived: Vec<String>,
+}
+
+/// The table held for a compaction ([`lock`]): an exclusive `flock` on a local table's
+/// directory, or the lock object of a root on object storage; released when dropped.
+pub struct CompactionLock {
+    _local: Option<std::fs::File>,
+    _remote: Option<RemoteLock>,
+}
+
 /// A store to compact: its region, family, and opened files.
 struct Plan<'m> {
     region: &'m RegionManifest,
@@ -85,6 +119,16 @@ struct Plan<'m> {
     files: Vec<(ResolvedFile, OpenedStoreFile)>,
     /// The store uses the FILE store-file tracker: its `.filelist` is replaced at the commit.
     file_tracker: bool,
+}
+
+impl Plan<'_> {
+    fn store_plan(&self) -> StorePlan {
+        StorePlan {
+            region: self.region.info.encoded_name(),
+            family: self.family.clone(),
+            inputs: self.files.iter().map(|(r, _)| r.name.clone()).collect(),
+        }
+    }
 }
 
 /// A written output, under the region's `.tmp/<family>/`.
@@ -332,16 +376,37 @@ fn remove_leftovers(target: &Target, leftovers: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// Compacts every store (of the live regions, and the `region` / `family` asked for) holding
-/// two files or more, or one not written by a major compaction. All stores are written and
-/// verified first; only then are outputs moved in and inputs archived.
-pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactReport> {
+/// Takes the table of `m` for a compaction (see [`CompactionLock`]); refused while another
+/// `hbase compact` holds it.
+pub fn lock(m: &Manifest) -> Result<CompactionLock> {
+    Ok(match Target::of(m)? {
+        Target::Local => CompactionLock {
+            _local: Some(lock_table(m.dir())?),
+            _remote: None,
+        },
+        Target::Remote { store, url, .. } => CompactionLock {
+            _local: None,
+            _remote: Some(RemoteLock::take(&store, &url, m)?),
+        },
+    })
+}
+
+/// Under the compaction's lock: refuses when HBase may be using the table ([`check_offline`]),
+/// removes what a killed run left, archives the inputs a killed run compacted, and plans the
+/// stores to compact (of the live regions, and the `region` / `family` asked for: each
+/// holding two files or more, or one not written by a major compaction).
+pub fn prepare(m: &Manifest, opts: &CompactOptions, _lock: &CompactionLock) -> Result<Prepared> {
+    let (plans, prepared) = prepare_plans(m, opts)?;
+    Ok(Prepared {
+        stores: plans.iter().map(Plan::store_plan).collect(),
+        ..prepared
+    })
+}
+
+/// [`prepare`], the stores with their opened files.
+fn prepare_plans<'m>(m: &'m Manifest, opts: &CompactOptions) -> Result<(Vec<Plan<'m>>, Prepared)> {
     let dir = m.dir();
     let target = Target::of(m)?;
-    let (_local_lock, _remote_lock) = match &target {
-        Target::Local => (Some(lock_table(dir)?), None),
-        Target::Remote { store, url, .. } => (None, Some(RemoteLock::take(store, url, m)?)),
-    };
     let leftovers = check_offline(m)?;
     let mut plans = Vec::new();
     // Inputs of a killed run's moved-in outputs: (region, family, names).
@@ -402,6 +467,23 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
         archive_files(&target, m, dir, enc, family, names, opts.now_ms)?;
         compacted_archived.extend(names.iter().map(|n| format!("{enc}/{family}/{n}")));
     }
+    Ok((
+        plans,
+        Prepared {
+            stores: Vec::new(),
+            leftovers_removed: leftovers,
+            compacted_archived,
+        },
+    ))
+}
+
+/// Compacts every store [`prepare`] plans. All stores are written and verified first; only
+/// then are outputs moved in and inputs archived, store after store.
+pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactReport> {
+    let dir = m.dir();
+    let target = Target::of(m)?;
+    let _lock = lock(m)?;
+    let (plans, prepared) = prepare_plans(m, opts)?;
     let mut staged: Vec<Option<Staged>> = Vec::new();
     let mut reports = Vec::new();
     for p in &plans {
@@ -431,9 +513,98 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
     remove_empty_tmp_dirs(m);
     Ok(CompactReport {
         stores: reports,
-        leftovers_removed: leftovers,
-        compacted_archived,
+        leftovers_removed: prepared.leftovers_removed,
+        compacted_archived: prepared.compacted_archived,
     })
+}
+
+/// The store `store` plans, its files opened: an error when its files are no longer the
+/// planned ones.
+fn plan_of<'m>(m: &'m Manifest, store: &StorePlan) -> Result<Plan<'m>> {
+    let changed = |what: &str| {
+        HBaseError::Invalid(format!(
+            "{}: store {}/{} {what} since the compaction was planned",
+            m.dir().display(),
+            store.region,
+            store.family
+        ))
+    };
+    let r = m
+        .live_regions()
+        .into_iter()
+        .find(|r| r.info.encoded_name() == store.region)
+        .ok_or_else(|| changed("is no live region's"))?;
+    let ff = r
+        .families
+        .iter()
+        .find(|ff| ff.family == store.family.as_bytes())
+        .ok_or_else(|| changed("has no files"))?;
+    let fd = m.family(r, &ff.family)?;
+    let (files, _) = m.open_store_and_compacted(r, ff)?;
+    let p = Plan {
+        region: r,
+        family: store.family.clone(),
+        files,
+        file_tracker: m.descriptor.store_file_tracker(fd) == "FILE",
+    };
+    if p.store_plan().inputs != store.inputs {
+        return Err(changed("changed"));
+    }
+    Ok(p)
+}
+
+/// Writes the major compaction of the planned `store` under its region's `.tmp/<family>/`,
+/// verified (a task's part on a cluster; [`commit_planned`] moves it in).
+pub fn write_planned_store(m: &Manifest, store: &StorePlan, now_ms: i64) -> Result<StagedStore> {
+    let p = plan_of(m, store)?;
+    let (staged, report) = write_store(m, m.dir(), &p, now_ms)?;
+    Ok(StagedStore {
+        store: store.clone(),
+        output: staged.map(|s| s.name),
+        report,
+    })
+}
+
+/// Commits the `staged` outputs store after store, as [`compact_in_place`] does, then removes
+/// whatever else is under the regions' `.tmp/` (the outputs of failed or duplicate task
+/// attempts: under the lock, every output there is this compaction's).
+pub fn commit_planned(
+    m: &Manifest,
+    staged: &[StagedStore],
+    now_ms: i64,
+    held: &CompactionLock,
+) -> Result<()> {
+    let target = Target::of(m)?;
+    for (i, s) in staged.iter().enumerate() {
+        let p = plan_of(m, &s.store)?;
+        let tmp_dir = m
+            .dir()
+            .join(&s.store.region)
+            .join(TMP_DIR)
+            .join(&s.store.family);
+        let staged = s.output.as_ref().map(|name| Staged {
+            tmp: tmp_dir.join(format!("{OUTPUT_PREFIX}{name}")),
+            name: name.clone(),
+        });
+        if let Some(st) = &staged {
+            if !st.tmp.is_file() {
+                return Err(HBaseError::corrupt(&st.tmp, "a task's output is missing"));
+            }
+        }
+        commit_store(&target, m, m.dir(), &p, staged.as_ref(), now_ms, i + 1)?;
+    }
+    discard_staged(m, held)
+}
+
+/// Removes every output staged under the regions' `.tmp/` (a failed compaction's; under the
+/// lock they are all this compaction's) and the empty directories.
+pub fn discard_staged(m: &Manifest, _lock: &CompactionLock) -> Result<()> {
+    let leftovers = check_offline(m)?;
+    let target = Target::of(m)?;
+    undo_unlisted_moves(&target, &leftovers)?;
+    remove_leftovers(&target, &leftovers)?;
+    remove_empty_tmp_dirs(m);
+    Ok(())
 }
 
 /// Writes the major compaction of one store to `<region>/.tmp/<family>/<name>`, verified.

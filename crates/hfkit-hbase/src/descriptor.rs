@@ -44,6 +44,29 @@ const FAMILY_RESERVED: &[&str] = &[
     "MOB_COMPACT_PARTITION_POLICY",
 ];
 
+/// Family attributes [`FamilyDescriptor::family_entry`] reads into the entry's own fields.
+const FAMILY_INTERPRETED: &[&str] = &[
+    "VERSIONS",
+    "MIN_VERSIONS",
+    "TTL",
+    "BLOCKSIZE",
+    "KEEP_DELETED_CELLS",
+    "COMPRESSION",
+    "DATA_BLOCK_ENCODING",
+    "BLOOMFILTER",
+    "IN_MEMORY",
+    "COMPRESS_TAGS",
+];
+
+/// Family attributes with the values `ColumnFamilyDescriptorBuilder` gives every new family
+/// ([`FamilyDescriptor::from_family_entry`] writes them): kept by an entry only when they
+/// differ.
+const FAMILY_BUILDER_DEFAULTS: &[(&str, &str)] = &[
+    ("INDEX_BLOCK_ENCODING", "NONE"),
+    ("REPLICATION_SCOPE", "0"),
+    ("BLOCKCACHE", "true"),
+];
+
 /// Table attributes HBase's `describe` prints as attributes (the others go under METADATA).
 const TABLE_RESERVED: &[&str] = &[
     "MAX_FILESIZE",
@@ -180,6 +203,39 @@ impl FamilyDescriptor {
                 v
             };
         }
+        if let Some(v) = self.value("IN_MEMORY") {
+            e.in_memory = v.trim().eq_ignore_ascii_case("true");
+        }
+        if let Some(v) = self.value("COMPRESS_TAGS") {
+            e.compress_tags = !v.trim().eq_ignore_ascii_case("false");
+        }
+        // Every other attribute and the configuration, kept (MOB settings, user metadata,
+        // HBase's writer keys): a clone and a compaction write as the family says.
+        let prefix = e.bloom_filter.starts_with("ROWPREFIX_FIXED_LENGTH:");
+        for (k, v) in &self.attributes {
+            let key = String::from_utf8_lossy(k).into_owned();
+            let value = String::from_utf8_lossy(v).into_owned();
+            let default = FAMILY_BUILDER_DEFAULTS.contains(&(key.as_str(), value.as_str()));
+            if FAMILY_INTERPRETED.contains(&key.as_str())
+                || default
+                || (prefix && key == ROW_PREFIX_LENGTH_KEY)
+            {
+                continue;
+            }
+            let attribute = FAMILY_RESERVED.contains(&key.as_str())
+                || key
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+            match attribute {
+                true => e.other.attributes.insert(key, value),
+                false => e.other.metadata.insert(key, value),
+            };
+        }
+        for (k, v) in &self.configuration {
+            if !(prefix && k == ROW_PREFIX_LENGTH_KEY) {
+                e.other.configuration.insert(k.clone(), v.clone());
+            }
+        }
         Ok(e)
     }
 
@@ -212,15 +268,36 @@ impl FamilyDescriptor {
             ("BLOCKCACHE", "true".into()),
             ("BLOCKSIZE", f.block_size.to_string()),
         ];
+        let mut attributes: Vec<(Vec<u8>, Vec<u8>)> = attrs
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.into_bytes()))
+            .collect();
+        let mut set =
+            |k: &str, v: &str| match attributes.iter_mut().find(|(x, _)| x == k.as_bytes()) {
+                Some((_, old)) => *old = v.as_bytes().to_vec(),
+                None => attributes.push((k.as_bytes().to_vec(), v.as_bytes().to_vec())),
+            };
+        set("IN_MEMORY", if f.in_memory { "true" } else { "false" });
+        if !f.compress_tags {
+            set("COMPRESS_TAGS", "false");
+        }
+        // The family's other attributes and its METADATA: one map in HBase's descriptor.
+        for (k, v) in f.other.attributes.iter().chain(&f.other.metadata) {
+            set(k, v);
+        }
+        let mut configuration: Vec<(String, String)> = prefix
+            .clone()
+            .map(|n| vec![(ROW_PREFIX_LENGTH_KEY.to_string(), n)])
+            .unwrap_or_default();
+        for (k, v) in &f.other.configuration {
+            if !(prefix.is_some() && k == ROW_PREFIX_LENGTH_KEY) {
+                configuration.push((k.clone(), v.clone()));
+            }
+        }
         FamilyDescriptor {
             name: f.name.as_bytes().to_vec(),
-            attributes: attrs
-                .into_iter()
-                .map(|(k, v)| (k.as_bytes().to_vec(), v.into_bytes()))
-                .collect(),
-            configuration: prefix
-                .map(|n| vec![(ROW_PREFIX_LENGTH_KEY.to_string(), n)])
-                .unwrap_or_default(),
+            attributes,
+            configuration,
         }
     }
 
@@ -559,6 +636,36 @@ mod tests {
         f.block_size = 8192;
         let d = FamilyDescriptor::from_family_entry(&f);
         assert_eq!(d.family_entry().unwrap(), f);
+        // Every other setting too: IN_MEMORY, COMPRESS_TAGS, MOB attributes, user metadata,
+        // HBase's writer keys in the configuration.
+        let mut g = f.clone();
+        g.in_memory = true;
+        g.compress_tags = false;
+        for (k, v) in [
+            ("IS_MOB", "true"),
+            ("MOB_THRESHOLD", "10"),
+            ("BLOCKCACHE", "false"),
+        ] {
+            g.other.attributes.insert(k.into(), v.into());
+        }
+        g.other.metadata.insert("owner".into(), "x".into());
+        g.other
+            .configuration
+            .insert("io.storefile.bloom.block.size".into(), "512".into());
+        let dg = FamilyDescriptor::from_family_entry(&g);
+        assert_eq!(dg.family_entry().unwrap(), g);
+        let shown = dg.describe();
+        for part in [
+            "IS_MOB => 'true'",
+            "MOB_THRESHOLD => '10'",
+            "IN_MEMORY => 'true'",
+            "'COMPRESS_TAGS' => 'false'",
+            "BLOCKCACHE => 'false'",
+            "'owner' => 'x'",
+            "'io.storefile.bloom.block.size' => '512'",
+        ] {
+            assert!(shown.contains(part), "{part}: {shown}");
+        }
         assert_eq!(
             FamilyDescriptor::from_family_entry(&FamilyEntry::new("f")).describe(),
             "{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1', \
