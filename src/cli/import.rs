@@ -153,8 +153,8 @@ pub struct ImportArgs {
     /// directory, no --bad-rows file). Exit code 1 when the import would stop on a bad record.
     #[arg(long)]
     dry_run: bool,
-    /// No progress and no summary.
-    #[arg(long)]
+    /// The global --quiet: no progress and no summary.
+    #[arg(skip)]
     quiet: bool,
 }
 
@@ -273,7 +273,8 @@ pub(super) fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
         })
 }
 
-pub fn import(a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+pub fn import(mut a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    a.quiet = super::progress::quiet();
     // `--report -`: the report is standard output's, the summary lines go to standard error.
     let mut stderr = std::io::stderr();
     let out: &mut dyn Write = if report_to_stdout(&a) {

@@ -94,7 +94,8 @@ pub fn takes_object_storage(command: &str, arg: &str) -> bool {
 }
 
 /// The subcommand names of `matches`, space separated (`table create`).
-fn command_path(root: &Command, matches: &ArgMatches) -> String {
+/// The subcommand names of `matches`, space separated (`table clone-hbase`).
+pub fn command_path(root: &Command, matches: &ArgMatches) -> String {
     let mut names = Vec::new();
     let (mut cmd, mut m) = (root, matches);
     while let Some((name, sub)) = m.subcommand() {

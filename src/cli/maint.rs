@@ -279,6 +279,9 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             };
             let r = t
                 .compact_with_progress(&opts, &mut |s: &StoreCompaction| {
+                    if super::progress::quiet() {
+                        return;
+                    }
                     note!(
                         "compacted {}/{}: {} files, {} cells -> {} cells ({} markers) in {} ms",
                         s.region,

@@ -86,6 +86,10 @@ pub struct Cli {
     /// environment variables or ~/.aws files.
     #[arg(long, global = true, value_name = "URL")]
     pub s3_endpoint: Option<String>,
+    /// No progress (no bar on a terminal, no periodic lines otherwise) and, for an import, no
+    /// summary. Warnings and errors are still printed.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -268,14 +272,14 @@ where
         .clone()
         .try_get_matches_from(&args)
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|c| (c, m)));
-    let cli = match parsed {
+    let (cli, command_path) = match parsed {
         Ok((c, matches)) => {
             // Every path is a local path or a location the command takes, before it runs.
             if let Err(e) = location::check(&root, &matches) {
                 note!("hfkit: {}", e.message);
                 return e.code;
             }
-            c
+            (c, location::command_path(&root, &matches))
         }
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -286,6 +290,9 @@ where
     hfkit_storage::configure(hfkit_storage::StorageConfig::with_endpoint(
         cli.s3_endpoint.clone(),
     ));
+    progress::set_quiet(cli.quiet);
+    // The phases and work of the command's layers, shown for the whole run.
+    let _progress = progress::receive_for(&command_path);
     if stops_at_safe_points(&cli.command) {
         catch_interrupts();
     }

@@ -35,6 +35,7 @@ mod interrupt;
 mod kill;
 mod leftovers;
 mod maintenance;
+mod progress;
 mod proptest_hfile;
 mod ranged_read;
 mod read_model;

@@ -157,6 +157,8 @@ fn build(
         .collect::<Result<_>>()?;
     let table = Table::create(staging, name, families, splits)?;
     let mut report = CloneReport::default();
+    let total = by_seq.values().map(|v| v.len() as u64).sum();
+    hfkit_table::progress::phase("copying", hfkit_table::progress::Unit::Files, total);
     for (seq, inputs) in by_seq {
         let dir = bulk.join(seq.to_string());
         let mut any = false;
@@ -221,9 +223,10 @@ fn build(
                     }
                 }
             }
+            hfkit_table::progress::done(1);
         }
         if any {
-            report.version = table.attach(&dir)?.version;
+            report.version = hfkit_table::progress::nested(|| table.attach(&dir))?.version;
         }
     }
     Ok(report)

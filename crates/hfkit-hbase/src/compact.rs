@@ -486,6 +486,13 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
     let (plans, prepared) = prepare_plans(m, opts)?;
     let mut staged: Vec<Option<Staged>> = Vec::new();
     let mut reports = Vec::new();
+    let cells_in =
+        |p: &Plan<'_>| -> u64 { p.files.iter().map(|(_, o)| o.reader.entry_count()).sum() };
+    hfkit_table::progress::phase(
+        "compacting",
+        hfkit_table::progress::Unit::Cells,
+        plans.iter().map(cells_in).sum(),
+    );
     for p in &plans {
         // A stop asked for while the outputs are written (none moved in yet): nothing changed.
         let written = hfkit_table::check_interrupt()
@@ -495,6 +502,7 @@ pub fn compact_in_place(m: &Manifest, opts: &CompactOptions) -> Result<CompactRe
             Ok((s, report)) => {
                 staged.push(s);
                 reports.push(report);
+                hfkit_table::progress::done(cells_in(p));
                 super::pause_for_tests(COMPACT_PAUSE_VAR, "written", staged.len());
             }
             Err(e) => {

@@ -347,6 +347,11 @@ impl Export<'_> {
         };
         let plan = plan_export(self.table, m, descriptor, opts);
         let mut staged = Vec::new();
+        hfkit_table::progress::phase(
+            "copying",
+            hfkit_table::progress::Unit::Files,
+            plan.files.len() as u64,
+        );
         for (e, rel) in &plan.files {
             hfkit_table::check_interrupt()?;
             match self.stage(e, Path::new(rel))? {
@@ -356,6 +361,7 @@ impl Export<'_> {
             super::pause_for_tests(EXPORT_PAUSE_VAR, "copied", staged.len());
             report.files += 1;
             report.bytes += e.size;
+            hfkit_table::progress::done(1);
         }
         let (info, manifest) = (&plan.info, &plan.manifest);
         write_synced(&self.staging.join(SNAPSHOT_INFO_FILE), info)?;

@@ -101,6 +101,11 @@ pub fn export_snapshot_to(
     let mut created: Vec<Location> = Vec::new();
     let result = (|| -> Result<()> {
         // 2. The store files.
+        hfkit_table::progress::phase(
+            "uploading",
+            hfkit_table::progress::Unit::Files,
+            archive.len() as u64,
+        );
         for (i, (f, object)) in archive.iter().enumerate() {
             hfkit_table::check_interrupt()?;
             let mut up = store.upload(object, 8 << 20).map_err(storage)?;
@@ -108,6 +113,7 @@ pub fn export_snapshot_to(
             std::io::copy(&mut file, &mut up).map_err(|e| HBaseError::io(f, e))?;
             up.complete().map_err(storage)?;
             created.push(object.clone());
+            hfkit_table::progress::done(1);
             super::pause_for_tests(EXPORT_PAUSE_VAR, "uploaded", i + 1);
         }
         // 3. The manifest, 4. the description: the snapshot appears (unless a stop was asked).

@@ -238,6 +238,11 @@ impl Table {
         let fs = self.fs();
         let (mut files, mut cells, mut bytes) = (0, 0, 0);
         let now = hfkit_format::cell::now_ms();
+        crate::progress::phase(
+            "writing",
+            crate::progress::Unit::Files,
+            m.files.len() as u64,
+        );
         for fam in &m.families {
             let fam_dir = out.join(&fam.name);
             fs.create_dir_all(&fam_dir).map_err(io_err(&fam_dir))?;
@@ -249,6 +254,7 @@ impl Table {
                     .enumerate()
                     .filter(|(_, e)| e.region == region.id && e.family == fam.name)
                     .collect();
+                let store_files = store.len() as u64;
                 store.sort_by_key(|(i, e)| (e.seq_id, *i));
                 let name = unique_hex();
                 let to = fam_dir.join(&name);
@@ -304,6 +310,7 @@ impl Table {
                     }
                 }
                 files += 1;
+                crate::progress::done(store_files);
             }
             fs.sync_dir(&fam_dir).map_err(io_err(&fam_dir))?;
         }
@@ -346,6 +353,11 @@ impl Table {
             Some(self.lock()?)
         };
         let m = scope.narrow(self.export_manifest(snapshot)?)?;
+        crate::progress::phase(
+            "reading",
+            crate::progress::Unit::Cells,
+            m.files.iter().map(|f| f.entries).sum(),
+        );
         let (output, encoders) = write_atomically(dest, |file| -> Result<_, P::Error> {
             let mut sink = open(file)?;
             // No more workers than regions (a region is never split between two).
@@ -492,12 +504,29 @@ impl Table {
         };
         let stores = open_region_stores(self, m, &region.id)?;
         let mut rows = read::scan(&stores, opts).map_err(rerr)?;
+        // Progress: the cells the rows return as they come, the rest of the region's stored
+        // cells (masked, deleted, expired) when it ends.
+        let stored: u64 = m
+            .files
+            .iter()
+            .filter(|e| e.region == region.id)
+            .map(|e| e.entries)
+            .sum();
+        let (mut reported, mut pending) = (0u64, 0u64);
         while let Some(row) = rows.next_row_ref().map_err(rerr)? {
             crate::check_interrupt()?;
+            pending += row.len() as u64;
+            if pending >= crate::progress::CELLS_PER_REPORT {
+                let n = pending.min(stored.saturating_sub(reported));
+                crate::progress::done(n);
+                reported += n;
+                pending = 0;
+            }
             if !f(row)? {
                 return Ok(false);
             }
         }
+        crate::progress::done(stored.saturating_sub(reported));
         Ok(true)
     }
 }

@@ -34,6 +34,7 @@ pub mod error;
 pub mod export;
 pub mod fsops;
 pub mod manifest;
+pub mod progress;
 pub mod read;
 pub mod remote;
 pub mod remote_read;

@@ -323,6 +323,11 @@ fn build_copy(
         fs.create_dir_all(&d).map_err(|e| TableError::io(&d, e))?;
     }
     let mut dirs = std::collections::BTreeSet::new();
+    crate::progress::phase(
+        "copying",
+        crate::progress::Unit::Files,
+        m.files.len() as u64,
+    );
     for e in &m.files {
         let fam_dir = staging.join(DATA_DIR).join(&e.region).join(&e.family);
         if dirs.insert(fam_dir.clone()) {
@@ -337,6 +342,7 @@ fn build_copy(
         fs.link_or_copy(&src.file_path(e), &to)
             .map_err(|err| TableError::io(&to, err))?;
         verify_copy(&src.file_path(e), &to, e.entries)?;
+        crate::progress::done(1);
     }
     // Family directories, then region directories, then data/.
     let mut region_dirs = std::collections::BTreeSet::new();

@@ -262,10 +262,18 @@ impl Table {
             .map_err(|e| TableError::io(staging, e))?;
         let mut staged = Vec::new();
         let mut reports = Vec::new();
+        let cells_in =
+            |plan: &Plan| -> u64 { plan.inputs.iter().map(|&i| m.files[i].entries).sum() };
+        crate::progress::phase(
+            "compacting",
+            crate::progress::Unit::Cells,
+            plans.iter().map(cells_in).sum(),
+        );
         for (pi, plan) in plans.iter().enumerate() {
             let (s, report) = self.write_store(m, plan, pi, opts, staging)?;
             staged.extend(s);
             progress(&report);
+            crate::progress::done(cells_in(plan));
             reports.push(report);
         }
         self.fs()

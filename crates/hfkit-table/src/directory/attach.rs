@@ -196,6 +196,20 @@ impl Table {
                 ),
             }
         }
+        // Progress: every file found is checked (verified in full, or against what the import
+        // wrote), then placed.
+        let mut found = 0u64;
+        for root in &roots {
+            for (fd, kind) in bulk_entries(root)? {
+                if kind.is_dir() {
+                    found += bulk_entries(&fd)?
+                        .iter()
+                        .filter(|(_, k)| k.is_file())
+                        .count() as u64;
+                }
+            }
+        }
+        crate::progress::phase("checking", crate::progress::Unit::Files, found);
         for root in &roots {
             let ignored = opts
                 .ignore_unknown_families
@@ -320,6 +334,7 @@ impl Table {
                 if FileIdentity::of(&path)? != identity {
                     return Err(changed_during_attach(&path));
                 }
+                crate::progress::done(1);
                 if reader.is_empty() {
                     skipped.push((path, "empty file".into()));
                     continue;
@@ -377,6 +392,7 @@ impl Table {
         let mut entries = Vec::new();
         let mut split_inputs = 0;
         let mut per_store: std::collections::HashMap<(String, String), usize> = Default::default();
+        crate::progress::phase("placing", crate::progress::Unit::Files, inputs.len() as u64);
         for input in inputs {
             crate::check_interrupt()?;
             let ri = m
@@ -462,6 +478,7 @@ impl Table {
                     max_ts,
                 });
             }
+            crate::progress::done(1);
         }
         Ok((entries, split_inputs))
     }
