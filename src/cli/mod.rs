@@ -291,7 +291,8 @@ where
         cli.s3_endpoint.clone(),
     ));
     progress::set_quiet(cli.quiet);
-    // The phases and work of the command's layers, shown for the whole run.
+    // The phases and work of the command's layers, shown for the whole run (an import shows
+    // its reading and writing itself; the phases around them, here).
     let _progress = progress::receive_for(&command_path);
     if stops_at_safe_points(&cli.command) {
         catch_interrupts();

@@ -170,12 +170,31 @@ impl crate::table::progress::Receiver for Progress {
     fn done(&self, n: u64) {
         self.add(n);
     }
+
+    fn end(&self) {
+        self.finish();
+        if let Ok(mut phase) = self.phase.lock() {
+            phase.bar = None;
+        }
+    }
 }
 
 /// For the whole run of the command `label` (`export`, `table clone-hbase`, ...): the phases
 /// and work its layers report are shown, until the returned guard is dropped.
 pub fn receive_for(label: &str) -> Receiving {
-    let p = Arc::new(Progress::new(label, 0, Unit::Files));
+    // Nothing is shown until a layer announces a phase.
+    let p = Arc::new(Progress {
+        label: label.to_string(),
+        phase: Mutex::new(Phase {
+            what: String::new(),
+            unit: Unit::Files,
+            total: 0,
+            bar: None,
+        }),
+        done: AtomicU64::new(0),
+        last_line: Mutex::new(Instant::now()),
+        every: line_every(),
+    });
     let guard = crate::table::progress::receive(p.clone());
     Receiving { p, _guard: guard }
 }

@@ -4,7 +4,8 @@
 //! zero through the debug builds' `HFKIT_TEST_PROGRESS_LINES_MS`), counts that never exceed
 //! their total and reach it; under `--quiet` it prints nothing on standard error. The
 //! commands: every export, `table check`, `snapshot clone`, `attach`, `compact`, `hbase
-//! verify`, `hbase export-snapshot`, `table clone-hbase` and `hbase compact`.
+//! verify`, `hbase export-snapshot`, `table clone-hbase` and `hbase compact`; and the hashing
+//! of the inputs that precedes a refused rerun of an import.
 
 use std::path::Path;
 use std::process::Command;
@@ -163,4 +164,20 @@ fn long_commands_show_progress_off_a_terminal_and_nothing_under_quiet() {
             assert_eq!(last.0, last.1, "{args:?}: ends at {lines:?}");
         }
     }
+    // A refused rerun says what it read the whole input for.
+    let o = Command::new(env!("CARGO_BIN_EXE_hfkit"))
+        .args(["import", "--schema"])
+        .args([seeds.join("users.toml"), seeds.join("users.csv")])
+        .args(["--table", ts])
+        .env("HFKIT_TEST_PROGRESS_LINES_MS", "0")
+        .output()
+        .unwrap();
+    let err = common::text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "hfkit: import: hashing the inputs (the import's identity: a rerun is refused)"
+        ),
+        "{err}"
+    );
 }

@@ -24,6 +24,8 @@ pub trait Receiver: Send + Sync {
     fn phase(&self, what: &str, unit: Unit, total: u64);
     /// `n` more units done in the current phase.
     fn done(&self, n: u64);
+    /// The current phase is over, and nothing follows it here: its display is cleared.
+    fn end(&self);
 }
 
 static RECEIVER: RwLock<Option<Arc<dyn Receiver>>> = RwLock::new(None);
@@ -75,6 +77,11 @@ pub fn done(n: u64) {
     }
 }
 
+/// The current phase is over (a step before work that shows its own progress).
+pub fn end() {
+    with(|r| r.end());
+}
+
 /// Runs `f`, a step of a larger job that reports its own progress (a clone's attach): the
 /// step's own reports are not shown.
 pub fn nested<T>(f: impl FnOnce() -> T) -> T {
@@ -110,6 +117,9 @@ mod tests {
         fn done(&self, n: u64) {
             self.0.lock().unwrap().push(format!("+{n}"));
         }
+        fn end(&self) {
+            self.0.lock().unwrap().push("end".into());
+        }
     }
 
     #[test]
@@ -126,8 +136,12 @@ mod tests {
                 done(9);
             });
             done(1);
+            end();
         }
         done(5);
-        assert_eq!(*log.0.lock().unwrap(), vec!["copying Files 3", "+2", "+1"]);
+        assert_eq!(
+            *log.0.lock().unwrap(),
+            vec!["copying Files 3", "+2", "+1", "end"]
+        );
     }
 }

@@ -38,6 +38,17 @@ pub fn import_identity(
         field(&mut h, name.as_bytes());
         field(&mut h, value.as_bytes());
     }
+    // Progress: every input is read once to its end (an object's size counts as it streams).
+    let total = inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    hfkit_table::progress::phase(
+        "hashing the inputs (the import's identity: a rerun is refused)",
+        hfkit_table::progress::Unit::Bytes,
+        total,
+    );
     for path in inputs {
         let name = path.file_name().unwrap_or(path.as_os_str());
         field(&mut h, name.as_encoded_bytes());
@@ -45,6 +56,7 @@ pub fn import_identity(
         h.update(size.to_be_bytes());
         h.update(digest);
     }
+    hfkit_table::progress::end();
     let mut hex = String::with_capacity(64);
     for b in h.finalize() {
         hex.push_str(&format!("{b:02x}"));
@@ -73,6 +85,7 @@ fn file_digest(path: &Path) -> Result<(u64, [u8; 32]), ImportError> {
         }
         size += n as u64;
         h.update(&buf[..n]);
+        hfkit_table::progress::done(n as u64);
     }
     Ok((size, h.finalize().into()))
 }
