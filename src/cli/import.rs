@@ -798,7 +798,7 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
     };
     if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(0);
+        let mut bar = indicatif::ProgressBar::new(0);
         bar.set_style(style(
             "{spinner} {msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta}",
         ));
@@ -806,19 +806,26 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
         Box::new(move |p: &Progress| {
             let rate = reading_rate(p);
             if p.phase == "writing" {
+                let msg = format!(
+                    "writing: {} rows, {} cells read ({rate:.0} rows/s)",
+                    p.rows, p.cells
+                );
                 if !writing {
+                    // A bar of its own, set up before it is drawn: no frame shows the bytes
+                    // read against the cells to write.
                     writing = true;
-                    bar.set_style(style(
-                        "{spinner} {msg} [{elapsed_precise}] {wide_bar} {pos}/{len} cells ETA {eta}",
-                    ));
-                    bar.reset_eta();
+                    bar.finish_and_clear();
+                    bar = indicatif::ProgressBar::hidden()
+                        .with_style(style(
+                            "{spinner} {msg} [{elapsed_precise}] {wide_bar} {pos}/{len} cells ETA {eta}",
+                        ))
+                        .with_message(msg.clone());
+                    bar.set_length(p.cells_to_write);
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                 }
                 bar.set_length(p.cells_to_write);
                 bar.set_position(p.cells_written.min(p.cells_to_write));
-                bar.set_message(format!(
-                    "writing: {} rows, {} cells read ({rate:.0} rows/s)",
-                    p.rows, p.cells
-                ));
+                bar.set_message(msg);
             } else {
                 bar.set_length(p.total_input_bytes);
                 bar.set_position(p.input_bytes.min(p.total_input_bytes));

@@ -264,3 +264,95 @@ fn import_progress_counts_input_bytes_as_read_and_cells_as_written() {
     );
     assert!(writing.iter().all(|p| p.cells_written <= p.cells_to_write));
 }
+
+/// The import's bar on a terminal (issue 42 §1), driven under a pseudo-terminal (`script`) on a
+/// multi-megabyte input: while reading, the bar's bytes grow and never pass the input's size;
+/// while writing, its cells never pass the cells to write; no frame mixes the two.
+#[test]
+fn import_bar_on_a_terminal_grows_with_the_input_and_never_passes_its_totals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.csv");
+    let mut csv = String::from("user_id,name,email,city,score,last_login\n");
+    for i in 0..150_000u64 {
+        let id = (i * 7919) % 150_000;
+        csv.push_str(&format!(
+            "{id},name-{id},user{id}@example.org,City{},{},{}\n",
+            id % 7,
+            id % 100,
+            1_700_000_000_000 + id
+        ));
+    }
+    std::fs::write(&input, &csv).unwrap();
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds/users.toml");
+    let line = format!(
+        "{} import --schema {schema} {} --out {} --threads 1 --no-lanes",
+        env!("CARGO_BIN_EXE_hfkit"),
+        input.display(),
+        tmp.path().join("out").display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("script(1), util-linux's, runs a command under a pseudo-terminal");
+    let shown = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{shown}");
+    // The frames, escape sequences removed.
+    let mut frames = Vec::new();
+    for f in shown.split(['\r', '\n']) {
+        let mut plain = String::new();
+        let mut esc = false;
+        for ch in f.chars() {
+            match (esc, ch) {
+                (false, '\x1b') => esc = true,
+                (true, c) if c.is_ascii_alphabetic() => esc = false,
+                (true, _) => {}
+                (false, c) => plain.push(c),
+            }
+        }
+        frames.push(plain);
+    }
+    let mib = |s: &str| -> f64 {
+        let (n, unit) = s
+            .trim()
+            .split_at(s.trim().find(|c: char| c.is_alphabetic()).unwrap());
+        let n: f64 = n.trim().parse().unwrap();
+        n * match unit.trim() {
+            "B" => 1.0 / (1 << 20) as f64,
+            "KiB" => 1.0 / 1024.0,
+            "MiB" => 1.0,
+            "GiB" => 1024.0,
+            u => panic!("unit {u}"),
+        }
+    };
+    let total = csv.len() as f64 / (1 << 20) as f64;
+    let mut read = Vec::new();
+    let mut wrote = 0;
+    for f in frames.iter().filter(|f| f.contains(" ETA ")) {
+        let before = f.rsplit_once(" ETA ").unwrap().0;
+        if f.contains("reading:") && before.ends_with('B') {
+            let (l, of) = before.rsplit_once('/').unwrap();
+            let l: Vec<&str> = l.split_whitespace().collect();
+            let done = mib(&l[l.len() - 2..].join(" "));
+            let of = mib(of);
+            assert!(
+                (of - total).abs() < 0.01,
+                "{f}: the input is {total:.2} MiB"
+            );
+            assert!(done <= of, "{f}");
+            read.push(done);
+        }
+        if let Some(counts) = f.rsplit_once(" cells ETA").map(|x| x.0) {
+            let (done, of) = counts.rsplit(' ').next().unwrap().split_once('/').unwrap();
+            let (done, of): (u64, u64) = (done.parse().unwrap(), of.parse().unwrap());
+            assert!(done <= of, "{f}");
+            assert!(f.contains("writing:"), "a cell count while reading: {f}");
+            wrote += 1;
+        }
+    }
+    assert!(read.windows(2).all(|w| w[0] <= w[1]), "{read:?}");
+    assert!(
+        read.iter().any(|&d| d > 0.0 && d < total),
+        "no frame of the input partly read: {read:?}"
+    );
+    assert!(wrote > 0, "no frame of the writing phase");
+}
