@@ -14,6 +14,11 @@ once beside them. Checks that both wrote the same number of cells. Needs release
 machine's CPU time during each run (every process, however Spark reaps its workers): run it
 on an otherwise idle machine.
 
+With --warm, Spark runs in this process for the whole bench (a session already up, as on a
+cluster or in a notebook): one load warms it up, then the timed loads alternate with the CLI's
+runs as above, each load's CPU the machine's during the call (the JVM and the Python workers,
+idle between loads, included).
+
     python benches/spark_bulk_load_files.py --job INPUT OUT MASTER SPLIT_MB [S3_ENDPOINT|-] [MERGE]
 
 is the Spark side on its own (what the bench times); it prints the load's summary as JSON.
@@ -34,13 +39,9 @@ SCHEMA = ROOT / "benches" / "lineitem.toml"
 IMPORT_TIME = 1_700_000_000_000
 
 
-def job(argv):
-    inp, out, master, split_mb = argv[:4]
-    endpoint = argv[4] if len(argv) > 4 and argv[4] != "-" else None
-    merge = argv[5] if len(argv) > 5 else "auto"
+def session(master):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
-    from hfkit.spark import bulk_load_files
     # The driver's JVM carries no data (file names and summaries): its JIT's C1 tier is
     # enough, and C2 compiling Spark's code costs CPU that never pays back in a short job.
     spark = (SparkSession.builder.master(master).appName("hfkit-bench-files")
@@ -48,9 +49,22 @@ def job(argv):
              .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    s = bulk_load_files(spark, inp, SCHEMA, out=out, import_time=IMPORT_TIME,
-                        split_bytes=int(split_mb) << 20, memory=512 << 20,
-                        s3_endpoint=endpoint, progress=False, merge=merge)
+    return spark
+
+
+def load(spark, inp, out, split_mb, endpoint, merge):
+    from hfkit.spark import bulk_load_files
+    return bulk_load_files(spark, inp, SCHEMA, out=out, import_time=IMPORT_TIME,
+                           split_bytes=int(split_mb) << 20, memory=512 << 20,
+                           s3_endpoint=endpoint, progress=False, merge=merge)
+
+
+def job(argv):
+    inp, out, master, split_mb = argv[:4]
+    endpoint = argv[4] if len(argv) > 4 and argv[4] != "-" else None
+    merge = argv[5] if len(argv) > 5 else "auto"
+    spark = session(master)
+    s = load(spark, inp, out, split_mb, endpoint, merge)
     spark.stop()
     print(json.dumps(s))
 
@@ -107,7 +121,7 @@ def machine_cpu():
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_of(cmd, env=None):
+def cpu_of(cmd, env=None, reap=True):
     """Wall and CPU seconds of `cmd`: the CPU is the machine's during the run (so every
     process Spark starts, the JVM's threads and the Python workers included, however they
     are reaped; run it on an otherwise idle machine), cross-checked against the kernel's
@@ -116,7 +130,8 @@ def cpu_of(cmd, env=None):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     m0 = machine_cpu()
     wall, out, err, code = timed(cmd, env)
-    reap_all()
+    if reap:
+        reap_all()  # not while this process runs Spark (--warm): its JVM is a child
     m1 = machine_cpu()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if code != 0:
@@ -144,6 +159,8 @@ def main():
     ap.add_argument("--s3", help="a moto endpoint (http://127.0.0.1:PORT) with bucket hfkit-bench")
     ap.add_argument("--dataframe", action="store_true")
     ap.add_argument("--merge", default="auto", help="bulk_load_files' merge= (auto, always)")
+    ap.add_argument("--warm", action="store_true",
+                    help="Spark up in this process for the whole bench (see the module doc)")
     a = ap.parse_args()
     become_subreaper()
     work = Path(a.workdir)
@@ -167,6 +184,12 @@ def main():
 
     rows = {"cli": [], "spark": []}
     cells = {}
+    spark = None
+    if a.warm:
+        spark = session(a.master)
+        o = out("warmup", 0)
+        load(spark, inp, o, a.split_mb, a.s3, a.merge)
+        cleanup(o)
     for i in range(a.n):
         o = out("cli", i)
         cmd = [a.hfkit, "import", "--schema", str(SCHEMA), inp, *fmt, "--out", o,
@@ -174,15 +197,20 @@ def main():
                "--report", str(work / f"cli-{i}.json")]
         if a.s3:
             cmd += ["--s3-endpoint", a.s3]
-        wall, cpu, _ = cpu_of(cmd, extra_env)
+        wall, cpu, _ = cpu_of(cmd, extra_env, reap=not a.warm)
         rows["cli"].append((wall, cpu))
         cells["cli"] = json.loads((work / f"cli-{i}.json").read_text())["cells"]
         cleanup(o)
         o = out("spark", i)
-        cmd = [sys.executable, __file__, "--job", inp, o, a.master, str(a.split_mb),
-               a.s3 or "-", a.merge]
-        wall, cpu, stdout = cpu_of(cmd, extra_env)
-        s = json.loads(stdout.strip().splitlines()[-1])
+        if spark is not None:
+            m0, t0 = machine_cpu(), time.monotonic()
+            s = load(spark, inp, o, a.split_mb, a.s3, a.merge)
+            wall, cpu = time.monotonic() - t0, machine_cpu() - m0
+        else:
+            cmd = [sys.executable, __file__, "--job", inp, o, a.master, str(a.split_mb),
+                   a.s3 or "-", a.merge]
+            wall, cpu, stdout = cpu_of(cmd, extra_env)
+            s = json.loads(stdout.strip().splitlines()[-1])
         rows["spark"].append((wall, cpu))
         cells["spark"] = s["cells"]
         last = s
@@ -193,8 +221,9 @@ def main():
     n = cells["cli"]
     ratio_wall = [c[0] / s[0] for c, s in zip(rows["cli"], rows["spark"])]
     ratio_cpu = [s[1] / c[1] for c, s in zip(rows["cli"], rows["spark"])]
-    print(f"cells {n}, input {a.input}{' via s3' if a.s3 else ''}, master {a.master}, "
-          f"splits {last['splits']}, regions {last['regions']}")
+    print(f"cells {n}, input {a.input}{' via s3' if a.s3 else ''}, master {a.master}"
+          f"{' (warm session)' if a.warm else ''}, splits {last['splits']}, "
+          f"regions {last['regions']}")
     print("                                   min   median      max")
     print(f"hfkit import --threads 2 wall {spread([r[0] for r in rows['cli']])}")
     print(f"hfkit import --threads 2 CPU  {spread([r[1] for r in rows['cli']])}")
