@@ -29,6 +29,7 @@
 mod block;
 mod close;
 mod options;
+mod plain_scan;
 mod records;
 mod run;
 
