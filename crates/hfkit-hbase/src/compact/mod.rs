@@ -22,14 +22,19 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::{Manifest, RegionManifest, Source};
 use super::names::{archive_table_dir, TMP_DIR};
-use super::owner::storage;
 use super::proto;
 use super::store::{OpenedStoreFile, ResolvedFile};
 use super::{HBaseError, Result};
 use hfkit_format::fileinfo::{keys, PB_MAGIC};
 use hfkit_format::writer::HFileWriter;
-use hfkit_storage::{store_for, Location, PutCondition, StorageError, Store};
 use hfkit_table::compact::major_compact_store;
+
+mod file_tracker;
+mod target;
+
+use file_tracker::{commit_filelist, undo_unlisted_moves, unlisted_inputs, write_intent};
+pub use target::OUTPUT_PREFIX;
+use target::{RemoteLock, Target};
 
 /// The directory of region servers' write-ahead logs under the root.
 pub const WALS_DIR: &str = "WALs";
@@ -37,9 +42,6 @@ pub const WALS_DIR: &str = "WALs";
 /// `unlisted`: a FILE-tracker store's output moved in, not listed yet, `moved`: an output
 /// moved in (and listed), its inputs not archived yet, `committed`: stores done).
 const COMPACT_PAUSE_VAR: &str = "HFKIT_TEST_COMPACT_PAUSE";
-/// What hfkit's compaction outputs are named while under a region's `.tmp/<family>/`, before
-/// 32 hex digits (HBase's own names there are 32 hex digits alone).
-pub const OUTPUT_PREFIX: &str = "hfkit-compact-";
 /// Region subdirectories that only an open (or crashed) region leaves with content.
 const REGION_BUSY_DIRS: [&str; 4] = [".tmp", "recovered.edits", ".splits", ".merges"];
 
@@ -135,143 +137,6 @@ impl Plan<'_> {
 struct Staged {
     tmp: PathBuf,
     name: String,
-}
-
-/// Where a compaction's moves happen: in a local root, or in a root on object storage through
-/// its mirror (`super::remote`), each move made on the objects first, then on the mirror's
-/// files, so that what the run reads back (sizes, lists, what is left) is the root's state.
-enum Target {
-    Local,
-    Remote {
-        store: Store,
-        url: Location,
-        mirror: PathBuf,
-    },
-}
-
-/// Files up to this size are put whole (create-only); larger ones by a multipart upload.
-const PUT_WHOLE: u64 = 8 << 20;
-
-impl Target {
-    fn of(m: &Manifest) -> Result<Target> {
-        Ok(match &m.remote {
-            None => Target::Local,
-            Some(url) => Target::Remote {
-                store: store_for(url).map_err(storage)?,
-                url: url.clone(),
-                mirror: m.root.clone(),
-            },
-        })
-    }
-
-    /// Puts the file `from`, written by this run, at `to` in the root (`from` may be `to`: a
-    /// mirror's file put as the root's): a rename, or an upload (create-only when whole) that is
-    /// visible complete or not at all.
-    fn place(&self, from: &Path, to: &Path) -> Result<()> {
-        if let Target::Remote { store, url, mirror } = self {
-            let object = super::remote::object_of(url, mirror, to)?;
-            let len = std::fs::metadata(from)
-                .map_err(|e| HBaseError::io(from, e))?
-                .len();
-            if len <= PUT_WHOLE {
-                let bytes = std::fs::read(from).map_err(|e| HBaseError::io(from, e))?;
-                store
-                    .put(&object, bytes, PutCondition::CreateOnly)
-                    .map_err(storage)?;
-            } else {
-                let mut up = store.upload(&object, PUT_WHOLE as usize).map_err(storage)?;
-                let mut file = std::fs::File::open(from).map_err(|e| HBaseError::io(from, e))?;
-                std::io::copy(&mut file, &mut up).map_err(|e| HBaseError::io(from, e))?;
-                up.complete().map_err(storage)?;
-            }
-        }
-        if from == to {
-            return Ok(());
-        }
-        std::fs::rename(from, to).map_err(|e| HBaseError::io(to, e))
-    }
-
-    /// Moves the root's file `from` to `to`: a rename, or a server-side copy and a delete.
-    fn relocate(&self, from: &Path, to: &Path) -> Result<()> {
-        if let Target::Remote { store, url, mirror } = self {
-            let (src, dst) = (
-                super::remote::object_of(url, mirror, from)?,
-                super::remote::object_of(url, mirror, to)?,
-            );
-            store.copy(&src, &dst).map_err(storage)?;
-            store.delete(&src).map_err(storage)?;
-        }
-        std::fs::rename(from, to).map_err(|e| HBaseError::io(to, e))
-    }
-
-    /// Removes the root's file `path`.
-    fn remove(&self, path: &Path) -> Result<()> {
-        if let Target::Remote { store, url, mirror } = self {
-            let object = super::remote::object_of(url, mirror, path)?;
-            store.delete(&object).map_err(storage)?;
-        }
-        std::fs::remove_file(path).map_err(|e| HBaseError::io(path, e))
-    }
-
-    /// Makes the directory's entries durable (object storage's writes are when acknowledged).
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        match self {
-            Target::Local => sync_dir(dir),
-            Target::Remote { .. } => Ok(()),
-        }
-    }
-}
-
-/// The table's compaction lock in a root on object storage: the object
-/// `.tmp/hfkit-compact/<ns>/<table>.lock` at the root, created only if absent and holding
-/// its owner ([`super::owner`]); a killed run's is taken over. Deleted when dropped.
-struct RemoteLock {
-    store: Store,
-    object: Location,
-}
-
-impl RemoteLock {
-    fn take(store: &Store, url: &Location, m: &Manifest) -> Result<RemoteLock> {
-        use super::owner::{owner_line, record_owner_gone, store_clock};
-        let t = m.table();
-        let object = url.join(&format!(
-            "{TMP_DIR}/hfkit-compact/{}/{}.lock",
-            t.namespace, t.qualifier
-        ));
-        for _ in 0..2 {
-            match store.put(&object, owner_line().into_bytes(), PutCondition::CreateOnly) {
-                Ok(_) => {
-                    return Ok(RemoteLock {
-                        store: store.clone(),
-                        object,
-                    })
-                }
-                Err(StorageError::AlreadyExists { .. }) => {}
-                Err(e) => return Err(storage(e)),
-            }
-            let Some(info) = store.head(&object).map_err(storage)? else {
-                continue; // released meanwhile
-            };
-            let text = String::from_utf8_lossy(&store.read(&object).map_err(storage)?).into_owned();
-            let dir = url.join(TMP_DIR);
-            if !record_owner_gone(&text, info.last_modified, store_clock(store, &dir)?) {
-                return Err(HBaseError::Invalid(format!(
-                    "{object}: another hfkit hbase compact is running on this table ({})",
-                    text.trim().replace('\t', " pid ")
-                )));
-            }
-            store.delete(&object).map_err(storage)?;
-        }
-        Err(HBaseError::Invalid(format!(
-            "{object}: another hfkit hbase compact took this table's lock meanwhile"
-        )))
-    }
-}
-
-impl Drop for RemoteLock {
-    fn drop(&mut self) {
-        let _ = self.store.delete(&self.object);
-    }
 }
 
 /// Whether `name` is one of hfkit's staged outputs: [`OUTPUT_PREFIX`] and 32 lowercase hex.
@@ -759,145 +624,6 @@ fn commit_store(
     archive_files(target, m, dir, &enc, &p.family, &names, now_ms)
 }
 
-/// What a FILE-tracker store's intent record starts with (then the output's name): an own
-/// output's name under the region's `.tmp/<family>/`, holding text, not an HFile.
-const INTENT_MAGIC: &str = "hfkit-compact moving ";
-
-/// Records, under `tmp_dir`, that the output `name` is being moved into its FILE-tracker store.
-fn write_intent(target: &Target, tmp_dir: &Path, name: &str) -> Result<PathBuf> {
-    use std::io::Write;
-    std::fs::create_dir_all(tmp_dir).map_err(|e| HBaseError::io(tmp_dir, e))?;
-    let p = tmp_dir.join(format!(
-        "{OUTPUT_PREFIX}{}",
-        hfkit_table::directory::unique_hex()
-    ));
-    let mut f = std::fs::File::create(&p).map_err(|e| HBaseError::io(&p, e))?;
-    f.write_all(format!("{INTENT_MAGIC}{name}\n").as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| HBaseError::io(&p, e))?;
-    // On object storage, the mirror's record put as the root's.
-    target.place(&p, &p)?;
-    target.sync_dir(tmp_dir)?;
-    Ok(p)
-}
-
-/// Before a killed run's leftovers go: each intent record among them whose output is in its
-/// store directory but not in the store's list (the run died between the move and the list)
-/// has that output removed; readers never saw it.
-fn undo_unlisted_moves(target: &Target, leftovers: &[PathBuf]) -> Result<()> {
-    for f in leftovers {
-        let Ok(text) = std::fs::read_to_string(f) else {
-            continue; // an HFile: a staged output
-        };
-        let Some(name) = text.strip_prefix(INTENT_MAGIC).map(str::trim) else {
-            continue;
-        };
-        // The record is <region>/.tmp/<family>/<record>; the store <region>/<family>.
-        let store = f.parent().and_then(|family_tmp| {
-            let family = family_tmp.file_name()?;
-            Some(family_tmp.parent()?.parent()?.join(family))
-        });
-        let Some(store) = store else {
-            continue;
-        };
-        if !super::names::is_hfile_name(name) {
-            return Err(HBaseError::corrupt(
-                f,
-                format!("names no store file: '{name}'"),
-            ));
-        }
-        let listed = super::manifest::load_filelist(&store)?
-            .is_some_and(|(_, l)| l.store_file.iter().any(|e| e.name == name));
-        let output = store.join(name);
-        if !listed && output.is_file() {
-            target.remove(&output)?;
-        }
-    }
-    Ok(())
-}
-
-/// The files of the FILE-tracker store at `store` that a listed file's compaction event names
-/// and the list no longer does: inputs a killed compaction committed away but did not archive.
-fn unlisted_inputs(
-    store: &Path,
-    ff: &super::manifest::FamilyFiles,
-    files: &[(ResolvedFile, OpenedStoreFile)],
-) -> Result<Vec<String>> {
-    let named = super::store::compacted_away(files.iter().map(|(r, o)| (r, &*o.reader)))?;
-    let mut out = Vec::new();
-    for name in named {
-        if !ff.files.iter().any(|f| f.name == name) && store.join(&name).is_file() {
-            out.push(name);
-        }
-    }
-    Ok(out)
-}
-
-/// Replaces the FILE tracker's list of the store at `store` (HBase's `StoreFileListFile.update`
-/// after a load): the current list without `inputs`, with `output` (name, size), as the new
-/// track-file group `.filelist/f1.<seq>` (`seq` = the current clock, past the loaded group's),
-/// `timestamp` past the loaded list's, version 2. Written whole under `tmp_dir` (as an output
-/// of this compaction, so a killed run's is removed), fsynced and renamed in: a reader sees the
-/// old list or the new one. The older groups are then deleted, as HBase's next load does.
-fn commit_filelist(
-    target: &Target,
-    store: &Path,
-    tmp_dir: &Path,
-    inputs: &[String],
-    output: Option<(&str, u64)>,
-) -> Result<()> {
-    use super::manifest::{filelist_file_bytes, load_filelist, FILELIST_DIR};
-    let (seq, list) = load_filelist(store)?
-        .ok_or_else(|| HBaseError::corrupt(store, "the FILE tracker's store has no list"))?;
-    let mut entries: Vec<proto::StoreFileEntry> = list
-        .store_file
-        .into_iter()
-        .filter(|e| !inputs.contains(&e.name))
-        .collect();
-    if let Some((name, size)) = output {
-        entries.push(proto::StoreFileEntry {
-            name: name.to_string(),
-            size,
-            reference: None,
-        });
-    }
-    let clock = hfkit_format::cell::now_ms().max(0) as u64;
-    let new_seq = clock.max(seq + 1);
-    let next = proto::StoreFileList {
-        timestamp: clock.max(list.timestamp + 1),
-        store_file: entries,
-        version: Some(2),
-    };
-    std::fs::create_dir_all(tmp_dir).map_err(|e| HBaseError::io(tmp_dir, e))?;
-    let tmp = tmp_dir.join(format!(
-        "{OUTPUT_PREFIX}{}",
-        hfkit_table::directory::unique_hex()
-    ));
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp).map_err(|e| HBaseError::io(&tmp, e))?;
-        f.write_all(&filelist_file_bytes(&next))
-            .and_then(|()| f.sync_all())
-            .map_err(|e| HBaseError::io(&tmp, e))?;
-    }
-    let lists = store.join(FILELIST_DIR);
-    let to = lists.join(format!("f1.{new_seq}"));
-    target.place(&tmp, &to)?;
-    target.sync_dir(&lists)?;
-    for e in std::fs::read_dir(&lists).map_err(|e| HBaseError::io(&lists, e))? {
-        let e = e.map_err(|err| HBaseError::io(&lists, err))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let older = name
-            .split_once('.')
-            .and_then(|(_, s)| s.parse::<u64>().ok())
-            .is_none_or(|s| s < new_seq);
-        if (name.starts_with("f1") || name.starts_with("f2")) && older {
-            let _ = target.remove(&e.path());
-        }
-    }
-    target.sync_dir(&lists)
-}
-
 /// Moves the files `names` of the store `<region>/<family>` to the archive (`HFileArchiver`:
 /// a file already archived under the same name with the same size is first renamed
 /// `<name>.<now>`; another size is an error).
@@ -959,12 +685,6 @@ fn prune_tmp(tmp: &Path) {
         }
     }
     let _ = std::fs::remove_dir(tmp);
-}
-
-fn sync_dir(dir: &Path) -> Result<()> {
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| HBaseError::io(dir, e))
 }
 
 #[cfg(test)]
