@@ -13,7 +13,6 @@ use object_store::aws::AmazonS3;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 
-use super::upload::Upload;
 use super::{Location, StorageConfig, StorageError};
 
 /// What [`Store::head`] and [`Store::list`] tell about an object or file.
@@ -410,12 +409,6 @@ impl Store {
                 }
             }
         }
-    }
-
-    /// Starts a streaming upload to `loc` ([`Upload`]): nothing is visible at `loc` until it
-    /// completes; an upload dropped or failed is aborted.
-    pub fn upload(&self, loc: &Location, part_size: usize) -> Result<Upload, StorageError> {
-        Upload::start(self, loc, part_size)
     }
 
     /// Removes a file or object; nothing there is not an error.

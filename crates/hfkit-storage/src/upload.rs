@@ -45,8 +45,16 @@ pub struct Upload {
     counters: Arc<Counters>,
 }
 
+impl Store {
+    /// Starts a streaming upload to `loc` ([`Upload`]): nothing is visible at `loc` until it
+    /// completes; an upload dropped or failed is aborted.
+    pub fn upload(&self, loc: &Location, part_size: usize) -> Result<Upload, StorageError> {
+        Upload::start(self, loc, part_size)
+    }
+}
+
 impl Upload {
-    pub(crate) fn start(
+    fn start(
         store: &Store,
         loc: &Location,
         part_size: usize,
