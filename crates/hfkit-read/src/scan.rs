@@ -4,6 +4,7 @@ use hfkit_format::bloom::BloomQuery;
 use hfkit_format::bytes::equal_bytes;
 use hfkit_format::cell::{first_on_row, Cell, CellRef, CellType};
 use hfkit_format::reader::HFileReader;
+use std::cmp::Ordering;
 
 use super::matcher::{oldest_unexpired_ts, MatchCode, MatcherConfig, QueryMatcher};
 use super::merge::{file_label, MergeScanner};
@@ -123,7 +124,10 @@ fn should_skip(
     let (first, last) = (bounds.first_row.as_deref(), bounds.last_row.as_deref());
     match rows {
         RowFilter::Get(row, query) => {
-            if first.is_some_and(|f| *row < f) || last.is_some_and(|l| *row > l) {
+            let outside = |bound: Option<&[u8]>, side| {
+                bound.is_some_and(|b| hfkit_format::bytes::compare_bytes(row, b) == side)
+            };
+            if outside(first, Ordering::Less) || outside(last, Ordering::Greater) {
                 return Ok(Some(Skip::KeyRange));
             }
             if !reader

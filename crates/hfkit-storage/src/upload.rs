@@ -54,11 +54,7 @@ impl Store {
 }
 
 impl Upload {
-    fn start(
-        store: &Store,
-        loc: &Location,
-        part_size: usize,
-    ) -> Result<Upload, StorageError> {
+    fn start(store: &Store, loc: &Location, part_size: usize) -> Result<Upload, StorageError> {
         const OP: &str = "start upload";
         let target = match store.target(OP, loc)? {
             None => {

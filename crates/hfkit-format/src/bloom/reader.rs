@@ -276,7 +276,9 @@ impl BloomReader {
                     BloomType::RowPrefixFixedLength(n) => row.get(..n as usize).unwrap_or(row),
                     _ => row,
                 };
-                if last_bloom_key.is_some_and(|last| key > last) {
+                if last_bloom_key
+                    .is_some_and(|last| crate::bytes::compare_bytes(key, last) == Ordering::Greater)
+                {
                     return Ok(false);
                 }
                 return self.probe(key, false, load_chunk);
@@ -361,7 +363,7 @@ fn compare(cell_order: bool, a: &[u8], b: &[u8]) -> Ordering {
             return compare_keys(&x, &y);
         }
     }
-    a.cmp(b)
+    crate::bytes::compare_bytes(a, b)
 }
 
 /// Recovers (full chunk size, last chunk size) from the meta totals, assuming HBase's layout:
