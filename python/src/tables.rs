@@ -102,6 +102,11 @@ pub fn create_tables(py: Python<'_>, schema: &Schema, path: PathBuf) -> PyResult
     }
     let mut created = Vec::new();
     for (i, (rel, table, regions)) in targets.into_iter().enumerate() {
+        // The main table keeps its schema's column types (rel: "" for it).
+        let columns = match rel.is_empty() {
+            true => schema.parsed.mapping.column_types(),
+            false => Default::default(),
+        };
         let dir = match &remote {
             None if rel.is_empty() => root.clone(),
             None => root.join(&rel),
@@ -112,7 +117,7 @@ pub fn create_tables(py: Python<'_>, schema: &Schema, path: PathBuf) -> PyResult
                 if TableDir::open(&dir).is_ok() {
                     continue;
                 }
-                create_table(&dir, table, regions.split_keys())?;
+                create_table(&dir, table, regions.split_keys(), columns.clone())?;
                 created.push(dir.display().to_string());
             }
             Some(loc) => {
@@ -125,7 +130,7 @@ pub fn create_tables(py: Python<'_>, schema: &Schema, path: PathBuf) -> PyResult
                 if py.detach(|| rt.exists()).map_err(table_error)? {
                     continue;
                 }
-                create_table(&dir, table, regions.split_keys())?;
+                create_table(&dir, table, regions.split_keys(), columns.clone())?;
                 py.detach(|| rt.commit(&dir, None))
                     .map_err(|e| table_error(format!("{at}: {e}")))?;
                 created.push(at.to_string());
@@ -135,10 +140,18 @@ pub fn create_tables(py: Python<'_>, schema: &Schema, path: PathBuf) -> PyResult
     Ok(created)
 }
 
-fn create_table(dir: &Path, t: &TableSchema, splits: &[Vec<u8>]) -> PyResult<()> {
+fn create_table(
+    dir: &Path,
+    t: &TableSchema,
+    splits: &[Vec<u8>],
+    columns: std::collections::BTreeMap<String, hfkit_table::ValueType>,
+) -> PyResult<()> {
     let families = t.families.iter().map(FamilyEntry::from_schema).collect();
-    let attributes = Attributes::of_table(t);
-    TableDir::create_with_attributes(dir, &t.full_name(), attributes, families, splits)
+    let setup = hfkit_table::directory::TableSetup {
+        attributes: Attributes::of_table(t),
+        columns,
+    };
+    TableDir::create_with_attributes(dir, &t.full_name(), setup, families, splits)
         .map(|_| ())
         .map_err(|e| table_error(format!("{}: {e}", dir.display())))
 }

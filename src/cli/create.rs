@@ -108,7 +108,7 @@ pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError>
             .map_err(failure)?
             .main
     };
-    let t = create_table(dir, &parsed.table, &regions)?;
+    let t = create_table(dir, &parsed.table, &regions, parsed.mapping.column_types())?;
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
     if a.json {
         let regions: Vec<serde_json::Value> = m
@@ -262,7 +262,12 @@ pub(super) fn open_or_create_tables(
                     }
                     None => created.stage(dir)?,
                 };
-                tables.push(create_table(&at, schema, r).map_err(|e| {
+                // The main table keeps its schema's column types.
+                let columns = match schema.full_name() == parsed.table.full_name() {
+                    true => parsed.mapping.column_types(),
+                    false => Default::default(),
+                };
+                tables.push(create_table(&at, schema, r, columns).map_err(|e| {
                     CliError {
                         message: e
                             .message
@@ -438,17 +443,26 @@ pub(super) fn warn_of_index_beside(table: &Path, dir: &Path, schema: &TableSchem
 }
 
 /// Creates a table directory from a schema: its families and table attributes (all of them,
-/// as the manifest keeps them) over `regions`.
-fn create_table(dir: &Path, schema: &TableSchema, regions: &Regions) -> Result<Table, CliError> {
+/// as the manifest keeps them) and its typed `columns` over `regions`.
+fn create_table(
+    dir: &Path,
+    schema: &TableSchema,
+    regions: &Regions,
+    columns: std::collections::BTreeMap<String, crate::table::ValueType>,
+) -> Result<Table, CliError> {
     let families = schema
         .families
         .iter()
         .map(FamilyEntry::from_schema)
         .collect();
+    let setup = crate::table::directory::TableSetup {
+        attributes: Attributes::of_table(schema),
+        columns,
+    };
     Table::create_with_attributes(
         dir,
         &schema.full_name(),
-        Attributes::of_table(schema),
+        setup,
         families,
         regions.split_keys(),
     )

@@ -42,6 +42,7 @@ mod remote_out;
 mod remote_root;
 mod remote_table;
 mod table;
+mod typed;
 
 use std::io::{self, Write};
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
+use super::typed::ColumnTypes;
 use super::{CliError, EXIT_OK};
 use crate::format::block_cache::BlockCache;
 use crate::format::cell::{now_ms, Cell, CellRef, CellType};
@@ -29,7 +30,9 @@ dropped, empty lines are skipped). Data blocks read by the gets are kept in a bl
 
 Rows, qualifiers and values are written and shown as text in HBase's Bytes.toStringBinary form:
 printable ASCII as itself, every other byte (and the backslash) as \\xNN with upper-case hex
-digits. Quote them for the shell: 'row\\x00\\xFF'.
+digits. Quote them for the shell: 'row\\x00\\xFF'. The values of columns the table's schema
+typed (int64, double, boolean, bigdecimal, hex, ...: `table describe` lists them) are shown as
+the schema reads them, numbers and booleans in JSON; --raw-values shows them as stored.
 
 ",
     examples!(
@@ -101,6 +104,11 @@ pub struct CommonReadArgs {
     /// key range, TTL) to standard error.
     #[arg(long)]
     stats: bool,
+    /// Every value as stored (toStringBinary text), also in the columns the table's schema
+    /// typed (shown decoded by default: numbers, booleans, hex and base64 as the schema reads
+    /// them).
+    #[arg(long)]
+    raw_values: bool,
 }
 
 /// `hfkit get TABLE ROW`.
@@ -238,6 +246,8 @@ struct Printer<'w> {
     line: String,
     /// `get` prints the row key once, in a header, as the HBase shell does.
     get_style: bool,
+    /// The typed columns, whose values are shown decoded.
+    types: ColumnTypes,
 }
 
 /// `family:qualifier`, as the shell shows a column.
@@ -247,13 +257,21 @@ fn push_column(out: &mut String, c: &CellRef<'_>) {
     push_string_binary(out, c.qualifier);
 }
 
+/// A cell's value: decoded when its column is typed, else toStringBinary text.
+fn push_value(out: &mut String, c: &CellRef<'_>, types: &ColumnTypes) {
+    match types.text(c) {
+        Some(t) => out.push_str(&t),
+        None => push_string_binary(out, c.value),
+    }
+}
+
 /// `timestamp=T, value=V` (Puts) or `timestamp=T, type=Delete...` (markers), as the shell.
-fn push_cell_text(out: &mut String, c: &CellRef<'_>) {
+fn push_cell_text(out: &mut String, c: &CellRef<'_>, types: &ColumnTypes) {
     out.push_str("timestamp=");
     out.push_str(itoa::Buffer::new().format(c.timestamp));
     if c.cell_type == CellType::Put {
         out.push_str(", value=");
-        push_string_binary(out, c.value);
+        push_value(out, c, types);
     } else {
         out.push_str(", type=");
         out.push_str(c.cell_type.name());
@@ -267,13 +285,17 @@ fn pad_from(out: &mut String, from: usize, width: usize) {
     out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
 }
 
-fn cell_json(c: &CellRef<'_>) -> Value {
+fn cell_json(c: &CellRef<'_>, types: &ColumnTypes) -> Value {
+    let value = match c.cell_type == CellType::Put {
+        true => types.json(c),
+        false => None,
+    };
     let mut v = json!({
         "family": to_string_binary(c.family),
         "qualifier": to_string_binary(c.qualifier),
         "timestamp": c.timestamp,
         "type": c.cell_type.name(),
-        "value": to_string_binary(c.value),
+        "value": value.unwrap_or_else(|| Value::String(to_string_binary(c.value))),
     });
     if !c.tags.is_empty() {
         v["tags"] = Value::String(to_string_binary(c.tags));
@@ -303,7 +325,7 @@ impl Printer<'_> {
         if self.format == ReadFormat::Json {
             let v = json!({
                 "row": to_string_binary(row),
-                "cells": cells.map(|c| cell_json(&c)).collect::<Vec<_>>(),
+                "cells": cells.map(|c| cell_json(&c, &self.types)).collect::<Vec<_>>(),
             });
             return writeln!(self.out, "{v}");
         }
@@ -316,7 +338,7 @@ impl Printer<'_> {
                     push_column(line, &c);
                     pad_from(line, 1, 31);
                     line.push(' ');
-                    push_cell_text(line, &c);
+                    push_cell_text(line, &c, &self.types);
                 }
                 ReadFormat::Text => {
                     line.push(' ');
@@ -325,7 +347,7 @@ impl Printer<'_> {
                     line.push_str(" column=");
                     push_column(line, &c);
                     line.push_str(", ");
-                    push_cell_text(line, &c);
+                    push_cell_text(line, &c, &self.types);
                 }
                 ReadFormat::Tsv => {
                     push_string_binary(line, row);
@@ -336,7 +358,10 @@ impl Printer<'_> {
                     line.push('\t');
                     line.push_str(c.cell_type.name());
                     line.push('\t');
-                    push_string_binary(line, c.value);
+                    match c.cell_type == CellType::Put {
+                        true => push_value(line, &c, &self.types),
+                        false => push_string_binary(line, c.value),
+                    }
                 }
                 ReadFormat::Cells | ReadFormat::Json => push_cell_line(line, &c, false),
             }
@@ -393,6 +418,7 @@ fn get_many(
         format,
         line: String::new(),
         get_style: true,
+        types: ColumnTypes::of(reader.manifest(), common.raw_values),
     };
     let (mut rows, mut cells, mut stats) = (0usize, 0usize, ReadStats::default());
     // One line buffer for the whole file, and an ASCII row without escapes taken as it is: a
@@ -490,6 +516,7 @@ pub(super) fn get_from(
         format,
         line: String::new(),
         get_style: true,
+        types: ColumnTypes::of(reader.manifest(), common.raw_values),
     };
     p.header()?;
     let rows = usize::from(!cells.is_empty());
@@ -538,6 +565,7 @@ pub(super) fn scan_from(
         format,
         line: String::new(),
         get_style: false,
+        types: ColumnTypes::of(reader.manifest(), query.common.raw_values),
     };
     p.header()?;
     let (mut rows, mut cells) = (0usize, 0usize);

@@ -91,6 +91,18 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
     for f in &m.families {
         writeln!(out, "{}", f.describe())?;
     }
+    if !m.columns.is_empty() {
+        let typed: Vec<String> = m
+            .columns
+            .iter()
+            .map(|(c, t)| format!("{c} {}", serde_json::to_value(t).unwrap_or_default()))
+            .collect();
+        writeln!(
+            out,
+            "typed columns (get and scan show their values decoded): {}",
+            typed.join(", ").replace('"', "")
+        )?;
+    }
     for r in &m.regions {
         let files: Vec<_> = m.files.iter().filter(|e| e.region == r.id).collect();
         let cells: u64 = files.iter().map(|e| e.entries).sum();

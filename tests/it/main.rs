@@ -51,3 +51,4 @@ mod table_create;
 mod table_read;
 #[cfg(unix)]
 mod table_symlinks;
+mod typed_values;

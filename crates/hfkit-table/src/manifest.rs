@@ -339,6 +339,10 @@ pub struct Manifest {
     /// the same import run again is refused (absent when there are none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportRecord>,
+    /// The value types of the columns the table's schema typed (`family:qualifier` →
+    /// `int64`, ...), by which reads show values (absent when none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub columns: BTreeMap<String, crate::ValueType>,
 }
 
 /// An import attached to the table: its identity (`formats/import.md` §"Reruns") and the
@@ -368,6 +372,7 @@ impl Manifest {
             regions,
             files: Vec::new(),
             imports: Vec::new(),
+            columns: BTreeMap::new(),
         }
     }
 

@@ -51,6 +51,14 @@ pub const INDEX_DIR: &str = "indexes";
 /// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`).
 pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
 
+/// What a new table keeps from its schema besides its families and splits: the table
+/// attributes, METADATA and CONFIGURATION, and the value types of its typed columns.
+#[derive(Clone, Debug, Default)]
+pub struct TableSetup {
+    pub attributes: Attributes,
+    pub columns: std::collections::BTreeMap<String, crate::ValueType>,
+}
+
 /// An open table directory.
 #[derive(Clone)]
 pub struct Table {
@@ -118,15 +126,16 @@ impl Table {
         families: Vec<FamilyEntry>,
         splits: &[Vec<u8>],
     ) -> Result<Table, TableError> {
-        Table::create_with_attributes(dir, table, Attributes::default(), families, splits)
+        let setup = TableSetup::default();
+        Table::create_with_attributes(dir, table, setup, families, splits)
     }
 
-    /// [`Table::create`] with table attributes, METADATA and CONFIGURATION, kept in the
-    /// manifest.
+    /// [`Table::create`] with table attributes, METADATA and CONFIGURATION, and the schema's
+    /// column types, kept in the manifest.
     pub fn create_with_attributes(
         dir: &Path,
         table: &str,
-        attributes: Attributes,
+        setup: TableSetup,
         families: Vec<FamilyEntry>,
         splits: &[Vec<u8>],
     ) -> Result<Table, TableError> {
@@ -153,7 +162,8 @@ impl Table {
             }
         }
         let mut m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
-        m.table_attributes = attributes;
+        m.table_attributes = setup.attributes;
+        m.columns = setup.columns;
         m.check_regions()?;
         // Built beside `dir` and renamed into place when complete: a process killed half-way
         // leaves no half-made table, and its staging is removed by the next create.

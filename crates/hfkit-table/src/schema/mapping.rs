@@ -7,8 +7,10 @@ use super::attributes::FamilySchema;
 use super::table::TableSchema;
 use crate::error::Location;
 
-/// Type of an input field stored as a cell value (`formats/rowkey.md` §"Cell values").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Type of an input field stored as a cell value (`formats/rowkey.md` §"Cell values"); named
+/// as the schema's `type` names it (also in a table's manifest, `columns`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ValueType {
     #[default]
     String,
@@ -245,6 +247,32 @@ pub struct ImportMapping {
     pub operation: Option<OperationMapping>,
     /// `[explode]`: several records (rows, cells) from one input record.
     pub explode: Option<ExplodeMapping>,
+}
+
+impl ImportMapping {
+    /// The typed columns the mapping writes: `family:qualifier` (the qualifier as
+    /// toStringBinary text) of each `[[column]]` with a fixed qualifier and a type other than
+    /// `string`, so that reads can show their values as the schema typed them. A column mapped
+    /// twice with two types is left out (its values are not of one type).
+    pub fn column_types(&self) -> std::collections::BTreeMap<String, ValueType> {
+        let mut out = std::collections::BTreeMap::new();
+        let mut mixed = std::collections::BTreeSet::new();
+        for c in self
+            .columns
+            .iter()
+            .filter(|c| c.qualifier_template.is_none())
+        {
+            let name = format!("{}:{}", c.family, crate::to_string_binary(&c.qualifier));
+            match out.insert(name.clone(), c.value_type) {
+                Some(t) if t != c.value_type => {
+                    mixed.insert(name);
+                }
+                _ => {}
+            }
+        }
+        out.retain(|k, t| *t != ValueType::String && !mixed.contains(k));
+        out
+    }
 }
 
 /// `[explode]`: the input field holding a list, split on `delimiter`; each item makes a record

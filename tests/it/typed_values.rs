@@ -1,0 +1,137 @@
+//! Values as the table's schema typed them (issue 42 item 2; formats/table.md §"Typed
+//! values"): a table created from a schema keeps its typed columns, and `get` and `scan` show
+//! every value type of formats/schema.md decoded (text, TSV, JSON with numbers and booleans),
+//! the cells format and `--raw-values` as stored.
+
+use crate::common::{self, hfkit, text};
+
+/// (qualifier, type, the input's text = the decoded value, toStringBinary of the stored bytes)
+const COLUMNS: &[(&str, &str, &str, &str)] = &[
+    ("s", "string", "hello", "hello"),
+    (
+        "l",
+        "int64",
+        "-42",
+        "\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xD6",
+    ),
+    ("d", "double", "1.5", "?\\xF8\\x00\\x00\\x00\\x00\\x00\\x00"),
+    ("i16", "int16", "300", "\\x01,"),
+    ("i32", "int32", "70000", "\\x00\\x01\\x11p"),
+    ("f", "float32", "0.25", ">\\x80\\x00\\x00"),
+    ("b", "boolean", "true", "\\xFF"),
+    ("bd", "bigdecimal", "12.345", "\\x00\\x00\\x00\\x0309"),
+    ("h", "hex", "00ff10", "\\x00\\xFF\\x10"),
+    ("b64", "base64", "AQID", "\\x01\\x02\\x03"),
+];
+
+#[test]
+fn get_and_scan_show_values_as_the_schema_typed_them() {
+    let tmp = common::tmpdir();
+    let mut schema = String::from(
+        "[table]\nname = \"typed\"\n[[family]]\nname = \"v\"\n[rowkey]\nspec = \"id\"\n",
+    );
+    let mut header = String::from("id");
+    let mut row = String::from("r1");
+    for (q, ty, input, _) in COLUMNS {
+        schema.push_str(&format!(
+            "[[column]]\nsource = \"{q}\"\ncell = \"v:{q}\"\ntype = \"{ty}\"\n"
+        ));
+        header.push_str(&format!(",{q}"));
+        row.push_str(&format!(",{input}"));
+    }
+    let s = tmp.path().join("s.toml");
+    std::fs::write(&s, schema).unwrap();
+    let input = tmp.path().join("in.csv");
+    std::fs::write(&input, format!("{header}\n{row}\n")).unwrap();
+    let t = tmp.path().join("t");
+    let ts = t.to_str().unwrap();
+    let o = common::import_with(&s, &input, "--table", &t, &["--timestamp", "1000"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    let run = |args: &[&str]| {
+        let o = hfkit(args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    // A text line of column v:q (get: ` v:q   timestamp=...`; scan: `column=v:q, ...`).
+    let value_of = |out: &str, q: &str| -> String {
+        let (get, scan) = (format!(" v:{q} "), format!("column=v:{q},"));
+        let line = out
+            .lines()
+            .find(|l| l.contains(&get) || l.contains(&scan))
+            .unwrap_or_else(|| panic!("no v:{q} in {out}"));
+        line.rsplit_once(", value=").unwrap().1.to_string()
+    };
+    for (cmd, raw) in [
+        ("get", false),
+        ("scan", false),
+        ("get", true),
+        ("scan", true),
+    ] {
+        let mut args = vec![cmd, ts];
+        if cmd == "get" {
+            args.push("r1");
+        }
+        if raw {
+            args.push("--raw-values");
+        }
+        // Text, as the HBase shell prints a cell.
+        let out = run(&args);
+        // TSV.
+        let mut tsv_args = args.clone();
+        tsv_args.extend(["--format", "tsv"]);
+        let tsv = run(&tsv_args);
+        // JSON.
+        let mut json_args = args.clone();
+        json_args.extend(["--format", "json"]);
+        let json: serde_json::Value = serde_json::from_str(
+            run(&json_args)
+                .lines()
+                .find(|l| l.starts_with('{'))
+                .unwrap(),
+        )
+        .unwrap();
+        for (q, ty, input, stored) in COLUMNS {
+            let want = if raw { *stored } else { *input };
+            assert_eq!(value_of(&out, q), want, "{args:?} {q}");
+            let tsv_line = tsv
+                .lines()
+                .find(|l| l.contains(&format!("\tv:{q}\t")))
+                .unwrap();
+            assert_eq!(
+                tsv_line.rsplit('\t').next().unwrap(),
+                want,
+                "{args:?} tsv {q}"
+            );
+            let cell = json["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["qualifier"] == *q)
+                .unwrap();
+            let v = &cell["value"];
+            match (raw, *ty) {
+                (false, "int64" | "int16" | "int32") => {
+                    assert_eq!(v.as_i64(), Some(input.parse().unwrap()), "{q}: {v}")
+                }
+                (false, "double" | "float32") => {
+                    assert_eq!(v.as_f64(), Some(input.parse().unwrap()), "{q}: {v}")
+                }
+                (false, "boolean") => assert_eq!(v.as_bool(), Some(true), "{q}: {v}"),
+                _ => assert_eq!(v.as_str(), Some(want), "{args:?} json {q}: {v}"),
+            }
+        }
+    }
+    // The cells format is the stored bytes in hex, typed or not.
+    let cells = run(&["get", ts, "r1", "--format", "cells"]);
+    assert!(
+        cells
+            .lines()
+            .any(|l| l.contains(" 6c ") || l.contains("ffffffffffffffd6")),
+        "{cells}"
+    );
+    // The table says which columns are typed.
+    let d = run(&["table", "describe", ts]);
+    assert!(d.contains("v:l int64") && d.contains("v:b64 base64"), "{d}");
+    assert!(!d.contains("v:s string"), "{d}");
+}
