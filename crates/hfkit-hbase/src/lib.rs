@@ -41,6 +41,7 @@ pub mod region;
 pub mod remote;
 pub mod root;
 pub mod snapshot;
+pub mod snapshot_info;
 pub mod store;
 pub mod verify;
 

@@ -3,7 +3,7 @@
 //! [`Manifest`] → [`RegionManifest`] → [`FamilyFiles`] → [`StoreFile`]. Built here from a table
 //! directory (region directories, `.regioninfo`, store listing by the family's store-file
 //! tracker: the directory, or the FILE tracker's `.filelist`); snapshots build it in
-//! [`super::snapshot`]. Spec: `formats/hbase-layout.md` §"Regions", §"Store file trackers".
+//! `super::snapshot`. Spec: `formats/hbase-layout.md` §"Regions", §"Store file trackers".
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ pub enum Source {
     /// snapshot's table (`data/`, then `archive/`, ...).
     Snapshot {
         dir: PathBuf,
-        description: super::snapshot::SnapshotInfo,
+        description: super::snapshot_info::SnapshotInfo,
     },
 }
 

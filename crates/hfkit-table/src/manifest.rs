@@ -27,6 +27,8 @@ use hfkit_format::writer::{BulkLoadInfo, WriterOptions};
 
 /// File name of the pointer to the live manifest.
 pub const CURRENT: &str = "CURRENT";
+/// Directory of store files.
+pub const DATA_DIR: &str = "data";
 /// Directory of manifest versions.
 pub const MANIFEST_DIR: &str = "manifests";
 /// Manifest format version written in every manifest.

@@ -71,7 +71,7 @@ impl RemoteData {
             store: self.store.clone(),
             location: self
                 .root
-                .join(&format!("{}/{rel}", crate::directory::DATA_DIR)),
+                .join(&format!("{}/{rel}", crate::manifest::DATA_DIR)),
             len,
         }
     }

@@ -23,7 +23,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::directory::unique_hex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Attempts at creating a directory before giving up (each lost race with a sweeper costs one).
 const CREATE_ATTEMPTS: usize = 64;
@@ -166,6 +166,20 @@ pub fn sweep(parent: &Path, prefix: &str) -> usize {
         }
     }
     removed
+}
+
+/// 32 hex characters unique within this machine (time, process id, counter).
+pub fn unique_hex() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    format!(
+        "{nanos:016x}{:08x}{:08x}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 #[cfg(test)]

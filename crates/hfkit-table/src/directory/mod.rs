@@ -23,7 +23,7 @@ mod garbage;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+
 use std::sync::Arc;
 
 use crate::fsops::{Fs, RealFs};
@@ -37,8 +37,8 @@ use hfkit_format::verify::{verify, Problem};
 pub use attach::{AttachOptions, AttachReport, WrittenFile};
 pub use garbage::CheckReport;
 
-/// Directory of store files.
-pub const DATA_DIR: &str = "data";
+pub use crate::manifest::DATA_DIR;
+pub use crate::staging::unique_hex;
 /// Staging directory for attaches in progress.
 pub const STAGING_DIR: &str = ".tmp";
 /// The writers' advisory lock file.
@@ -299,18 +299,4 @@ impl Table {
         file.lock().map_err(|e| TableError::io(&path, e))?;
         Ok(WriterLock { _file: file })
     }
-}
-
-/// 32 hex characters unique within this machine (time, process id, counter).
-pub fn unique_hex() -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    format!(
-        "{nanos:016x}{:08x}{:08x}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
 }
