@@ -25,7 +25,6 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_writer::ArrowRowGroupWriterFactory;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use serde::Serialize;
 
 use crate::export::{
     encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, ExportError,
@@ -49,12 +48,7 @@ pub const PARQUET_ROW_GROUP_CELL_BYTES: usize = 8 << 20;
 /// written (at most 64 MiB of cells before encoding; CSV parts wait as row exports' do).
 const PARQUET_PARTS_AHEAD: usize = 8;
 
-/// The file formats of exports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum ExportFormat {
-    Csv,
-    Parquet,
-}
+pub use crate::export::ExportFormat;
 
 /// Every cell a user would read of `table` (or of its snapshot `snapshot`): all versions the
 /// families keep, TTL at `now_ms`, region by region, rows in order, as `format` at `dest` (a

@@ -33,6 +33,9 @@ pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
 const LANE_BUFFER: usize = 64 * 1024;
 /// About what one open lane holds in memory (its write buffer, the open data block and its
 /// compressed copy, the Bloom chunk and index entries being built, and the import's staging
+/// The record layout lanes stage cells in: tags length and sequence id fields present (an
+/// import's files have both).
+pub(crate) const STAGED_LAYOUT: (bool, bool) = (true, true);
 /// buffer of `route::STAGE_BYTES`): the import counts this against `--memory`.
 pub const LANE_MEMORY: usize = 512 * 1024;
 
@@ -442,7 +445,7 @@ impl BulkOutput {
         let o = &fam.options;
         let r = &fam.retention;
         if region >= self.regions()
-            || (o.include_tags, o.include_mvcc) != crate::route::STAGED_LAYOUT
+            || (o.include_tags, o.include_mvcc) != STAGED_LAYOUT
             || r.oldest_unexpired_ts != i64::MIN
             || (repeated && r.versions != u32::MAX)
         {

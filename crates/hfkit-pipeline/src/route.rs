@@ -411,7 +411,7 @@ impl Staged {
 
 /// Appends a group (one row's Puts of one family, in order) to a lane's staging buffer, as
 /// the records of the file it goes to (`formats/hfile.md` §"Data blocks", NONE; the layout of
-/// an import's files, [`STAGED_LAYOUT`]): per cell `u32 keyLength | u32 valueLength | key |
+/// an import's files, [`STAGED_LAYOUT`](crate::output::STAGED_LAYOUT)): per cell `u32 keyLength | u32 valueLength | key |
 /// value | u16 tagsLength 0 | sequence id 0`, so the lane's writer takes them as they are
 /// (`HFileWriter::append_records`).
 fn stage(
@@ -474,10 +474,6 @@ fn stage(
     }
     Ok(())
 }
-
-/// The record layout lanes stage cells in: tags length and sequence id fields present (an
-/// import's files have both).
-pub(crate) const STAGED_LAYOUT: (bool, bool) = (true, true);
 
 /// Writes a lane's staged groups to its file and empties the buffer: all at once when the
 /// output can take them so (`BulkOutput::append_records_to_lane`), else row by row.

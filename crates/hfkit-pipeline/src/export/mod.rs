@@ -32,7 +32,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::RowkeyError;
-use crate::cell_export::ExportFormat;
 pub use decode::{Record, RecordDecoder};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
@@ -43,6 +42,13 @@ pub(crate) use write::{
     CSV_PART_CAPACITY,
 };
 pub use write::{RecordPart, RecordParts, RecordSink};
+
+/// The file formats of exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ExportFormat {
+    Csv,
+    Parquet,
+}
 
 /// Records per Parquet row group, at most.
 pub const PARQUET_ROW_GROUP_ROWS: usize = 65_536;

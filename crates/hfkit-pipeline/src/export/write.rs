@@ -23,7 +23,7 @@ use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
 
-use crate::cell_export::ExportFormat;
+use super::ExportFormat;
 use hfkit_read::RowRef;
 use hfkit_table::export::{PartEncoder, PartSink};
 use hfkit_table::to_string_binary;
