@@ -34,8 +34,20 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, TimeUnit};
 
-use super::parquet_source::RowGroupError;
 use super::timestamp::civil_from_days;
+use arrow_schema::ArrowError;
+
+/// Why a row group's records cannot be read (the file and row group are the
+/// [`SourceError::RowGroup`](crate::source::SourceError::RowGroup)'s).
+#[derive(Debug, thiserror::Error)]
+pub enum RowGroupError {
+    /// The Parquet reader's own error (a damaged page, a failed decompression...).
+    #[error(transparent)]
+    Read(#[from] ArrowError),
+    /// A column of a type that has no text form here (see the module doc of `parquet_source`).
+    #[error("column type {0} is not supported")]
+    UnsupportedType(DataType),
+}
 
 /// One column of a batch as text fields.
 #[derive(Clone, Debug)]

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, DataType};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
@@ -16,17 +15,7 @@ use super::columns::ColumnBatch;
 use super::remote_input::ParquetFile;
 use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
 
-/// Why a row group's records cannot be read (the file and row group are the
-/// [`SourceError::RowGroup`]'s).
-#[derive(Debug, thiserror::Error)]
-pub enum RowGroupError {
-    /// The Parquet reader's own error (a damaged page, a failed decompression...).
-    #[error(transparent)]
-    Read(#[from] ArrowError),
-    /// A column of a type that has no text form here (see the module doc).
-    #[error("column type {0} is not supported")]
-    UnsupportedType(DataType),
-}
+pub use super::columns::RowGroupError;
 
 /// A Parquet file opened and its footer read (local, or on object storage).
 fn open_file(path: &Path) -> Result<(ParquetFile, ArrowReaderMetadata), SourceError> {
@@ -207,6 +196,7 @@ pub(crate) fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), RowGroup
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_schema::DataType;
     use std::fs::File;
 
     use arrow_array::{Date32Array, Decimal128Array, Int64Array, StringArray};

@@ -37,7 +37,7 @@ pub enum SourceError {
         path: PathBuf,
         row_group: usize,
         #[source]
-        source: super::parquet_source::RowGroupError,
+        source: super::columns::RowGroupError,
     },
     /// Two columns with one name: which of them a mapping means is unknowable.
     #[error(
