@@ -12,26 +12,7 @@ use super::sort::SortError;
 use super::source::{RecordPosition, SourceError};
 use hfkit_table::SchemaError;
 
-/// Longest excerpt of an offending value quoted in a message.
-const MAX_QUOTED: usize = 64;
-
-/// Quotes an input value for a message: lossy UTF-8, control characters escaped, shortened.
-pub(crate) fn quote(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut s = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == MAX_QUOTED {
-            s.push_str("...");
-            break;
-        }
-        if c.is_control() {
-            s.push_str(&c.escape_default().to_string());
-        } else {
-            s.push(c);
-        }
-    }
-    s
-}
+pub(crate) use crate::quote::quote;
 
 /// Everything that can go wrong turning a spec and a record into a row key or a cell value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -39,6 +39,7 @@ pub mod input;
 pub mod output;
 pub mod parquet_source;
 pub mod plan;
+mod quote;
 pub mod regions;
 mod remote_input;
 pub mod remote_output;
