@@ -1,5 +1,5 @@
-//! How an input value is quoted in an error message (`formats/import.md` §"Rejected records"): lossy
-//! UTF-8, control characters escaped, shortened.
+//! How an input value is quoted in an error message (`formats/import.md` §"Rejected
+//! records"): lossy UTF-8, control characters escaped, shortened.
 
 /// Longest excerpt of an offending value quoted in a message.
 const MAX_QUOTED: usize = 64;
