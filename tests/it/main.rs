@@ -18,6 +18,7 @@ mod hbase_fixtures;
 mod hbase_layout;
 mod hbase_mob;
 mod hbase_writer_options;
+mod house;
 mod import_cell_ttl;
 mod import_changes;
 mod import_dry_run;
