@@ -51,16 +51,14 @@ impl ColumnTypes {
 
     /// The value of `c` as its column's type shows it, when it is typed and of its type.
     pub(super) fn text(&self, c: &CellRef<'_>) -> Option<String> {
-        let ty = self.type_of(c)?;
-        let bytes = crate::pipeline::value::decode_value(ty, c.value)?;
-        String::from_utf8(bytes).ok()
+        decoded(self.type_of(c)?, c)
     }
 
     /// The value of `c` as JSON: a number or a boolean for those types, else text; `None`
     /// when it is not typed (or not of its type).
     pub(super) fn json(&self, c: &CellRef<'_>) -> Option<Value> {
         let ty = self.type_of(c)?;
-        let text = self.text(c)?;
+        let text = decoded(ty, c)?;
         Some(match ty {
             ValueType::Int64 | ValueType::Int32 | ValueType::Int16 => text
                 .parse::<i64>()
@@ -76,4 +74,9 @@ impl ColumnTypes {
             _ => Value::String(text),
         })
     }
+}
+
+/// The value of `c` as text of type `ty`; `None` when it is not a value of the type.
+fn decoded(ty: ValueType, c: &CellRef<'_>) -> Option<String> {
+    String::from_utf8(crate::pipeline::value::decode_value(ty, c.value)?).ok()
 }

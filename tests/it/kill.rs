@@ -734,18 +734,9 @@ fn hbase_compact_sigkill_case(base: &Path, table: &HbaseTable, points: &[&str]) 
     // its inputs not archived yet, stores committed.
     for (i, point) in points.iter().enumerate() {
         let root = copy(&format!("point{i}"));
-        let mut child = run(&root)
-            .env("HFKIT_TEST_COMPACT_PAUSE", point)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stderr.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
-        assert!(line.starts_with("paused after"), "{point}: {line:?}");
+        let mut c = run(&root);
+        c.env("HFKIT_TEST_COMPACT_PAUSE", point);
+        let mut child = common::spawn_until_paused(c, point);
         child.kill().unwrap();
         child.wait().unwrap();
         check(&root, point);

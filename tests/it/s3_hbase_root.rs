@@ -469,22 +469,13 @@ fn hbase_compact_of_s3_roots_equals_local_and_recovers_killed_runs() {
         for (i, point) in points.iter().enumerate() {
             let url = server.url(&format!("c{n}/kill{i}"));
             upload(&server, base, &url);
-            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-                .args(["hbase", "compact", &url, table.name, "--now", NOW])
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
+            c.args(["hbase", "compact", &url, table.name, "--now", NOW])
                 .args(["--s3-endpoint", &endpoint])
                 .env("TMPDIR", &mirrors)
                 .env("HFKIT_TEST_COMPACT_PAUSE", point)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut line = String::new();
-            std::io::BufRead::read_line(
-                &mut std::io::BufReader::new(child.stderr.take().unwrap()),
-                &mut line,
-            )
-            .unwrap();
-            assert!(line.starts_with("paused after"), "{what} {point}: {line:?}");
+                .stdout(std::process::Stdio::null());
+            let mut child = common::spawn_until_paused(c, &format!("{what} {point}"));
             if i == 0 {
                 // The lock keeps a second run out while the first holds it.
                 let (code, _, err) = run(&server, &args, &url, &mirrors);

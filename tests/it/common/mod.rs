@@ -416,21 +416,26 @@ pub fn use_file_tracker_listing(root: &Path, table: &str) {
 /// Runs `hfkit ARGS` with the debug build's export test hook (`HFKIT_TEST_EXPORT_PAUSE`, also
 /// the copy's) set to `pause`, until it says it paused, then SIGKILLs it.
 pub fn kill_export_when_paused(args: &[&str], pause: &str) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"))
-        .args(args)
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_hfkit"));
+    c.args(args)
         .env("HFKIT_TEST_EXPORT_PAUSE", pause)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(std::process::Stdio::null());
+    let mut child = spawn_until_paused(c, pause);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Spawns `cmd` (its test hook's pause variable set by the caller) and returns once it says
+/// it paused (its first line on standard error); `what` names the pause in a failure.
+pub fn spawn_until_paused(mut cmd: std::process::Command, what: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
     assert!(
         line.starts_with("paused after"),
-        "{pause}: no pause: {line:?}"
+        "{what}: no pause: {line:?}"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child
 }
