@@ -22,7 +22,9 @@ names, split descriptions and small summaries, and the shuffle is files.
    published as stage 1 wrote it, with no second pass over its cells.
 4. Driver: only the attempts whose results Spark returned (one per task) are published:
    attached (one commit per table, index tables first; a new table is created just before)
-   or moved into ``out``. ``STAGING`` is
+   or moved into ``out``. A schema of several ``[[table]]`` sections runs stages 1 and 2 for
+   each table in turn (tasks' directories named by the table's position), and publishes only
+   once every table's stages are done, each at ``<table or out>/<qualifier>``. ``STAGING`` is
    removed at the end, whatever happened; a driver killed mid-job leaves it, and the next
    load into the same place removes it (``_sweep``).
 """
@@ -32,8 +34,8 @@ import time
 import uuid
 from pathlib import Path
 
-from . import (configure_storage, copy_object, create_tables, import_split, input_splits,
-               keys_disjoint, merge_region)
+from . import (Schema, configure_storage, copy_object, create_tables, import_split,
+               input_splits, keys_disjoint, merge_region)
 from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _begin,
                     _check_files_per_store, _is_remote, _join, _open_staging, _publish,
                     _refuse_filled, _regions_of, _remove_staging, _sweep, _table_exists,
@@ -54,12 +56,13 @@ def _attempt():
     return f"{ctx.partitionId()}-{ctx.taskAttemptId()}"
 
 
-def _stage1(schema, staging, fmt, csv, memory, import_time, s3_endpoint, on_task, run_files):
+def _stage1(schema, staging, tag, fmt, csv, memory, import_time, s3_endpoint, on_task,
+            run_files):
     def run(items):
         if s3_endpoint is not None:
             configure_storage(s3_endpoint)
         for index, split in items:
-            out = _join(staging, "s1", f"{index}-{_attempt()}")
+            out = _join(staging, "s1", f"{tag}{index}-{_attempt()}")
             started, cpu = time.monotonic(), time.process_time()
             with _task_in(staging):
                 r = import_split(schema, split, out, format=fmt, csv=csv, memory=memory,
@@ -74,12 +77,12 @@ def _stage1(schema, staging, fmt, csv, memory, import_time, s3_endpoint, on_task
     return run
 
 
-def _stage2(schema, staging, import_time, max_file_size, exclude, s3_endpoint, on_task):
+def _stage2(schema, staging, tag, import_time, max_file_size, exclude, s3_endpoint, on_task):
     def run(items):
         if s3_endpoint is not None:
             configure_storage(s3_endpoint)
         for (table, region), runs in items:
-            out = _join(staging, "s2", f"{table}-{region}-{_attempt()}")
+            out = _join(staging, "s2", f"{tag}{table}-{region}-{_attempt()}")
             started, cpu = time.monotonic(), time.process_time()
             with _task_in(staging):
                 files = merge_region(schema, table, region, runs, out, import_time=import_time,
@@ -105,10 +108,10 @@ def _as_they_are(files, limit):
     return all(len(r) <= limit and keys_disjoint(r) for r in per_family.values())
 
 
-def _gather(staging, found):
-    """Moves the stage-1 files published as they are into one bulk-load directory of the
-    staging (server-side copies on object storage)."""
-    to = _join(staging, "direct")
+def _gather(staging, name, found):
+    """Moves the stage-1 files published as they are into one bulk-load directory ``name`` of
+    the staging (server-side copies on object storage)."""
+    to = _join(staging, name)
     for r, f in found:
         rel = f["path"][len(r["dir"].rstrip("/")) + 1:]
         dest = _join(to, rel)
@@ -129,7 +132,10 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
     """Bulk-loads the files ``inputs`` (a path, glob or ``s3://`` URL, or a list of them)
     through ``schema`` (a ``Schema`` or a path to its TOML) into the table directory ``table``
     (created from the schema if absent) or the one bulk-load directory ``out``, with Spark's
-    tasks running hfkit's native import (see the module's documentation).
+    tasks running hfkit's native import (see the module's documentation). A schema file of
+    several ``[[table]]`` sections loads each of its tables from the same inputs, as ``hfkit
+    import`` does: into ``table/<qualifier>`` or ``out/<qualifier>``, every table's stages
+    done before the first is published, so that a failed stage changes no table.
 
     ``format``: ``csv``, ``tsv`` or ``parquet`` (default: by extension); ``csv``: a dict of
     ``delimiter``, ``quote``, ``escape``, ``comment``, ``has_header``, ``columns`` (as ``hfkit
@@ -148,12 +154,14 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
 
     Returns the CLI report's counts: ``rows_read``, ``rows_rejected``, ``cells``, ``files``,
     ``bytes``, ``regions``, ``attached`` ({table: manifest version}), ``splits``,
-    ``stage1_tasks``/``stage2_tasks`` (each task's seconds), and ``seconds``.
+    ``stage1_tasks``/``stage2_tasks`` (each task's seconds), and ``seconds``; for a schema of
+    several tables, the sums, and each table's own counts in ``tables`` ({name: counts}).
     """
     if merge not in ("auto", "always"):
         raise ValueError(f"merge={merge!r}: 'auto' or 'always'")
     started = time.monotonic()
-    out, table, schema, import_time = _begin(out, table, schema, import_time, s3_endpoint)
+    targets = [schema] if isinstance(schema, Schema) else Schema.load_targets(str(schema))
+    out, table, _, import_time = _begin(out, table, targets[0], import_time, s3_endpoint)
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     inputs = [_absolute_input(p) for p in inputs]
@@ -177,6 +185,11 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
             import sys
             print(f"hfkit: {line}", file=sys.stderr, flush=True)
 
+    several = len(targets) > 1
+
+    def place(root, t):
+        return None if root is None else (_join(root, t.qualifier) if several else root)
+
     try:
         _write_driver_file(staging)
         _open_staging(staging)
@@ -184,20 +197,77 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
                               multiline=multiline)
         if not splits:
             raise ValueError(f"{inputs}: no input file")
+        load = _Load(sc, job, staging, splits, say, format=format, csv=csv, memory=memory,
+                     import_time=import_time, max_file_size=max_file_size,
+                     exclude=exclude_from_minor_compaction, sample_rows=sample_rows,
+                     s3_endpoint=s3_endpoint, on_task=on_task, merge=merge,
+                     limit=max_files_per_region_family)
+        # Every table's stages first: a failure in any of them changes no table.
+        staged = [load.stage(t, place(table, t), tag=f"{i}-" if several else "")
+                  for i, t in enumerate(targets)]
+        summaries = {}
+        for (t, dirs, summary, exists) in staged:
+            t_table = place(table, t)
+            # A new table is created only now, with its first load: a failed or killed load
+            # leaves no table behind.
+            if t_table is not None and not exists:
+                create_tables(t, t_table)
+            summary["attached"] = _publish(t_table, place(out, t), dirs,
+                                           max_files_per_region_family)
+            summaries[t.name] = summary
+        if not several:
+            summary = summaries[targets[0].name]
+        else:
+            summary = {k: sum(s[k] for s in summaries.values())
+                       for k in ("rows_read", "rows_rejected", "cells", "files", "bytes",
+                                 "regions", "regions_merged", "tasks_cpu_seconds",
+                                 "stage1_seconds", "stage2_seconds")}
+            summary["splits"] = len(splits)
+            summary["stage1_tasks"] = [x for s in summaries.values() for x in s["stage1_tasks"]]
+            summary["stage2_tasks"] = [x for s in summaries.values() for x in s["stage2_tasks"]]
+            summary["attached"] = {k: v for s in summaries.values()
+                                   for k, v in s["attached"].items()}
+            summary["tables"] = summaries
+        summary["seconds"] = time.monotonic() - started
+        say(f"done: {summary['cells']} cells in {summary['files']} files"
+            f"{', attached' if table is not None else ''}")
+        return summary
+    finally:
+        sc.setJobGroup("", "")
+        _remove_staging(staging)
+
+
+class _Load:
+    """One bulk load's settings, and its two stages for each table of the schema."""
+
+    def __init__(self, sc, job, staging, splits, say, **settings):
+        self.sc, self.job, self.staging, self.splits, self.say = sc, job, staging, splits, say
+        self.__dict__.update(settings)
+
+    def stage(self, schema, table, tag):
+        """Stages 1 and 2 of the table of ``schema`` (placed at ``table``, or in a bulk-load
+        directory): its files written into the staging, nothing published. ``tag`` keeps the
+        tasks' directories of the tables of one schema apart. Returns (the schema over the
+        regions written, the directories to publish, the counts, whether the table exists)."""
+        sc, job, staging, splits, say = self.sc, self.job, self.staging, self.splits, self.say
         exists = table is not None and _table_exists(table)
         if exists:
             schema = _regions_of(schema, table)
         elif schema.samples_splits:
             schema = schema.with_sampled_regions([s["path"] for s in splits],
-                                                 sample_rows=sample_rows, format=format, csv=csv)
+                                                 sample_rows=self.sample_rows,
+                                                 format=self.format, csv=self.csv)
         names = [schema.name] + list(schema.index_tables)
         # Stage 1.
-        sc.setJobGroup(f"hfkit-{job}", f"hfkit bulk load: stage 1, {len(splits)} splits")
-        say(f"stage 1: {len(splits)} splits of {sum(s['bytes'] for s in splits)} bytes")
+        sc.setJobGroup(f"hfkit-{job}",
+                       f"hfkit bulk load of {schema.name}: stage 1, {len(splits)} splits")
+        say(f"{schema.name}: stage 1: {len(splits)} splits of "
+            f"{sum(s['bytes'] for s in splits)} bytes")
         t1 = time.monotonic()
         stage1 = (sc.parallelize(list(enumerate(splits)), len(splits))
-                  .mapPartitions(_stage1(schema, staging, format, csv, memory, import_time,
-                                         s3_endpoint, on_task, merge == "always"))
+                  .mapPartitions(_stage1(schema, staging, tag, self.format, self.csv,
+                                         self.memory, self.import_time, self.s3_endpoint,
+                                         self.on_task, self.merge == "always"))
                   .collect())
         t1 = time.monotonic() - t1
         groups = {}
@@ -206,30 +276,33 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
                 groups.setdefault((f["table"], f["region"]), []).append((r, f))
         direct, tasks = [], []
         for key, found in sorted(groups.items()):
-            if merge == "auto" and _as_they_are([f for _, f in found],
-                                                max_files_per_region_family):
+            if self.merge == "auto" and _as_they_are([f for _, f in found], self.limit):
                 direct.extend(found)
             else:
                 tasks.append((key, [(f["path"], f["family"], r["split"]) for r, f in found]))
         # Stage 2.
-        sc.setJobGroup(f"hfkit-{job}", f"hfkit bulk load: stage 2, {len(tasks)} regions")
-        say(f"stage 1 done in {t1:.1f}s: {sum(r['rows_read'] for r in stage1)} rows; "
-            f"stage 2: {len(tasks)} regions")
+        sc.setJobGroup(f"hfkit-{job}",
+                       f"hfkit bulk load of {schema.name}: stage 2, {len(tasks)} regions")
+        say(f"{schema.name}: stage 1 done in {t1:.1f}s: "
+            f"{sum(r['rows_read'] for r in stage1)} rows; stage 2: {len(tasks)} regions")
         t2 = time.monotonic()
         stage2 = (sc.parallelize(tasks, max(1, len(tasks)))
-                  .mapPartitions(_stage2(schema, staging, import_time, max_file_size,
-                                         exclude_from_minor_compaction, s3_endpoint, on_task))
+                  .mapPartitions(_stage2(schema, staging, tag, self.import_time,
+                                         self.max_file_size, self.exclude, self.s3_endpoint,
+                                         self.on_task))
                   .collect()) if tasks else []
         t2 = time.monotonic() - t2
         files = [f for r in stage2 for f in r["files"]] + [f for _, f in direct]
-        _check_files_per_store(files, max_files_per_region_family, name=names.__getitem__,
+        _check_files_per_store(files, self.limit, name=names.__getitem__,
                                hint="Use larger splits, or merge='always'")
         dirs = sorted({r["dir"] for r in stage2 if r["files"]})
         if direct and not tasks:
             # Every region's files as stage 1 wrote them: its directories are published.
             dirs = sorted({r["dir"] for r, _ in direct})
         elif direct:
-            dirs.append(_gather(staging, direct))
+            dirs.append(_gather(staging, f"{tag}direct", direct))
+        say(f"{schema.name}: stage 2 done in {t2:.1f}s: {sum(f['cells'] for f in files)} cells "
+            f"in {len(files)} files")
         summary = {
             "rows_read": sum(r["rows_read"] for r in stage1),
             "rows_rejected": sum(r["rows_rejected"] for r in stage1),
@@ -248,15 +321,4 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
             "stage2_seconds": t2,
             "attached": {},
         }
-        # A new table is created only now, with its first load: a failed or killed load
-        # leaves no table behind.
-        if table is not None and not exists:
-            create_tables(schema, table)
-        summary["attached"] = _publish(table, out, dirs, max_files_per_region_family)
-        summary["seconds"] = time.monotonic() - started
-        say(f"stage 2 done in {t2:.1f}s: {summary['cells']} cells in {summary['files']} files"
-            f"{', attached' if table is not None else ''}")
-        return summary
-    finally:
-        sc.setJobGroup("", "")
-        _remove_staging(staging)
+        return schema, dirs, summary, exists

@@ -21,6 +21,9 @@ pub struct Schema {
     toml: String,
     source: String,
     base_dir: Option<PathBuf>,
+    /// For a schema of several `[[table]]` sections, the position of this one's (the TOML
+    /// text is the whole file's); `None` for a schema of one table.
+    target: Option<usize>,
     /// `None` for `[splits] sample = N` until regions are given.
     regions: Option<ImportRegions>,
 }
@@ -30,10 +33,16 @@ impl Schema {
         toml: String,
         source: String,
         base_dir: Option<PathBuf>,
+        target: Option<usize>,
         regions: Option<ImportRegions>,
     ) -> PyResult<Schema> {
-        let parsed = TableSchema::from_toml_str(&toml, &source, base_dir.as_deref())
-            .map_err(|e| schema_error(&e))?;
+        let parsed = match target {
+            None => TableSchema::from_toml_str(&toml, &source, base_dir.as_deref()).map(Some),
+            Some(i) => TableSchema::targets_from_toml_str(&toml, &source, base_dir.as_deref())
+                .map(|mut all| (i < all.len()).then(|| all.swap_remove(i))),
+        }
+        .map_err(|e| schema_error(&e))?
+        .ok_or_else(|| schema_error(&format!("{source}: no [[table]] section {target:?}")))?;
         hfkit_pipeline::import::check_mapping(&parsed.table, &parsed.mapping)
             .map_err(import_error)?;
         let regions = match regions {
@@ -54,6 +63,7 @@ impl Schema {
             toml,
             source,
             base_dir,
+            target,
             regions,
         })
     }
@@ -114,7 +124,26 @@ impl Schema {
         let toml = std::fs::read_to_string(&path)
             .map_err(|e| schema_error(&format!("{}: {e}", path.display())))?;
         let base = path.parent().map(PathBuf::from);
-        Schema::new(toml, path.display().to_string(), base, None)
+        Schema::new(toml, path.display().to_string(), base, None, None)
+    }
+
+    /// Every table of the schema file at `path`, in document order: one per `[[table]]`
+    /// section (`formats/schema.md` §"Several tables from one input"), or the one `[table]`.
+    #[staticmethod]
+    fn load_targets(path: PathBuf) -> PyResult<Vec<Schema>> {
+        let toml = std::fs::read_to_string(&path)
+            .map_err(|e| schema_error(&format!("{}: {e}", path.display())))?;
+        let base = path.parent().map(PathBuf::from);
+        let source = path.display().to_string();
+        let n = TableSchema::targets_from_toml_str(&toml, &source, base.as_deref())
+            .map_err(|e| schema_error(&e))?
+            .len();
+        if n == 1 {
+            return Ok(vec![Schema::new(toml, source, base, None, None)?]);
+        }
+        (0..n)
+            .map(|i| Schema::new(toml.clone(), source.clone(), base.clone(), Some(i), None))
+            .collect()
     }
 
     /// A schema from its TOML text; `source` names it in errors, `base_dir` is where paths in it
@@ -122,7 +151,7 @@ impl Schema {
     #[staticmethod]
     #[pyo3(signature = (text, source = "<schema>".to_string(), base_dir = None))]
     fn from_toml(text: String, source: String, base_dir: Option<PathBuf>) -> PyResult<Schema> {
-        Schema::new(text, source, base_dir, None)
+        Schema::new(text, source, base_dir, None, None)
     }
 
     /// This schema over other regions: a table's own split points (`main`) and each index
@@ -153,6 +182,7 @@ impl Schema {
             self.toml.clone(),
             self.source.clone(),
             self.base_dir.clone(),
+            self.target,
             Some(regions),
         )
     }
@@ -183,6 +213,7 @@ impl Schema {
             self.toml.clone(),
             self.source.clone(),
             self.base_dir.clone(),
+            self.target,
             Some(regions),
         )
     }
@@ -198,6 +229,13 @@ impl Schema {
     #[getter]
     fn name(&self) -> String {
         self.parsed.table.full_name()
+    }
+
+    /// The table's qualifier: its directory's name under the root of a schema of several
+    /// tables, as `hfkit import` places them.
+    #[getter]
+    fn qualifier(&self) -> String {
+        self.parsed.table.qualifier.clone()
     }
 
     /// The main table's families, in schema order.
@@ -276,7 +314,7 @@ impl Schema {
         ids.to_data().to_pyarrow(py)
     }
 
-    /// Pickles as (TOML text, source, base dir, regions).
+    /// Pickles as (TOML text, source, base dir, target, regions).
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let s = slf.get();
@@ -294,6 +332,7 @@ impl Schema {
             s.toml.clone(),
             s.source.clone(),
             s.base_dir.clone(),
+            s.target,
             regions,
         )
             .into_pyobject(py)?;
@@ -305,9 +344,10 @@ impl Schema {
         toml: String,
         source: String,
         base_dir: Option<PathBuf>,
+        target: Option<usize>,
         regions: Option<SplitPoints>,
     ) -> PyResult<Schema> {
-        let s = Schema::new(toml, source, base_dir, None)?;
+        let s = Schema::new(toml, source, base_dir, target, None)?;
         match regions {
             Some((main, indexes)) => s.with_regions(main, Some(indexes)),
             None => Ok(s),
