@@ -160,18 +160,40 @@ fn get_prints_one_row_or_one_column() {
         .filter(|l| l.starts_with("303031303030 "))
         .map(String::from)
         .collect();
-    let o = hfkit(&["hfile", "get", out.to_str().unwrap(), "303031303030"]);
-    assert!(o.status.success());
-    assert_eq!(text(&o.stdout).lines().collect::<Vec<_>>(), want);
-    let o = hfkit(&[
-        "hfile",
-        "get",
-        out.to_str().unwrap(),
-        "303031303030",
-        "64",
-        "73636f7265",
-    ]);
-    assert_eq!(text(&o.stdout).lines().count(), 3, "{}", text(&o.stdout));
+    // The row as `hfkit get` takes it (toStringBinary text), or as hex with --hex.
+    let file = out.to_str().unwrap();
+    for args in [[file, "001000", "--quiet"], [file, "303031303030", "--hex"]] {
+        let o = hfkit(&[&["hfile", "get"][..], &args[..]].concat());
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(
+            text(&o.stdout).lines().collect::<Vec<_>>(),
+            want,
+            "{args:?}"
+        );
+    }
+    let column = |args: &[&str]| {
+        let o = hfkit(&[&["hfile", "get", file][..], args].concat());
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let score = column(&["001000", "--column", "d:score"]);
+    assert_eq!(score.lines().count(), 3, "{score}");
+    assert_eq!(
+        column(&["303031303030", "--hex", "--column", "64:73636f7265"]),
+        score
+    );
+    assert_eq!(
+        column(&["001000", "--column", "d"]).lines().count(),
+        want.len()
+    );
+    // The old form (hex positionals) is refused, saying what to write, not read as a row.
+    let o = hfkit(&["hfile", "get", file, "303031303030", "64", "73636f7265"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--hex --column 64:73636f7265"),
+        "{}",
+        text(&o.stderr)
+    );
     // Not there: an answer (exit 0, as `hfkit get`), no cell, and stderr says so.
     let o = hfkit(&["hfile", "get", out.to_str().unwrap(), "ffff"]);
     assert_eq!(o.status.code(), Some(0));
@@ -323,8 +345,9 @@ fn bloom_filters_are_written_and_consulted_by_get() {
             "get",
             out.to_str().unwrap(),
             "303031303030",
-            "64",
-            "6e616d65",
+            "--hex",
+            "--column",
+            "64:6e616d65",
         ]);
         assert!(o.status.success(), "{bloom}");
         assert_eq!(text(&o.stdout).lines().count(), 1);
@@ -334,8 +357,9 @@ fn bloom_filters_are_written_and_consulted_by_get() {
             "get",
             out.to_str().unwrap(),
             "7a7a7a7a7a7a",
-            "64",
-            "6e616d65",
+            "--hex",
+            "--column",
+            "64:6e616d65",
         ]);
         // Not there: exit 0, as `hfkit get`.
         assert_eq!(o.status.code(), Some(0));
@@ -1187,4 +1211,34 @@ fn s3_endpoint_is_offered_only_where_it_has_an_effect() {
     let o = hfkit(&["man", "--s3-endpoint", "http://127.0.0.1:9"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).starts_with("hfkit: --s3-endpoint: `hfkit man`"));
+}
+
+/// Every option and positional of every subcommand (and of `hfkit` itself) has a description
+/// in `--help`: clap's own `--help`/`--version` aside, none is listed without one.
+#[test]
+fn every_option_and_positional_has_a_description() {
+    use clap::CommandFactory;
+    fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            if a.is_hide_set() || ["help", "version"].contains(&a.get_id().as_str()) {
+                continue;
+            }
+            if a.get_help().is_none_or(|h| h.to_string().trim().is_empty()) {
+                missing.push(format!("`{path}` {}", a.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if !sub.is_hide_set() && sub.get_name() != "help" {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    walk(&hfkit::cli::Cli::command(), "hfkit", &mut missing);
+    assert!(
+        missing.is_empty(),
+        "{} without a description:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
 }

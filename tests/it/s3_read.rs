@@ -221,8 +221,8 @@ fn single_hfiles_on_s3_read_as_local_ones() {
         assert_eq!(run(&server, &["hfile", "cells", object]), cells);
         let row = cells.split(' ').next().unwrap();
         assert_eq!(
-            run(&server, &["hfile", "get", object, row]),
-            run(&server, &["hfile", "get", file, row])
+            run(&server, &["hfile", "get", object, row, "--hex"]),
+            run(&server, &["hfile", "get", file, row, "--hex"])
         );
         let info = |f: &str| {
             run(&server, &["hfile", "info", f, "--json"])

@@ -115,20 +115,30 @@ row/family:qualifier/timestamp/Type/vlen=N/seqid=N), -e is --keys-only, -w ROW i
     Write(WriteArgs),
     /// Print the cells of one row (or one column of it), asking the Bloom filter first.
     /// No cell is an answer (exit 0, as `hfkit get`): stderr says how many cells were found
-    /// and whether the Bloom filter ruled the file out.
+    /// and whether the Bloom filter ruled the file out. The row and `--column` are written as
+    /// `hfkit get` takes them (toStringBinary text), or as hex with `--hex`.
     #[command(after_help = examples!(
-        "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030",
-        "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030 64 73636f7265",
+        "hfkit hfile get /tmp/hfkit-sample.hfile 001000",
+        "hfkit hfile get /tmp/hfkit-sample.hfile 001000 --column d:score",
+        "hfkit hfile get /tmp/hfkit-sample.hfile 303031303030 --hex --column 64:73636f7265",
     ))]
     Get {
         /// The HFile (or `s3://` URL).
         file: PathBuf,
-        /// Row, as hex.
-        row_hex: String,
-        /// Family, as hex (with QUALIFIER_HEX: only that column).
-        family_hex: Option<String>,
-        /// Qualifier, as hex ('-' for the empty qualifier).
-        qualifier_hex: Option<String>,
+        /// The row: toStringBinary text (`\xNN` escapes), as `hfkit get` takes it; hex with
+        /// `--hex`.
+        row: String,
+        /// Only this family (`FAMILY`) or column (`FAMILY:QUALIFIER`; `FAMILY:` for the empty
+        /// qualifier), as `hfkit get --column`.
+        #[arg(long, value_name = "FAMILY[:QUALIFIER]")]
+        column: Option<String>,
+        /// ROW and the parts of `--column` are hex (`hfile cells`' form).
+        #[arg(long)]
+        hex: bool,
+        /// The form before `--column`: hex positionals after the row. Refused with what to
+        /// write instead, so that an old call is not read as a different row.
+        #[arg(hide = true)]
+        old_positionals: Vec<String>,
     },
 }
 
@@ -266,16 +276,23 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
         HfileCommand::Write(args) => write(args, out),
         HfileCommand::Get {
             file,
-            row_hex,
-            family_hex,
-            qualifier_hex,
-        } => get(
-            &file,
-            &row_hex,
-            family_hex.as_deref(),
-            qualifier_hex.as_deref(),
-            out,
-        ),
+            row,
+            column,
+            hex,
+            old_positionals,
+        } => {
+            if !old_positionals.is_empty() {
+                return Err(CliError::usage(format!(
+                    "hfile get: unexpected {}: the family and qualifier go in --column \
+                     FAMILY:QUALIFIER, and a row written as hex needs --hex (e.g. `hfkit hfile \
+                     get FILE {row} --hex --column {}`)",
+                    old_positionals.join(" "),
+                    old_positionals.join(":")
+                )));
+            }
+            let (row, family, qualifier) = get_coordinates(&row, column.as_deref(), hex)?;
+            get(&file, &row, family.as_deref(), qualifier.as_deref(), out)
+        }
     }
 }
 
@@ -597,25 +614,55 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     Ok(EXIT_OK)
 }
 
+/// A family, and maybe a qualifier.
+type Column = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// `hfile get`'s row and `--column` as bytes: toStringBinary text, or hex with `hex`.
+fn get_coordinates(
+    row: &str,
+    column: Option<&str>,
+    hex: bool,
+) -> Result<(Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>), CliError> {
+    let bytes = |what: &str, s: &str| {
+        if hex {
+            parse_hex(s).map_err(|e| CliError::usage(format!("{what} '{s}' (--hex): {e}")))
+        } else {
+            crate::table::to_bytes_binary(s)
+                .map_err(|e| CliError::usage(format!("{what} '{s}': {e}")))
+        }
+    };
+    let row = bytes("ROW", row)?;
+    let (family, qualifier): Column = match column {
+        None => (None, None),
+        Some(c) => {
+            let (f, q) = match c.split_once(':') {
+                Some((f, q)) => (f, Some(q)),
+                None => (c, None),
+            };
+            if f.is_empty() {
+                return Err(CliError::usage(format!(
+                    "--column '{c}': expected FAMILY or FAMILY:QUALIFIER"
+                )));
+            }
+            let q = q.map(|q| bytes("--column qualifier", q)).transpose()?;
+            (Some(bytes("--column family", f)?), q)
+        }
+    };
+    Ok((row, family, qualifier))
+}
+
 fn get(
     file: &Path,
-    row_hex: &str,
-    family_hex: Option<&str>,
-    qualifier_hex: Option<&str>,
+    row: &[u8],
+    family: Option<&[u8]>,
+    qualifier: Option<&[u8]>,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
-    let row = parse_hex(row_hex).map_err(|e| CliError::usage(format!("ROW_HEX: {e}")))?;
-    let family = family_hex
-        .map(parse_hex)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("FAMILY_HEX: {e}")))?;
-    let qualifier = qualifier_hex
-        .map(parse_hex)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("QUALIFIER_HEX: {e}")))?;
-    if qualifier.is_some() && family.is_none() {
-        return Err(CliError::usage("QUALIFIER_HEX needs FAMILY_HEX"));
-    }
+    let (row, family, qualifier) = (
+        row.to_vec(),
+        family.map(<[u8]>::to_vec),
+        qualifier.map(<[u8]>::to_vec),
+    );
     let r = open(file)?;
     let query = match (&family, &qualifier) {
         (Some(f), Some(q)) => BloomQuery::RowCol {
