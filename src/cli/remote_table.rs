@@ -170,10 +170,29 @@ fn run_remote(
     match (rebased, cmd) {
         (Some(r), Command::Attach { json, .. }) => super::table::print_attach(&r, None, *json, out),
         _ => {
-            out.write_all(&buffered)?;
+            out.write_all(&removed_after_grace(&buffered, gc_grace()))?;
             Ok(code)
         }
     }
+}
+
+/// A report's "N files removed" (compact, snapshot delete or restore) as it is on object
+/// storage: the files leave the table at once, their objects only when a commit at least the
+/// garbage grace period later collects them (formats/table.md §"Tables on object storage").
+fn removed_after_grace(report: &[u8], grace: i64) -> Vec<u8> {
+    let text = String::from_utf8_lossy(report);
+    if !text.contains(" files removed") {
+        return report.to_vec();
+    }
+    text.replace(
+        " files removed",
+        &format!(
+            " files removed from the table (their objects stay for readers of older versions \
+             and are deleted by the first commit {grace} s or more after this one: \
+             HFKIT_S3_GC_GRACE_SECONDS)"
+        ),
+    )
+    .into_bytes()
 }
 
 /// A table on object storage mirrored into a staging directory of this run's own, for a local

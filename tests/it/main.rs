@@ -42,6 +42,7 @@ mod ranged_read;
 mod read_model;
 mod read_semantics;
 mod reader_garbage;
+mod readme;
 mod s3_faults;
 mod s3_hbase_root;
 mod s3_io;

@@ -617,12 +617,11 @@ fn write(a: WriteArgs, out: &mut dyn Write) -> Result<i32, CliError> {
 /// A family, and maybe a qualifier.
 type Column = (Option<Vec<u8>>, Option<Vec<u8>>);
 
+/// A row, and `--column`'s family and qualifier.
+type Coordinates = (Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// `hfile get`'s row and `--column` as bytes: toStringBinary text, or hex with `hex`.
-fn get_coordinates(
-    row: &str,
-    column: Option<&str>,
-    hex: bool,
-) -> Result<(Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>), CliError> {
+fn get_coordinates(row: &str, column: Option<&str>, hex: bool) -> Result<Coordinates, CliError> {
     let bytes = |what: &str, s: &str| {
         if hex {
             parse_hex(s).map_err(|e| CliError::usage(format!("{what} '{s}' (--hex): {e}")))
