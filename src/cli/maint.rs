@@ -299,6 +299,12 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 print_json(out, &v)?;
             } else {
                 match r.version {
+                    None if major => writeln!(
+                        out,
+                        "nothing to compact (a store of one file that a major compaction \
+                         wrote under the family's current settings, no cell past its TTL, is \
+                         left as it is)"
+                    )?,
                     None => writeln!(out, "nothing to compact")?,
                     Some(v) => writeln!(
                         out,

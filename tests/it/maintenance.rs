@@ -1164,3 +1164,90 @@ fn cli_maintenance_commands() {
     assert_eq!(run(&["snapshot", "delete", &dir, "s1"]), 1);
     assert!(t.check().unwrap().is_ok());
 }
+
+/// A major compaction leaves a store of one file that a major compaction wrote under the
+/// family's current settings, with no cell past its TTL, as it is (HBase's policy skips a
+/// single major-compacted file within its TTL): a second `compact --major` commits nothing.
+/// A store is compacted again once its family's settings change (VERSIONS here), once a cell
+/// is past the TTL ("now" moved on), and always when its file holds tags (per-cell TTLs).
+#[test]
+fn major_compaction_leaves_a_settled_store_alone() {
+    const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seeds");
+    let dir = tmpdir();
+    let run = |args: &[&str]| {
+        let o = common::hfkit(args);
+        assert!(o.status.success(), "{args:?}: {}", common::text(&o.stderr));
+        common::text(&o.stdout)
+    };
+    // The stores compacted by `compact --major --json` (region/family), and the version.
+    let major = |table: &Path, more: &[&str]| -> (Vec<String>, serde_json::Value) {
+        let t = table.to_str().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&run(
+                &[&["compact", t, "--major", "--json"][..], more].concat()
+            ))
+            .unwrap();
+        let mut stores: Vec<String> = v["stores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}/{}",
+                    s["region"].as_str().unwrap(),
+                    s["family"].as_str().unwrap()
+                )
+            })
+            .collect();
+        stores.sort();
+        (stores, v["version"].clone())
+    };
+    let users = dir.path().join("users");
+    let u = users.to_str().unwrap();
+    run(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/users.toml"),
+        &format!("{SEEDS}/users.csv"),
+        "--table",
+        u,
+        "-q",
+    ]);
+    let (first, v) = major(&users, &[]);
+    assert_eq!((first.len(), v), (30, serde_json::json!(2)));
+    let files = data_files(&Table::open(&users).unwrap());
+    let (again, v) = major(&users, &[]);
+    assert_eq!((again.len(), v), (0, serde_json::Value::Null), "{again:?}");
+    assert_eq!(data_files(&Table::open(&users).unwrap()), files);
+    assert!(run(&["compact", u, "--major"]).contains("nothing to compact (a store of one file"));
+    // VERSIONS changed: that family's stores, and only those, are compacted again.
+    run(&["table", "alter", u, "--family", "s", "--versions", "2"]);
+    let (altered, _) = major(&users, &[]);
+    assert_eq!(altered.len(), 10, "{altered:?}");
+    assert!(altered.iter().all(|s| s.ends_with("/s")), "{altered:?}");
+    assert_eq!(major(&users, &[]).0.len(), 0);
+    // Family h keeps 3650 days: in 2049 its cells are past the TTL.
+    let (expired, _) = major(&users, &["--now-ms", "2500000000000"]);
+    assert!(
+        !expired.is_empty() && expired.iter().all(|s| s.ends_with("/h")),
+        "{expired:?}"
+    );
+    // Per-cell TTLs are tags: such a store is compacted every time.
+    let accounts = dir.path().join("accounts");
+    let a = accounts.to_str().unwrap();
+    run(&[
+        "import",
+        "--schema",
+        &format!("{SEEDS}/accounts.toml"),
+        &format!("{SEEDS}/accounts-day1.csv"),
+        "--table",
+        a,
+        "-q",
+    ]);
+    major(&accounts, &["--now-ms", "1700000000000"]);
+    let (tagged, _) = major(&accounts, &["--now-ms", "1700000000000"]);
+    assert!(
+        !tagged.is_empty() && tagged.iter().all(|s| s.ends_with("/s")),
+        "{tagged:?}"
+    );
+}

@@ -70,6 +70,13 @@ pub struct StoreFileEntry {
     pub last_row: Vec<u8>,
     pub min_ts: i64,
     pub max_ts: i64,
+    /// Set on the output of a compaction of every file of its store that left no delete
+    /// marker and no tag: the [`FamilyEntry::fingerprint`] of the family's settings it was
+    /// written under. A major compaction leaves a store of this one file alone while the
+    /// settings are the same and no cell's TTL has run out, as HBase's compaction policy
+    /// leaves a single major-compacted file (formats/table.md §"Compaction").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted_under: Option<String>,
 }
 
 /// A column family and the settings its store files are written and read with, named as
@@ -132,6 +139,18 @@ fn default_true() -> bool {
 }
 
 impl FamilyEntry {
+    /// A fingerprint of every setting of the family (MD5 of its manifest JSON, hex): equal
+    /// while nothing of the family changed, so that a file compacted under it needs no second
+    /// major compaction ([`StoreFileEntry::compacted_under`]).
+    pub fn fingerprint(&self) -> String {
+        use md5::Digest;
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        md5::Md5::digest(&json)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// A family with HBase's defaults (VERSIONS 1, BLOOMFILTER ROW, BLOCKSIZE 65536, ...).
     pub fn new(name: &str) -> FamilyEntry {
         FamilyEntry {

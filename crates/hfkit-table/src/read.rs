@@ -579,6 +579,7 @@ mod tests {
             last_row: Vec::new(),
             min_ts: 0,
             max_ts: 0,
+            compacted_under: None,
         });
         let mut calls = 0;
         let r = TableReader::open_retrying(&t, || {

@@ -379,6 +379,9 @@ impl Table {
                 last_row: row_of(&summary.last_key),
                 min_ts,
                 max_ts,
+                // Nothing a second major compaction would drop, while the settings hold.
+                compacted_under: (plan.all_files && counts.markers == 0 && !include_tags)
+                    .then(|| fam.fingerprint()),
             };
             staged = Some(Staged {
                 plan_index: pi,

@@ -4,7 +4,7 @@
 use super::CompactOptions;
 use super::CompactionPolicy;
 use crate::directory::Table;
-use crate::manifest::Manifest;
+use crate::manifest::{FamilyEntry, Manifest, StoreFileEntry};
 use crate::TableError;
 use hfkit_format::fileinfo::keys;
 
@@ -71,6 +71,20 @@ pub fn select_minor(files: &[Candidate], p: &CompactionPolicy) -> std::ops::Rang
     lo + start..lo + end
 }
 
+/// Whether a major compaction leaves a store alone: it holds one file (`files`), written by a
+/// compaction of every file of the store that left no marker and no tag, under the family's
+/// settings as they are now (`compacted_under`), and no cell of it is past the family's TTL by
+/// its time range. As HBase's `RatioBasedCompactionPolicy.shouldPerformMajorCompaction` skips
+/// a store of one major-compacted file whose oldest cell is within the TTL; the fingerprint
+/// also keeps a file written under other VERSIONS, codec or encoding from being skipped.
+fn settled(e: &StoreFileEntry, fam: &FamilyEntry, now_ms: i64, files: usize) -> bool {
+    let within_ttl = fam.ttl_seconds.is_none_or(|ttl| {
+        let ttl_ms = i64::try_from(ttl.saturating_mul(1000)).unwrap_or(i64::MAX);
+        e.min_ts >= now_ms.saturating_sub(ttl_ms)
+    });
+    files == 1 && within_ttl && e.compacted_under.as_deref() == Some(&fam.fingerprint())
+}
+
 /// A store chosen for compaction.
 pub(super) struct Plan {
     pub(super) region: String,
@@ -104,23 +118,26 @@ impl Table {
                 if idx.is_empty() {
                     continue;
                 }
-                let chosen: Vec<usize> = if opts.major || opts.all_files {
-                    idx.clone()
-                } else {
-                    let mut cands = Vec::with_capacity(idx.len());
-                    for &i in &idx {
-                        let e = &m.files[i];
-                        let r = self.open_store_file(e)?;
-                        cands.push(Candidate {
-                            size: e.size,
-                            exclude_from_minor: r
-                                .file_info()
-                                .get_bool(keys::EXCLUDE_FROM_MINOR_COMPACTION)
-                                .unwrap_or(false),
-                        });
-                    }
-                    idx[select_minor(&cands, &opts.policy)].to_vec()
-                };
+                let chosen: Vec<usize> =
+                    if opts.major && settled(&m.files[idx[0]], fam, opts.now_ms, idx.len()) {
+                        Vec::new()
+                    } else if opts.major || opts.all_files {
+                        idx.clone()
+                    } else {
+                        let mut cands = Vec::with_capacity(idx.len());
+                        for &i in &idx {
+                            let e = &m.files[i];
+                            let r = self.open_store_file(e)?;
+                            cands.push(Candidate {
+                                size: e.size,
+                                exclude_from_minor: r
+                                    .file_info()
+                                    .get_bool(keys::EXCLUDE_FROM_MINOR_COMPACTION)
+                                    .unwrap_or(false),
+                            });
+                        }
+                        idx[select_minor(&cands, &opts.policy)].to_vec()
+                    };
                 if chosen.is_empty() {
                     continue;
                 }

@@ -476,6 +476,7 @@ impl Table {
                     last_row,
                     min_ts,
                     max_ts,
+                    compacted_under: None,
                 });
             }
             crate::progress::done(1);
