@@ -1,7 +1,8 @@
 """hfkit.spark.bulk_load_files against `hfkit import`, on TPC-H lineitem (benches/lineitem.toml).
 
     python benches/spark_bulk_load_files.py INPUT WORKDIR [-n RUNS] [--master local[2]]
-        [--split-mb 64] [--hfkit BIN] [--s3 ENDPOINT] [--dataframe] [--merge always]
+        [--split-mb 64] [--hfkit BIN] [--s3 ENDPOINT] [--dataframe [--route hfkit]]
+        [--merge always]
 
 INPUT is lineitem as CSV or Parquet (`tpchgen-cli csv|parquet -s 1 --tables=lineitem`). Runs
 `hfkit import --threads 2` and `bulk_load_files` in Spark (`local[2]` by default) alternately,
@@ -9,7 +10,8 @@ RUNS times each, each run a whole process: wall time and the CPU time of every p
 made (the driver's JVM and Python, Spark's Python workers), and the ratios pair by pair. With --s3 the
 input is uploaded to a moto server on loopback and both write to `s3://` (the server's CPU is
 not counted). With --dataframe, `bulk_load(spark.read.csv(...))` (the DataFrame path) is timed
-once beside them. Checks that both wrote the same number of cells. Needs release builds:
+once beside them (with --route hfkit, `route="hfkit"`: no shuffle, rows routed by hfkit).
+Checks that both wrote the same number of cells. Needs release builds:
 `cargo build --release` and the wheel `maturin build --release` installed. CPU is the
 machine's CPU time during each run (every process, however Spark reaps its workers): run it
 on an otherwise idle machine.
@@ -70,7 +72,7 @@ def job(argv):
 
 
 def dataframe_job(argv):
-    inp, out, master = argv[:3]
+    inp, out, master, route = argv[:4]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     from hfkit.spark import bulk_load
@@ -80,7 +82,7 @@ def dataframe_job(argv):
     spark.sparkContext.setLogLevel("ERROR")
     df = (spark.read.parquet(inp) if inp.endswith(".parquet")
           else spark.read.csv(inp, header=True, escape='"'))
-    s = bulk_load(df, SCHEMA, out=out, import_time=IMPORT_TIME, memory=512 << 20)
+    s = bulk_load(df, SCHEMA, out=out, import_time=IMPORT_TIME, memory=512 << 20, route=route)
     spark.stop()
     print(json.dumps(s))
 
@@ -158,6 +160,7 @@ def main():
     ap.add_argument("--hfkit", default=str(ROOT / "target" / "release" / "hfkit"))
     ap.add_argument("--s3", help="a moto endpoint (http://127.0.0.1:PORT) with bucket hfkit-bench")
     ap.add_argument("--dataframe", action="store_true")
+    ap.add_argument("--route", default="spark", choices=["spark", "hfkit"])
     ap.add_argument("--merge", default="auto", help="bulk_load_files' merge= (auto, always)")
     ap.add_argument("--warm", action="store_true",
                     help="Spark up in this process for the whole bench (see the module doc)")
@@ -238,10 +241,10 @@ def main():
     if a.dataframe:
         o = out("df", 0)
         wall, cpu, stdout = cpu_of([sys.executable, __file__, "--dataframe-job", inp, o,
-                                    a.master], extra_env)
+                                    a.master, a.route], extra_env)
         s = json.loads(stdout.strip().splitlines()[-1])
         assert s["cells"] == n, (s["cells"], n)
-        print(f"bulk_load(DataFrame) wall {wall:.1f}s, CPU {cpu:.1f}s")
+        print(f"bulk_load(DataFrame, route={a.route}) wall {wall:.1f}s, CPU {cpu:.1f}s")
         cleanup(o)
 
 

@@ -303,7 +303,8 @@ def _check_files_per_store(results, limit, name=str,
 def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=None,
               rows_per_task=None, staging=None, on_written=None,
               max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
-              sample_rows=DEFAULT_SAMPLE_ROWS, seed=0, s3_endpoint=None):
+              sample_rows=DEFAULT_SAMPLE_ROWS, seed=0, s3_endpoint=None, route="spark",
+              **routed):
     """Writes the rows of the Spark DataFrame ``df`` through ``schema``'s mapping (a ``Schema``
     or a path to its TOML) as HFiles and publishes them: attached to the table directory
     ``table`` (created from the schema if absent), or assembled as one bulk-load directory
@@ -326,10 +327,28 @@ def bulk_load(df, schema, out=None, table=None, memory=256 << 20, import_time=No
     AWS environment, ``AWS_ENDPOINT_URL``, as the CLI). ``out``, ``table`` and ``staging`` may
     be ``s3://`` URLs.
 
+    ``route``: ``spark`` (Spark shuffles the rows to a task per region, as above) or ``hfkit``:
+    no shuffle; each partition's Arrow batches are imported by hfkit in its task, routed to
+    every region's run files, and the regions merged by file as ``bulk_load_files`` does
+    (``formats/python.md`` §"The DataFrame path"; ``rows_per_task``, ``on_written`` and
+    ``seed`` are the shuffle's; ``routed`` takes ``bulk_load_files``' ``merge``,
+    ``max_file_size``, ``on_task`` and ``progress``).
+
     Returns a dict: files, cells, bytes, tasks, attached ({table: manifest version}),
     hfkit_seconds (task time spent in write_region, less the time it waited for rows from
-    Spark) and seconds (the whole job).
+    Spark) and seconds (the whole job); with ``route="hfkit"``, ``bulk_load_files``' counts.
     """
+    if route == "hfkit":
+        if rows_per_task or on_written is not None or seed:
+            raise ValueError("rows_per_task, on_written and seed are route='spark''s")
+        from .spark_files import bulk_load_routed
+        return bulk_load_routed(df, schema, out=out, table=table, memory=memory,
+                                import_time=import_time, staging=staging,
+                                max_files_per_region_family=max_files_per_region_family,
+                                sample_rows=sample_rows, s3_endpoint=s3_endpoint, **routed)
+    if route != "spark" or routed:
+        raise ValueError(f"route={route!r} ({sorted(routed)}): 'spark', or 'hfkit' with "
+                         "merge=, max_file_size=, on_task=, progress=")
     started = time.monotonic()
     out, table, schema, import_time = _begin(out, table, schema, import_time, s3_endpoint)
     job = uuid.uuid4().hex

@@ -34,12 +34,12 @@ import time
 import uuid
 from pathlib import Path
 
-from . import (Schema, configure_storage, copy_object, create_tables, import_split,
-               input_splits, keys_disjoint, merge_region)
+from . import (Schema, configure_storage, copy_object, create_tables, import_batches,
+               import_split, input_splits, keys_disjoint, merge_region)
 from .spark import (DEFAULT_SAMPLE_ROWS, MAX_FILES_PER_REGION_FAMILY, _absolute, _begin,
                     _check_files_per_store, _is_remote, _join, _open_staging, _publish,
-                    _refuse_filled, _regions_of, _remove_staging, _sweep, _table_exists,
-                    _task_in, _write_driver_file)
+                    _refuse_filled, _regions_of, _remove_staging, _sampled_regions, _sweep,
+                    _table_exists, _task_in, _write_driver_file)
 
 STAGING_PREFIX = "hfkit-files-"
 
@@ -95,6 +95,102 @@ def _stage2(schema, staging, tag, import_time, max_file_size, exclude, s3_endpoi
             yield {"table": table, "region": region, "dir": out, "files": files,
                    "seconds": seconds, "cpu_seconds": cpu, "runs": len(runs)}
     return run
+
+
+def _stage1_batches(schema, staging, memory, import_time, s3_endpoint, on_task, run_files):
+    """Stage 1 of the DataFrame path: a partition's Arrow batches imported by
+    ``import_batches`` into the task attempt's directory; one row of JSON out (the keys as hex)."""
+    def run(batches):
+        import json
+        import pyarrow as pa
+        from pyspark import TaskContext
+        if s3_endpoint is not None:
+            configure_storage(s3_endpoint)
+        ctx = TaskContext.get()
+        index = ctx.partitionId()
+        out = _join(staging, "s1", f"{index}-{ctx.taskAttemptId()}")
+        started, cpu = time.monotonic(), time.process_time()
+        with _task_in(staging):
+            r = import_batches(schema, batches, out, memory=memory, import_time=import_time,
+                               run_files=run_files, name=f"partition {index}")
+            if on_task is not None:
+                on_task(1, index)
+        r.update(seconds=time.monotonic() - started, cpu_seconds=time.process_time() - cpu,
+                 split=index, dir=out, bytes=r["input_bytes"])
+        for f in r["files"]:
+            f["first_key"], f["last_key"] = f["first_key"].hex(), f["last_key"].hex()
+        yield pa.RecordBatch.from_pydict({"result": [json.dumps(r)]})
+    return run
+
+
+def bulk_load_routed(df, schema, out=None, table=None, memory=256 << 20, import_time=None,
+                     staging=None, max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
+                     max_file_size=None, exclude_from_minor_compaction=False,
+                     sample_rows=DEFAULT_SAMPLE_ROWS, s3_endpoint=None, on_task=None,
+                     progress=False, merge="auto"):
+    """``bulk_load(df, ..., route="hfkit")``: the DataFrame's rows routed to their regions by
+    hfkit in each task, not shuffled by Spark (``formats/python.md`` §"The DataFrame path").
+    Stage 1, a task per partition of ``df``: its Arrow batches imported as a split of
+    ``bulk_load_files`` is (every region's cells, a file per region and family, into the
+    staging); then stage 2 and the publication of ``bulk_load_files``. Of two cells with the
+    same coordinates the last in ``df``'s order (partition, then row) is kept. Returns the
+    counts of ``bulk_load_files`` (``splits``: the partitions)."""
+    if merge not in ("auto", "always"):
+        raise ValueError(f"merge={merge!r}: 'auto' or 'always'")
+    started = time.monotonic()
+    out, table, schema, import_time = _begin(out, table, schema, import_time, s3_endpoint)
+    job = uuid.uuid4().hex
+    if table is not None:
+        parent, name = table.rstrip("/").rsplit("/", 1)
+        if staging is None:
+            _sweep(parent, f".{STAGING_PREFIX}")
+            staging = _join(parent, f".{STAGING_PREFIX}{name}-{job}")
+    else:
+        _refuse_filled(out, lambda parts: not any(q.startswith("_") for q in parts))
+        if staging is None:
+            _sweep(out, f"_{STAGING_PREFIX}")
+            staging = _join(out, f"_{STAGING_PREFIX}{job}")
+    staging = _absolute(staging)
+    sc = df.sparkSession.sparkContext
+
+    def say(line):
+        if progress:
+            import sys
+            print(f"hfkit: {line}", file=sys.stderr, flush=True)
+
+    try:
+        _write_driver_file(staging)
+        _open_staging(staging)
+        load = _Load(sc, job, staging, None, say, memory=memory, import_time=import_time,
+                     max_file_size=max_file_size, exclude=exclude_from_minor_compaction,
+                     s3_endpoint=s3_endpoint, on_task=on_task, merge=merge,
+                     limit=max_files_per_region_family)
+        schema, exists = load.regions(schema, table,
+                                      lambda s: _sampled_regions(df, s, sample_rows))
+        parts = df.rdd.getNumPartitions()
+        sc.setJobGroup(f"hfkit-{job}",
+                       f"hfkit bulk load of {schema.name}: stage 1, {parts} partitions")
+        say(f"{schema.name}: stage 1: {parts} partitions")
+        t1 = time.monotonic()
+        import json
+        rows = df.mapInArrow(_stage1_batches(schema, staging, memory, import_time, s3_endpoint,
+                                             on_task, merge == "always"),
+                             "result string").collect()
+        stage1 = [json.loads(r["result"]) for r in rows]
+        for r in stage1:
+            for f in r["files"]:
+                f["first_key"] = bytes.fromhex(f["first_key"])
+                f["last_key"] = bytes.fromhex(f["last_key"])
+        schema, dirs, summary, exists = load.finish(schema, exists, "", stage1,
+                                                    time.monotonic() - t1)
+        if table is not None and not exists:
+            create_tables(schema, table)
+        summary["attached"] = _publish(table, out, dirs, max_files_per_region_family)
+        summary["seconds"] = time.monotonic() - started
+        return summary
+    finally:
+        sc.setJobGroup("", "")
+        _remove_staging(staging)
 
 
 def _as_they_are(files, limit):
@@ -244,20 +340,26 @@ class _Load:
         self.sc, self.job, self.staging, self.splits, self.say = sc, job, staging, splits, say
         self.__dict__.update(settings)
 
+    def regions(self, schema, table, sample):
+        """``schema`` over the regions the load writes: the existing table's (at ``table``),
+        or sampled (``sample(schema)``) for ``[splits] sample = N``, or the schema's own.
+        Returns it, and whether the table exists."""
+        exists = table is not None and _table_exists(table)
+        if exists:
+            schema = _regions_of(schema, table)
+        elif schema.samples_splits:
+            schema = sample(schema)
+        return schema, exists
+
     def stage(self, schema, table, tag):
         """Stages 1 and 2 of the table of ``schema`` (placed at ``table``, or in a bulk-load
         directory): its files written into the staging, nothing published. ``tag`` keeps the
         tasks' directories of the tables of one schema apart. Returns (the schema over the
         regions written, the directories to publish, the counts, whether the table exists)."""
         sc, job, staging, splits, say = self.sc, self.job, self.staging, self.splits, self.say
-        exists = table is not None and _table_exists(table)
-        if exists:
-            schema = _regions_of(schema, table)
-        elif schema.samples_splits:
-            schema = schema.with_sampled_regions([s["path"] for s in splits],
-                                                 sample_rows=self.sample_rows,
-                                                 format=self.format, csv=self.csv)
-        names = [schema.name] + list(schema.index_tables)
+        schema, exists = self.regions(schema, table, lambda s: s.with_sampled_regions(
+            [x["path"] for x in splits], sample_rows=self.sample_rows, format=self.format,
+            csv=self.csv))
         # Stage 1.
         sc.setJobGroup(f"hfkit-{job}",
                        f"hfkit bulk load of {schema.name}: stage 1, {len(splits)} splits")
@@ -269,7 +371,16 @@ class _Load:
                                          self.memory, self.import_time, self.s3_endpoint,
                                          self.on_task, self.merge == "always"))
                   .collect())
-        t1 = time.monotonic() - t1
+        for r in stage1:
+            r["bytes"] = splits[r["split"]]["bytes"]
+        return self.finish(schema, exists, tag, stage1, time.monotonic() - t1)
+
+    def finish(self, schema, exists, tag, stage1, t1):
+        """Stage 2 after ``stage1`` (one result per stage-1 task, ``split`` its position in
+        the input's order): the regions to merge merged, the others taken as they are. Returns
+        what ``stage`` returns."""
+        sc, job, staging, say = self.sc, self.job, self.staging, self.say
+        names = [schema.name] + list(schema.index_tables)
         groups = {}
         for r in sorted(stage1, key=lambda r: r["split"]):
             for f in r["files"]:
@@ -311,9 +422,8 @@ class _Load:
             "bytes": sum(f["bytes"] for f in files),
             "regions": len(groups),
             "regions_merged": len(tasks),
-            "splits": len(splits),
-            "stage1_tasks": [(r["split"], splits[r["split"]]["bytes"], r["seconds"])
-                             for r in stage1],
+            "splits": len(stage1),
+            "stage1_tasks": [(r["split"], r["bytes"], r["seconds"]) for r in stage1],
             "stage2_tasks": [(r["table"], r["region"], r["runs"], r["seconds"])
                              for r in stage2],
             "tasks_cpu_seconds": sum(r["cpu_seconds"] for r in stage1 + stage2),

@@ -195,13 +195,83 @@ pub fn import_split<'py>(
     import_time: Option<i64>,
     run_files: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let regions = schema.import_regions()?.clone();
     let (path, range) = split_range(split)?;
     let fmt = input_format(format.as_deref(), std::slice::from_ref(&path), csv)?;
-    let (remote, staged, local_out) = local_output(&out_dir)?;
-    let mut opts = ImportOptions::new(vec![path], fmt, local_out.clone());
-    opts.regions = Some(regions);
+    let output = local_output(&out_dir)?;
+    let mut opts = ImportOptions::new(vec![path], fmt, output.2.clone());
     opts.input_range = range;
+    stage_one(
+        py,
+        schema,
+        opts,
+        output,
+        memory,
+        import_time,
+        run_files,
+        None,
+    )
+}
+
+/// Stage 1 of a bulk load of a DataFrame routed by hfkit (`formats/python.md` §"The DataFrame
+/// path"): the rows of `batches` (an iterable of `pyarrow.RecordBatch`, one Spark partition's,
+/// in order) imported as [`import_split`] imports a split: every region's cells, a file per
+/// region and family, into `out_dir`. `name` names the input in errors (a bad record is
+/// "NAME: row group B, row R", B the batch's number). Returns what `import_split` returns.
+#[pyfunction]
+#[pyo3(signature = (schema, batches, out_dir, memory = 256 << 20, import_time = None,
+                    run_files = false, name = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn import_batches<'py>(
+    py: Python<'py>,
+    schema: &Schema,
+    batches: &Bound<'py, PyAny>,
+    out_dir: PathBuf,
+    memory: usize,
+    import_time: Option<i64>,
+    run_files: bool,
+    name: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let Some((input, raised)) =
+        crate::region::batch_input(batches, name.unwrap_or_else(|| "partition".into()))?
+    else {
+        let out = PyDict::new(py);
+        out.set_item("rows_read", 0)?;
+        out.set_item("rows_rejected", 0)?;
+        out.set_item("input_bytes", 0)?;
+        out.set_item("files", Vec::<Bound<'py, PyDict>>::new())?;
+        return Ok(out);
+    };
+    let output = local_output(&out_dir)?;
+    let mut opts = ImportOptions::new(Vec::new(), InputFormat::Parquet, output.2.clone());
+    opts.record_batches = Some(input);
+    stage_one(
+        py,
+        schema,
+        opts,
+        output,
+        memory,
+        import_time,
+        run_files,
+        Some(raised),
+    )
+}
+
+/// The import of one stage-1 task (`opts`: its input set), over the schema's regions, on one
+/// thread, into `output` (from [`local_output`], uploaded at the end for `s3://`): the dict
+/// [`import_split`] returns. `raised`: a Python error the input raised, raised again as itself.
+#[allow(clippy::too_many_arguments)]
+fn stage_one<'py>(
+    py: Python<'py>,
+    schema: &Schema,
+    mut opts: ImportOptions,
+    output: LocalOutput,
+    memory: usize,
+    import_time: Option<i64>,
+    run_files: bool,
+    raised: Option<crate::region::Raised>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (remote, staged, local_out) = output;
+    opts.regions = Some(schema.import_regions()?.clone());
     opts.run_files = run_files;
     opts.memory_budget = memory;
     opts.import_time = import_time.unwrap_or_else(hfkit_format::cell::now_ms);
@@ -212,7 +282,12 @@ pub fn import_split<'py>(
             .build()
             .map_err(|e| HfkitError::new_err(format!("threads: {e}")))?;
         pool.install(|| run_import(&parsed.table, &parsed.mapping, opts))
-            .map_err(import_error)
+            .map_err(
+                |e| match raised.as_ref().and_then(|r| r.lock().ok()?.take()) {
+                    Some(original) => original,
+                    None => import_error(e),
+                },
+            )
     })?;
     let mut files: Vec<(usize, &OutputFile)> = report.output_files.iter().map(|f| (0, f)).collect();
     for (i, ix) in report.indexes.iter().enumerate() {
@@ -322,15 +397,17 @@ pub fn merge_region<'py>(
     Ok(dicts)
 }
 
-/// Where a step writes: `out_dir` itself, or for an `s3://` one a local scratch directory
-/// (uploaded by [`upload`]).
-fn local_output(
-    out_dir: &Path,
-) -> PyResult<(
+/// Where a step writes ([`local_output`]): the `s3://` location (if any), the scratch directory
+/// standing in for it, and the local directory written.
+type LocalOutput = (
     Option<hfkit_storage::Location>,
     Option<hfkit_table::staging::OwnedDir>,
     PathBuf,
-)> {
+);
+
+/// Where a step writes: `out_dir` itself, or for an `s3://` one a local scratch directory
+/// (uploaded by [`upload`]).
+fn local_output(out_dir: &Path) -> PyResult<LocalOutput> {
     let remote = storage::remote(out_dir)?;
     let staged = match &remote {
         Some(_) => Some(storage::scratch()?),

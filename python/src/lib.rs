@@ -34,6 +34,7 @@ fn _hfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(region::write_region, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::input_splits, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::import_split, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::import_batches, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::merge_region, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::keys_disjoint, m)?)?;
     m.add_function(wrap_pyfunction!(tables::attach, m)?)?;

@@ -24,7 +24,7 @@ use hfkit_pipeline::output::OutputFile;
 use hfkit_pipeline::remote_output::{check_empty, publish, PART_SIZE};
 
 /// A Python error raised while the pipeline pulled a batch, kept to be raised again as itself.
-type Raised = Arc<Mutex<Option<PyErr>>>;
+pub(crate) type Raised = Arc<Mutex<Option<PyErr>>>;
 
 /// The batches after `first` from `iter`, as the pipeline pulls them.
 fn next_batches(first: RecordBatch, iter: Py<PyIterator>, raised: Raised) -> NextBatch {
@@ -45,6 +45,38 @@ fn next_batches(first: RecordBatch, iter: Py<PyIterator>, raised: Raised) -> Nex
             }))
         })
     })
+}
+
+/// `batches` (an iterable of `pyarrow.RecordBatch`, all with the same columns) as an import's
+/// input named `name`, pulled from Python as the pipeline reads, and where an error Python
+/// raised meanwhile is kept; `None` when no batch has a row.
+pub(crate) fn batch_input(
+    batches: &Bound<'_, PyAny>,
+    name: String,
+) -> PyResult<Option<(RecordBatchInput, Raised)>> {
+    let mut iter = batches.try_iter()?;
+    let first = loop {
+        match iter.next() {
+            None => return Ok(None),
+            Some(item) => {
+                let b = RecordBatch::from_pyarrow_bound(&item?)?;
+                if b.num_rows() > 0 {
+                    break b;
+                }
+            }
+        }
+    };
+    let columns = first
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let raised: Raised = Arc::default();
+    let next = next_batches(first, iter.unbind(), raised.clone());
+    let input = RecordBatchInput::new(PathBuf::from(name), columns, next)
+        .map_err(|e| import_error(e.into()))?;
+    Ok(Some((input, raised)))
 }
 
 /// Writes the HFiles of region `region` of the schema's table (and the index tables' cells of its
@@ -79,28 +111,10 @@ pub fn write_region<'py>(
             regions.main.len()
         )));
     }
-    let mut iter = batches.try_iter()?;
-    let first = loop {
-        match iter.next() {
-            None => return Ok(Vec::new()),
-            Some(item) => {
-                let b = RecordBatch::from_pyarrow_bound(&item?)?;
-                if b.num_rows() > 0 {
-                    break b;
-                }
-            }
-        }
+    let name = name.unwrap_or_else(|| format!("region {region}"));
+    let Some((input, raised)) = batch_input(batches, name)? else {
+        return Ok(Vec::new());
     };
-    let columns = first
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
-    let raised: Raised = Arc::default();
-    let next = next_batches(first, iter.unbind(), raised.clone());
-    let name = PathBuf::from(name.unwrap_or_else(|| format!("region {region}")));
-    let input = RecordBatchInput::new(name, columns, next).map_err(|e| import_error(e.into()))?;
     // An `s3://` output: written into a scratch directory, uploaded once all is written.
     let remote = storage::remote(&out_dir)?;
     let staged = match &remote {

@@ -311,3 +311,59 @@ def test_bulk_load_into_a_table_on_object_storage(spark, s3, tmp_path):
     assert set(summary["attached"]) == {table, f"{table}/indexes/users_by_email"}
     # Nothing of the load is left beside the table.
     assert [o for o, _ in list_objects(s3.url("spark")) if "bulkload" in o] == []
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_route_hfkit_gives_the_cells_of_one_import_without_a_shuffle(spark, design, tmp_path):
+    """``route="hfkit"``: each partition routed by hfkit into every region's run files, the
+    regions merged by file. The cells of one import, to out= and into a new then an existing
+    table, with a task of each stage failing once after writing."""
+    for mode in ("--out", "--table"):
+        r = cli_import(design, mode, str(tmp_path / f"cli{mode}"))
+        assert r.returncode == 0, r.stderr
+    df = read(spark, design).repartition(3)  # no two rows of one coordinates: any order
+    s = bulk_load(df, SEEDS / f"{design}.toml", out=str(tmp_path / "out"),
+                  import_time=IMPORT_TIME, route="hfkit")
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli--out"])
+    assert s["splits"] == 3 and s["cells"] == sum(bulk_cells([tmp_path / "out"]).values())
+    flags = tmp_path / "flags"
+    flags.mkdir()
+
+    def fail_each_stage_once(stage, key):
+        if first_time(flags / f"stage{stage}"):
+            raise RuntimeError(f"injected failure in stage {stage} after writing")
+
+    t = bulk_load(df, SEEDS / f"{design}.toml", table=str(tmp_path / "t"),
+                  import_time=IMPORT_TIME, route="hfkit", merge="always",
+                  on_task=fail_each_stage_once)
+    assert sorted(p.name for p in flags.iterdir()) == ["stage1", "stage2"]
+    assert table_cells(tmp_path / "t") == table_cells(tmp_path / "cli--table")
+    assert set(t["attached"].values()) == {1}
+    again = bulk_load(df, SEEDS / f"{design}.toml", table=str(tmp_path / "t"),
+                      import_time=IMPORT_TIME, route="hfkit")
+    assert set(again["attached"].values()) == {2}
+    assert sorted(p.name for p in tmp_path.iterdir() if "hfkit-files" in p.name) == []
+
+
+def test_route_hfkit_keeps_the_last_row_in_the_dataframes_order(spark, tmp_path):
+    schema = tmp_path / "dups.toml"
+    schema.write_text(DUPLICATES_SCHEMA)
+    data = tmp_path / "dups.csv"
+    duplicates_input(data)
+    r = __import__("subprocess").run(
+        [__import__("conftest").hfkit_bin(), "import", "--schema", str(schema), str(data),
+         "--out", str(tmp_path / "cli"), "--timestamp", str(IMPORT_TIME), "--quiet"],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # Partitions of about 1 KiB of the file, in the file's order: each id recurs in several.
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
+    try:
+        df = spark.read.csv(str(data), header=True)
+        assert df.rdd.getNumPartitions() > 4
+        bulk_load(df, schema, out=str(tmp_path / "out"), import_time=IMPORT_TIME,
+                  route="hfkit")
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert bulk_cells([tmp_path / "out"]) == bulk_cells([tmp_path / "cli"])
+    with pytest.raises(ValueError, match="route='spark'"):
+        bulk_load(df, schema, out=str(tmp_path / "x"), route="hfkit", rows_per_task=10)
