@@ -11,7 +11,7 @@ use serde_json::json;
 use super::hfile::{bloom_arg, compression_arg, encoding_arg};
 use super::{CliError, EXIT_OK};
 use crate::format::cell::now_ms;
-use crate::pipeline::cell_export::{export_cells, ExportFormat};
+use crate::pipeline::cell_export::{export_cells_as, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
 use crate::table::export::ExportReport;
@@ -101,6 +101,11 @@ pub enum MaintCommand {
         /// (default: all cores). The file is the same for any number.
         #[arg(long, requires = "format")]
         threads: Option<usize>,
+        /// With --format csv (cells): every value as stored (toStringBinary text), also those
+        /// of the columns the table's schema typed, which are otherwise shown as their type
+        /// shows them (`377`, not `\x00...\x01y`), as get and scan show them.
+        #[arg(long, requires = "format", conflicts_with = "rows")]
+        raw_values: bool,
         /// Machine-readable report: what was written, where, from which manifest version.
         #[arg(long)]
         json: bool,
@@ -404,6 +409,7 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             schema,
             now_ms: now,
             threads,
+            raw_values,
             json,
         } => {
             let t = open(&table)?;
@@ -434,7 +440,8 @@ pub fn run(cmd: MaintCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                     if format == ExportFormat::Parquet {
                         crate::pipeline::sys::keep_freed_memory();
                     }
-                    export_cells(&t, snap, format, &file, now, &Default::default(), threads)
+                    let scope = Default::default();
+                    export_cells_as(&t, snap, format, &file, now, &scope, threads, raw_values)
                         .map_err(|e| CliError::failure(format!("{}: {e}", table.display())))?
                 }
                 _ => {

@@ -42,7 +42,6 @@ mod remote_out;
 mod remote_root;
 mod remote_table;
 mod table;
-mod typed;
 
 use std::io::{self, Write};
 

@@ -1,7 +1,7 @@
 //! Values as the table's schema typed them (issue 42 item 2; formats/table.md §"Typed
 //! values"): a table created from a schema keeps its typed columns, and `get` and `scan` show
 //! every value type of formats/schema.md decoded (text, TSV, JSON with numbers and booleans),
-//! the cells format and `--raw-values` as stored.
+//! and so does a CSV cell export; the cells format and `--raw-values` as stored.
 
 use crate::common::{self, hfkit, text};
 
@@ -129,6 +129,52 @@ fn get_and_scan_show_values_as_the_schema_typed_them() {
             .lines()
             .any(|l| l.contains(" 6c ") || l.contains("ffffffffffffffd6")),
         "{cells}"
+    );
+    // A CSV cell export: the value field decoded, or with --raw-values as stored (read back
+    // with the csv crate, as a script would); Parquet's value column is the stored bytes.
+    for raw in [false, true] {
+        let csv = tmp.path().join(format!("cells-{raw}.csv"));
+        let mut args = vec![
+            "export",
+            ts,
+            "--format",
+            "csv",
+            "--to",
+            csv.to_str().unwrap(),
+        ];
+        if raw {
+            args.push("--raw-values");
+        }
+        run(&args);
+        let mut r = csv::Reader::from_path(&csv).unwrap();
+        let records: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(records.len(), COLUMNS.len());
+        for (q, _, input, stored) in COLUMNS {
+            let rec = records.iter().find(|r| &r[2] == *q).unwrap();
+            assert_eq!(
+                &rec[5],
+                if raw { *stored } else { *input },
+                "export raw={raw} {q}"
+            );
+        }
+    }
+    // With --rows the values are the schema's fields already: --raw-values is refused.
+    let rows = tmp.path().join("rows.csv");
+    let mut args = vec![
+        "export",
+        ts,
+        "--format",
+        "csv",
+        "--to",
+        rows.to_str().unwrap(),
+    ];
+    args.extend(["--rows", "--schema", s.to_str().unwrap()]);
+    run(&args);
+    args.push("--raw-values");
+    assert_eq!(
+        hfkit(&args).status.code(),
+        Some(2),
+        "--raw-values is the cell export's"
     );
     // The table says which columns are typed.
     let d = run(&["table", "describe", ts]);

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! csv      header, then row,family,qualifier,timestamp,type,value — bytes as
-//!          Bytes.toStringBinary text (printable ASCII as is, others \xNN)
+//!          Bytes.toStringBinary text (printable ASCII as is, others \xNN); a typed
+//!          column's value as its type shows it (`crate::typed`), unless raw values are asked
 //! parquet  row, family, qualifier, value: binary; timestamp: int64; type: utf8;
 //!          row groups of 65,536 cells or 8 MiB of cells, ended at row ends, Snappy
 //! ```
@@ -30,6 +31,7 @@ use crate::export::{
     encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, ExportError,
     RecordPart, RecordSink, CSV_PART_BYTES, CSV_PART_CAPACITY,
 };
+use crate::typed::ColumnTypes;
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::CellRef;
 use hfkit_read::{ReadOptions, RowRef};
@@ -64,6 +66,24 @@ pub fn export_cells(
     scope: &ExportScope,
     threads: usize,
 ) -> Result<ExportReport, ExportError> {
+    export_cells_as(table, snapshot, format, dest, now_ms, scope, threads, false)
+}
+
+/// [`export_cells`], with the values of the table's typed columns in CSV as their type shows
+/// them (formats/table.md §"Typed values"), or with `raw_values` every value as stored
+/// (`Bytes.toStringBinary` text). Parquet's `value` column holds the stored bytes either way.
+#[allow(clippy::too_many_arguments)]
+pub fn export_cells_as(
+    table: &Table,
+    snapshot: Option<&str>,
+    format: ExportFormat,
+    dest: &Path,
+    now_ms: i64,
+    scope: &ExportScope,
+    threads: usize,
+    raw_values: bool,
+) -> Result<ExportReport, ExportError> {
+    let types = Arc::new(ColumnTypes::of(&table.manifest()?, raw_values));
     let opts = ReadOptions {
         max_versions: u32::MAX,
         now_ms,
@@ -80,7 +100,7 @@ pub fn export_cells(
             ExportFormat::Parquet => PARQUET_PARTS_AHEAD,
         },
         |file| RecordSink::with_schema(cell_schema(), cell_properties(), format, file, dest),
-        |sink| Ok(CellParts::new(sink)),
+        |sink| Ok(CellParts::new(sink, types.clone())),
     )?;
     Ok(ExportReport {
         path: dest.to_path_buf(),
@@ -100,6 +120,8 @@ struct CellParts {
     cells: u64,
     /// The row's CSV field (made once per row, kept from row to row).
     row_field: String,
+    /// The typed columns, whose CSV values are shown decoded.
+    types: Arc<ColumnTypes>,
 }
 
 enum CellsOut {
@@ -113,7 +135,7 @@ enum CellsOut {
 }
 
 impl CellParts {
-    fn new(sink: &RecordSink) -> CellParts {
+    fn new(sink: &RecordSink, types: Arc<ColumnTypes>) -> CellParts {
         let out = match sink.row_group_writers() {
             None => CellsOut::Csv(String::with_capacity(CSV_PART_CAPACITY)),
             Some((factory, schema)) => CellsOut::Parquet {
@@ -127,6 +149,7 @@ impl CellParts {
             out,
             cells: 0,
             row_field: String::new(),
+            types,
         }
     }
 
@@ -173,7 +196,7 @@ impl PartEncoder for CellParts {
                 row_field.clear();
                 push_csv_field(row_field, row.row());
                 for c in row.cells() {
-                    push_cell_line(lines, row_field, &c);
+                    push_cell_line(lines, row_field, &c, &self.types);
                     self.cells += 1;
                 }
                 lines.len() >= CSV_PART_BYTES
@@ -209,7 +232,7 @@ impl PartEncoder for CellParts {
 /// bytes the `csv` crate's writer writes for the record (the header's too), made here without
 /// its per-byte quoting test, which the text makes needless but for `,` and `"` (tested
 /// against the crate).
-fn push_cell_line(line: &mut String, row_field: &str, cell: &CellRef<'_>) {
+fn push_cell_line(line: &mut String, row_field: &str, cell: &CellRef<'_>, types: &ColumnTypes) {
     line.push_str(row_field);
     line.push(',');
     push_csv_field(line, cell.family);
@@ -220,8 +243,23 @@ fn push_cell_line(line: &mut String, row_field: &str, cell: &CellRef<'_>) {
     line.push(',');
     line.push_str(cell.cell_type.name());
     line.push(',');
-    push_csv_field(line, cell.value);
+    match types.text(cell) {
+        Some(text) => push_csv_text(line, &text),
+        None => push_csv_field(line, cell.value),
+    }
     line.push('\n');
+}
+
+/// Appends `text` (a typed value's, [`ColumnTypes::text`]) as a CSV field: quoted as the `csv`
+/// crate quotes, should it hold a `,`, a `"` or a line break.
+fn push_csv_text(line: &mut String, text: &str) {
+    if text.contains([',', '"', '\n', '\r']) {
+        line.push('"');
+        line.push_str(&text.replace('"', "\"\""));
+        line.push('"');
+    } else {
+        line.push_str(text);
+    }
 }
 
 /// Appends `bytes` as `Bytes.toStringBinary` text in a CSV field: quoted (and its quotes
@@ -509,7 +547,7 @@ mod tests {
             let mut row_field = String::new();
             push_csv_field(&mut row_field, &row);
             let mut ours = String::new();
-            push_cell_line(&mut ours, &row_field, &cell);
+            push_cell_line(&mut ours, &row_field, &cell, &ColumnTypes::default());
             let text = |b: &[u8]| hfkit_table::to_string_binary(b);
             let mut w = csv::Writer::from_writer(Vec::new());
             w.write_record([

@@ -21,6 +21,7 @@
 //! | [`remote_output`] | a bulk-load output published to object storage: streamed multipart uploads, completed together | `import.md` §"Output on object storage" |
 //! | [`output`] | region-partitioned, rolling bulk-load HFiles, published all at once | `import.md` §"Output" |
 //! | [`retention`] | what HBase will not return of an import's cells: past TTL, beyond VERSIONS | `import.md` §"Cells hidden at import" |
+//! | [`typed`] | a table's typed columns: stored values shown as the schema typed them | `table.md` §"Typed values" |
 //! | [`export`] | the mapping run backwards: a table's rows as the records an import reads back (CSV, Parquet) | `table.md` §"Export", `rowkey.md` §"Inverting a spec" |
 //! | [`sys`] | what `/proc` says: peak RSS, the machine's memory, CPU time | |
 //!
@@ -50,6 +51,7 @@ pub mod sort;
 pub mod source;
 pub mod sys;
 pub mod timestamp;
+pub mod typed;
 pub mod value;
 
 pub use error::RowkeyError;

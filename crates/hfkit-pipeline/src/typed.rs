@@ -3,26 +3,27 @@
 //! other than `string` (the manifest's `columns`), and `get` and `scan` show such a column's
 //! values decoded, as the import read them (`int64` as a decimal number, `boolean` as
 //! `true`/`false`, `hex` as hex, ...; JSON gets numbers and booleans), instead of HBase's
-//! `Bytes.toStringBinary` text. `--raw-values` shows every value as stored. A value that is
-//! not one of its type (a wrong length, written by another tool) is shown as stored.
+//! `Bytes.toStringBinary` text, and so do CSV cell exports (`crate::cell_export`).
+//! `--raw-values` shows every value as stored. A value that is not one of its type (a wrong
+//! length, written by another tool) is shown as stored.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::format::cell::CellRef;
-use crate::table::manifest::Manifest;
-use crate::table::{to_bytes_binary, ValueType};
+use hfkit_format::cell::CellRef;
+use hfkit_table::manifest::Manifest;
+use hfkit_table::{to_bytes_binary, ValueType};
 
 /// The typed columns of a table: family → qualifier → type.
 #[derive(Default)]
-pub(super) struct ColumnTypes {
+pub struct ColumnTypes {
     families: HashMap<Vec<u8>, HashMap<Vec<u8>, ValueType>>,
 }
 
 impl ColumnTypes {
     /// The table's typed columns; none with `raw` (`--raw-values`).
-    pub(super) fn of(m: &Manifest, raw: bool) -> ColumnTypes {
+    pub fn of(m: &Manifest, raw: bool) -> ColumnTypes {
         let mut t = ColumnTypes::default();
         if raw {
             return t;
@@ -50,13 +51,13 @@ impl ColumnTypes {
     }
 
     /// The value of `c` as its column's type shows it, when it is typed and of its type.
-    pub(super) fn text(&self, c: &CellRef<'_>) -> Option<String> {
+    pub fn text(&self, c: &CellRef<'_>) -> Option<String> {
         decoded(self.type_of(c)?, c)
     }
 
     /// The value of `c` as JSON: a number or a boolean for those types, else text; `None`
     /// when it is not typed (or not of its type).
-    pub(super) fn json(&self, c: &CellRef<'_>) -> Option<Value> {
+    pub fn json(&self, c: &CellRef<'_>) -> Option<Value> {
         let ty = self.type_of(c)?;
         let text = decoded(ty, c)?;
         Some(match ty {
@@ -78,5 +79,5 @@ impl ColumnTypes {
 
 /// The value of `c` as text of type `ty`; `None` when it is not a value of the type.
 fn decoded(ty: ValueType, c: &CellRef<'_>) -> Option<String> {
-    String::from_utf8(crate::pipeline::value::decode_value(ty, c.value)?).ok()
+    String::from_utf8(crate::value::decode_value(ty, c.value)?).ok()
 }
