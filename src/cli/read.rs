@@ -26,7 +26,10 @@ KEEP_DELETED_CELLS, time range. A row without cells prints nothing (text: '0 row
 --rows-from FILE (or - for standard input) does one get per line of FILE, in one process, each
 printed as a get of that row alone; a line is a row in the same form as ROW (a trailing \r is
 dropped, empty lines are skipped). Data blocks read by the gets are kept in a block cache of
---block-cache-size bytes (default 64MiB; 0: none), as HBase's hfile.block.cache.size.
+--block-cache-size bytes, as HBase's hfile.block.cache.size: by default (auto) a quarter of the
+machine's memory (HBase gives its cache 40% of a heap that is commonly a quarter to a half of
+the machine), at least 64MiB; the cache holds no more than the blocks read, so a small table
+costs no more; 0: none.
 
 Rows, qualifiers and values are written and shown as text in HBase's Bytes.toStringBinary form:
 printable ASCII as itself, every other byte (and the backslash) as \\xNN with upper-case hex
@@ -123,8 +126,9 @@ pub struct GetArgs {
     /// Get every row listed in FILE, one a line (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     rows_from: Option<PathBuf>,
-    /// Bytes of decoded data blocks the gets keep cached (`64MiB`, `1GB`; `0`: no cache).
-    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    /// Bytes of decoded data blocks the gets keep cached (`64MiB`, `1GB`; `0`: no cache;
+    /// `auto`: a quarter of the machine's memory, at least 64MiB).
+    #[arg(long, value_name = "SIZE", default_value = "auto")]
     block_cache_size: String,
     #[command(flatten)]
     common: CommonReadArgs,
@@ -383,6 +387,7 @@ impl Printer<'_> {
 pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let cache_bytes = match args.block_cache_size.trim() {
         "0" => 0,
+        "auto" => auto_block_cache_bytes(crate::pipeline::sys::total_memory()),
         s => super::import::parse_size("block-cache-size", s)? as usize,
     };
     let reader = open(&args.table)?;
@@ -394,6 +399,14 @@ pub fn get(args: GetArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         (None, Some(file)) => get_many(&reader, file, &args.common, args.format, out),
         (None, None) => Err(CliError::usage("give a ROW or --rows-from FILE")),
     }
+}
+
+/// `--block-cache-size auto`: a quarter of the machine's memory (`total`, when known), at least
+/// the library's default. The cache is filled by the blocks the gets read, so it never holds
+/// more than the table's blocks, whatever its bound.
+fn auto_block_cache_bytes(total: Option<u64>) -> usize {
+    let quarter = total.map_or(0, |t| usize::try_from(t / 4).unwrap_or(usize::MAX));
+    quarter.max(crate::format::block_cache::DEFAULT_BLOCK_CACHE_BYTES)
 }
 
 /// `hfkit get --rows-from FILE`: one get per line of `file` (`-`: standard input), streamed.
@@ -609,6 +622,14 @@ impl ScanArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_auto_block_cache_is_a_quarter_of_the_machine_at_least_the_default() {
+        let min = crate::format::block_cache::DEFAULT_BLOCK_CACHE_BYTES;
+        assert_eq!(auto_block_cache_bytes(Some(24 << 30)), 6 << 30);
+        assert_eq!(auto_block_cache_bytes(Some(128 << 20)), min);
+        assert_eq!(auto_block_cache_bytes(None), min);
+    }
 
     #[test]
     fn columns_and_time_ranges() {

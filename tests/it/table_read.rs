@@ -728,7 +728,7 @@ fn cli_get_rows_from_a_file_or_standard_input() {
     let list = tmp.path().join("rows.txt");
     std::fs::write(&list, "a1\n\nzz\r\na\\x00\\xFF\nc\n").unwrap();
     let l = list.to_str().unwrap();
-    for cache in ["64MiB", "0", "1KB"] {
+    for cache in ["64MiB", "0", "1KB", "auto"] {
         let got = stdout(&hfkit(&[
             "get",
             t,
