@@ -22,6 +22,7 @@ use crate::storage;
 use hfkit_format::cell::CellRef;
 use hfkit_format::reader::HFileReader;
 use hfkit_pipeline::import::INDEX_BULK_DIR;
+use hfkit_pipeline::typed::ColumnTypes;
 use hfkit_read::ReadOptions;
 use hfkit_storage::Location;
 use hfkit_table::directory::{AttachOptions, Table as TableDir, INDEX_DIR};
@@ -31,7 +32,9 @@ use hfkit_table::remote::{self, CopySource, RemoteTable};
 use hfkit_table::staging::OwnedDir;
 use hfkit_table::TableSchema;
 
-/// Cells gathered into the columns of a record batch of cells.
+/// Cells gathered into the columns of a record batch of cells; with `types`, a `decoded`
+/// column: a typed column's value as its type shows it (formats/table.md §"Typed values"),
+/// null for the others.
 #[derive(Default)]
 struct CellColumns {
     row: BinaryBuilder,
@@ -40,9 +43,18 @@ struct CellColumns {
     timestamp: Int64Builder,
     kind: StringBuilder,
     value: BinaryBuilder,
+    decoded: Option<(StringBuilder, ColumnTypes)>,
 }
 
 impl CellColumns {
+    /// Columns that decode the typed columns of `types` (none with `raw_values`).
+    fn typed(types: Option<ColumnTypes>) -> CellColumns {
+        CellColumns {
+            decoded: types.map(|t| (StringBuilder::new(), t)),
+            ..CellColumns::default()
+        }
+    }
+
     fn push(&mut self, c: &CellRef<'_>) {
         self.row.append_value(c.row);
         self.family.append_value(c.family);
@@ -50,6 +62,9 @@ impl CellColumns {
         self.timestamp.append_value(c.timestamp);
         self.kind.append_value(c.cell_type.name());
         self.value.append_value(c.value);
+        if let Some((column, types)) = &mut self.decoded {
+            column.append_option(types.text(c));
+        }
     }
 
     fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -62,7 +77,7 @@ impl CellColumns {
             Field::new("type", DataType::Utf8, false),
             bin("value"),
         ]);
-        let columns: Vec<ArrayRef> = vec![
+        let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.row.finish()),
             Arc::new(self.family.finish()),
             Arc::new(self.qualifier.finish()),
@@ -70,7 +85,12 @@ impl CellColumns {
             Arc::new(self.kind.finish()),
             Arc::new(self.value.finish()),
         ];
-        let batch = RecordBatch::try_new(Arc::new(schema), columns)
+        let mut fields = schema.fields().to_vec();
+        if let Some((mut decoded, _)) = self.decoded.take() {
+            fields.push(Arc::new(Field::new("decoded", DataType::Utf8, true)));
+            columns.push(Arc::new(decoded.finish()));
+        }
+        let batch = RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), columns)
             .map_err(|e| HfkitError::new_err(e.to_string()))?;
         batch.to_pyarrow(py)
     }
@@ -380,9 +400,11 @@ impl Table {
         })
     }
 
-    /// The cells of row `row` (a record batch of cells); `columns`: "family" or
-    /// "family:qualifier" names.
-    #[pyo3(signature = (row, columns = None, versions = 1, raw = false))]
+    /// The cells of row `row` (a record batch of cells: row, family, qualifier, timestamp,
+    /// type, value as stored, and `decoded`: the value of a column the table's schema typed as
+    /// its type shows it, `377` for an int64, null for other columns; left out with
+    /// `raw_values`); `columns`: "family" or "family:qualifier" names.
+    #[pyo3(signature = (row, columns = None, versions = 1, raw = false, raw_values = false))]
     fn get<'py>(
         &self,
         py: Python<'py>,
@@ -390,12 +412,13 @@ impl Table {
         columns: Option<Vec<String>>,
         versions: u32,
         raw: bool,
+        raw_values: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let opts = read_options(columns, versions, raw);
         let (cells, _) = py
             .detach(|| self.reader.get(&row, &opts))
             .map_err(table_error)?;
-        let mut out = CellColumns::default();
+        let mut out = CellColumns::typed(self.types(raw_values));
         for c in &cells {
             out.push(&c.as_ref());
         }
@@ -403,9 +426,10 @@ impl Table {
     }
 
     /// The cells of the rows in `[start, stop)` (and with `prefix`), at most `limit` rows, in
-    /// one record batch of cells.
+    /// one record batch of cells (as `get`'s, `decoded` too).
     #[pyo3(signature = (start = None, stop = None, prefix = None, limit = None,
-                        columns = None, versions = 1, raw = false, reverse = false))]
+                        columns = None, versions = 1, raw = false, reverse = false,
+                        raw_values = false))]
     #[allow(clippy::too_many_arguments)]
     fn scan<'py>(
         &self,
@@ -418,7 +442,9 @@ impl Table {
         versions: u32,
         raw: bool,
         reverse: bool,
+        raw_values: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let types = self.types(raw_values);
         let mut opts = read_options(columns, versions, raw);
         opts.start_row = start.unwrap_or_default();
         opts.stop_row = stop.unwrap_or_default();
@@ -426,7 +452,7 @@ impl Table {
         opts.limit = limit;
         opts.reverse = reverse;
         let out = py.detach(|| -> Result<CellColumns, hfkit_table::TableError> {
-            let mut out = CellColumns::default();
+            let mut out = CellColumns::typed(types);
             let mut rows = self.reader.scan(&opts)?;
             // Each row's cells borrowed from the scanner (no owned row per row).
             while let Some(r) = rows.next_row_ref()? {
@@ -453,6 +479,25 @@ impl Table {
     #[getter]
     fn version(&self) -> u64 {
         self.reader.manifest().version
+    }
+
+    /// The columns the table's schema typed: {"family:qualifier": type}, as `hfkit table
+    /// describe` lists them.
+    #[getter]
+    fn typed_columns(&self) -> std::collections::BTreeMap<String, String> {
+        self.reader
+            .manifest()
+            .columns
+            .iter()
+            .map(|(c, t)| (c.clone(), t.name().to_string()))
+            .collect()
+    }
+}
+
+impl Table {
+    /// The typed columns whose values reads decode; none with `raw_values`.
+    fn types(&self, raw_values: bool) -> Option<ColumnTypes> {
+        (!raw_values).then(|| ColumnTypes::of(self.reader.manifest(), false))
     }
 }
 

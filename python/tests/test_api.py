@@ -344,3 +344,41 @@ def test_write_region_writes_hbase_writer_settings_as_the_cli_import(tmp_path):
     assert default_bloom["num_chunks"] == 1  # HBase's 128 KiB chunks
     assert bloom["hash_count"] > default_bloom["hash_count"]  # error rate 0.001, not 0.01
     assert infos["set"]["index"]["levels"] > infos["default"]["index"]["levels"] == 1
+
+
+# Every value type of formats/schema.md: (qualifier, type, the input's text = the decoded
+# value, the stored bytes).
+TYPED = [("s", "string", "hello", b"hello"),
+         ("l", "int64", "-42", (-42).to_bytes(8, "big", signed=True)),
+         ("d", "double", "1.5", bytes.fromhex("3ff8000000000000")),
+         ("i16", "int16", "300", (300).to_bytes(2, "big")),
+         ("i32", "int32", "70000", (70000).to_bytes(4, "big")),
+         ("f", "float32", "0.25", bytes.fromhex("3e800000")),
+         ("b", "boolean", "true", b"\xff"),
+         ("bd", "bigdecimal", "12.345", b"\x00\x00\x00\x03" + (12345).to_bytes(2, "big")),
+         ("h", "hex", "00ff10", b"\x00\xff\x10"),
+         ("b64", "base64", "AQID", b"\x01\x02\x03")]
+
+
+def test_reads_decode_the_columns_the_schema_typed(tmp_path):
+    schema = '[table]\nname = "typed"\n[[family]]\nname = "v"\n[rowkey]\nspec = "id"\n'
+    schema += "".join(f'[[column]]\nsource = "{q}"\ncell = "v:{q}"\ntype = "{t}"\n'
+                      for q, t, _, _ in TYPED)
+    (tmp_path / "s.toml").write_text(schema)
+    (tmp_path / "in.csv").write_text("id," + ",".join(q for q, *_ in TYPED) + "\nr1,"
+                                     + ",".join(v for _, _, v, _ in TYPED) + "\n")
+    r = subprocess.run([hfkit_bin(), "import", "--schema", str(tmp_path / "s.toml"),
+                        str(tmp_path / "in.csv"), "--table", str(tmp_path / "t"), "--quiet"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    t = hfkit.Table(str(tmp_path / "t"))
+    assert t.typed_columns == {f"v:{q}": ty for q, ty, _, _ in TYPED if ty != "string"}
+    for batch in (t.get(b"r1"), t.scan()):
+        got = {q.decode(): (v, d) for q, v, d in zip(*(batch[c].to_pylist() for c in
+                                                      ("qualifier", "value", "decoded")))}
+        for q, ty, text, stored in TYPED:
+            # The stored bytes, and the value as its type reads it (a string is not typed).
+            assert got[q] == (stored, None if ty == "string" else text), q
+    raw = t.get(b"r1", raw_values=True)
+    assert "decoded" not in raw.schema.names
+    assert sorted(raw["value"].to_pylist()) == sorted(stored for *_, stored in TYPED)

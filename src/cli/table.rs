@@ -7,10 +7,10 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
-use crate::format::text::hex;
+use crate::format::text::{hex, parse_hex};
 use crate::pipeline::import::identity::IDENTITY_FILE;
 use crate::table::directory::{AttachOptions, Table};
-use crate::table::TableError;
+use crate::table::{to_string_binary, TableError};
 
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
@@ -71,11 +71,41 @@ pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     }
 }
 
+/// `table describe --json`: the manifest, with each key (a region's `start_key`/`end_key`, a
+/// file's `first_row`/`last_row`, hex in the manifest) also as toStringBinary text
+/// (`start_key_text`, ...), as the text form shows them, and each file's `path` (`path_of`:
+/// of the `i`-th file) for `hfile info` and the like.
+fn with_text_keys(v: &mut serde_json::Value, path_of: impl Fn(usize) -> String) {
+    let text = |o: &mut serde_json::Map<String, serde_json::Value>, keys: &[&str]| {
+        for k in keys {
+            let bytes = o
+                .get(*k)
+                .and_then(|h| h.as_str())
+                .and_then(|h| parse_hex(h).ok());
+            if let Some(b) = bytes {
+                o.insert(format!("{k}_text"), json!(to_string_binary(&b)));
+            }
+        }
+    };
+    for r in v["regions"].as_array_mut().into_iter().flatten() {
+        if let Some(o) = r.as_object_mut() {
+            text(o, &["start_key", "end_key"]);
+        }
+    }
+    for (i, f) in v["files"].as_array_mut().into_iter().flatten().enumerate() {
+        if let Some(o) = f.as_object_mut() {
+            text(o, &["first_row", "last_row"]);
+            o.insert("path".into(), json!(path_of(i)));
+        }
+    }
+}
+
 fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
     let t = open(dir)?;
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
     if as_json {
-        let v = serde_json::to_value(&m).map_err(|e| CliError::failure(e.to_string()))?;
+        let mut v = serde_json::to_value(&m).map_err(|e| CliError::failure(e.to_string()))?;
+        with_text_keys(&mut v, |i| t.file_path(&m.files[i]).display().to_string());
         serde_json::to_writer_pretty(&mut *out, &v)?;
         writeln!(out)?;
         return Ok(EXIT_OK);
@@ -95,12 +125,12 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
         let typed: Vec<String> = m
             .columns
             .iter()
-            .map(|(c, t)| format!("{c} {}", serde_json::to_value(t).unwrap_or_default()))
+            .map(|(c, t)| format!("{c} {}", t.name()))
             .collect();
         writeln!(
             out,
             "typed columns (get and scan show their values decoded): {}",
-            typed.join(", ").replace('"', "")
+            typed.join(", ")
         )?;
     }
     for r in &m.regions {

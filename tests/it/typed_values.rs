@@ -180,4 +180,17 @@ fn get_and_scan_show_values_as_the_schema_typed_them() {
     let d = run(&["table", "describe", ts]);
     assert!(d.contains("v:l int64") && d.contains("v:b64 base64"), "{d}");
     assert!(!d.contains("v:s string"), "{d}");
+    // --json: the typed columns, each key as hex and as text, each file's path (which `hfile
+    // info` opens).
+    let j: serde_json::Value =
+        serde_json::from_str(&run(&["table", "describe", ts, "--json"])).unwrap();
+    assert_eq!(j["columns"]["v:l"], "int64");
+    let f = &j["files"][0];
+    assert_eq!(
+        (&f["first_row"], &f["first_row_text"]),
+        (&"7231".into(), &"r1".into())
+    );
+    assert_eq!(j["regions"][0]["start_key_text"], "");
+    let path = f["path"].as_str().unwrap();
+    assert!(run(&["hfile", "info", path]).contains("entries"), "{path}");
 }

@@ -48,6 +48,22 @@ impl ValueType {
             _ => None,
         }
     }
+
+    /// The name `type` gives it (the inverse of [`ValueType::from_name`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::String => "string",
+            ValueType::Int64 => "int64",
+            ValueType::Double => "double",
+            ValueType::Int16 => "int16",
+            ValueType::Int32 => "int32",
+            ValueType::Float32 => "float32",
+            ValueType::Boolean => "boolean",
+            ValueType::BigDecimal => "bigdecimal",
+            ValueType::Hex => "hex",
+            ValueType::Base64 => "base64",
+        }
+    }
 }
 
 /// Where a cell's timestamp comes from.
@@ -288,6 +304,16 @@ pub struct ExplodeMapping {
 #[cfg(test)]
 mod tests {
     use super::QualifierPart::{self, Field, Literal};
+    use super::ValueType;
+
+    #[test]
+    fn value_type_names_are_the_schemas_and_the_manifests() {
+        for name in ValueType::NAMES.replace(" or ", ", ").split(", ") {
+            let t = ValueType::from_name(name).unwrap();
+            assert_eq!(t.name(), name);
+            assert_eq!(serde_json::to_value(t).unwrap(), name);
+        }
+    }
 
     #[test]
     fn qualifier_templates() {
