@@ -278,13 +278,115 @@ mod skips {
     }
 }
 
+/// `hfile info --json --blocks --headers` (HFilePrettyPrinter's `-m`, `-b`, `-h`) against
+/// what HBase's reader said of the same file (`dump`): every FileInfo key HBase lists, its
+/// bytes (the reader's) and its decoded value (the CLI's: numbers, booleans, strings, the time
+/// range), the trailer's fields, and every block's header HBase iterated, by offset.
+/// Returns how many blocks were compared.
+fn same_meta_and_blocks(
+    name: &str,
+    dump: &str,
+    info: &serde_json::Value,
+    r: &HFileReader,
+) -> usize {
+    let fi = &info["file_info"];
+    let count = dump
+        .lines()
+        .find_map(|l| l.strip_prefix("fileinfo.count: "));
+    let keys = fi.as_object().unwrap();
+    assert_eq!(
+        count.map(|c| c.parse::<usize>().unwrap()),
+        Some(keys.len()),
+        "{name}"
+    );
+    for line in dump.lines().filter_map(|l| l.strip_prefix("fileinfo[")) {
+        let (key, rest) = line.split_once("]: ").unwrap();
+        let (bytes, shown) = match rest.split_once("  (") {
+            Some((b, s)) => (b, Some(s.trim_end_matches(')'))),
+            None => (rest, None),
+        };
+        let ours = r
+            .file_info()
+            .get(key)
+            .unwrap_or_else(|| panic!("{name}: no {key}"));
+        assert_eq!(
+            hfkit::format::text::hex(ours),
+            bytes,
+            "{name}: {key}'s bytes"
+        );
+        let v = &fi[key];
+        assert!(!v.is_null(), "{name}: hfile info lists no {key}");
+        match shown {
+            Some("true") | Some("false") => assert_eq!(v.as_bool(), shown.map(|s| s == "true")),
+            Some(s) if s.starts_with("str:") => {
+                let text = &s[4..];
+                assert!(v == text || v == bytes, "{name}: {key}: {v} for {text}");
+            }
+            Some(s) if s.starts_with("min=") => {
+                let (min, max) = s[4..].split_once(" max=").unwrap();
+                assert_eq!(v["min"].as_i64(), min.parse().ok(), "{name}: {key}");
+                assert_eq!(v["max"].as_i64(), max.parse().ok(), "{name}: {key}");
+            }
+            Some(s) if s.parse::<i64>().is_ok() => {
+                assert_eq!(v.as_i64(), s.parse().ok(), "{name}: {key}")
+            }
+            _ => {}
+        }
+    }
+    // The trailer: HBase's camelCase names, ours in snake_case.
+    for line in dump.lines().filter_map(|l| l.strip_prefix("trailer.")) {
+        let (field, value) = line.split_once(": ").unwrap();
+        let snake: String = field
+            .chars()
+            .flat_map(|c| match c.is_ascii_uppercase() {
+                true => vec!['_', c.to_ascii_lowercase()],
+                false => vec![c],
+            })
+            .collect();
+        let ours = &info["trailer"][snake.as_str()];
+        match ours {
+            serde_json::Value::Number(n) => assert_eq!(n.to_string(), value, "{name}: {field}"),
+            serde_json::Value::String(t) => assert_eq!(t, value, "{name}: {field}"),
+            _ => {}
+        }
+    }
+    // Every block HBase iterated, by offset: type, sizes, previous block, checksums.
+    let headers: std::collections::HashMap<u64, &serde_json::Value> = info["block_headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["offset"].as_u64().unwrap(), h))
+        .collect();
+    let mut blocks = 0;
+    for line in dump.lines().filter_map(|l| l.strip_prefix("block: ")) {
+        let f: Vec<&str> = line.split(' ').collect();
+        let h = headers
+            .get(&f[0].parse::<u64>().unwrap())
+            .unwrap_or_else(|| panic!("{name}: no block at {}", f[0]));
+        let n = |k: &str| h[k].as_i64().unwrap().to_string();
+        let with_header = (h["on_disk_size_without_header"].as_i64().unwrap() + 33).to_string();
+        let ours = [
+            h["type"].as_str().unwrap().to_string(),
+            with_header,
+            n("uncompressed_size_without_header"),
+            n("on_disk_data_size_with_header"),
+            n("prev_block_offset"),
+            h["checksum_type"].as_str().unwrap().to_string(),
+            n("bytes_per_checksum"),
+        ];
+        assert_eq!(&f[1..8], ours.as_slice(), "{name}: block {}", f[0]);
+        blocks += 1;
+    }
+    blocks
+}
+
 /// `hfile info` and `hfile cells` in HFilePrettyPrinter's terms, on every HBase-written file:
 /// the first and last keys HBase's reader reports (`reader.firstKey`, `reader.lastKey` of the
 /// fixture's dump), a mid key that is one of the data index's keys (HBase's
 /// `BlockIndexReader.midkey`: the middle root entry, or the leaf entry the mid-key metadata
 /// names), size statistics over every cell, and `cells --format hbase` / `--keys-only` /
 /// `--row` / `--limit` lines: one per cell of the row sought, `K: row/family:qualifier/ts/Type
-/// /vlen=N/seqid=N V: value`.
+/// /vlen=N/seqid=N V: value`; FileInfo, trailer and blocks as [`same_meta_and_blocks`].
 #[test]
 fn hfile_info_and_cells_answer_as_hfile_pretty_printer() {
     let Some(root) = fixtures_root("hfile_info_and_cells_answer_as_hfile_pretty_printer") else {
@@ -295,7 +397,7 @@ fn hfile_info_and_cells_answer_as_hfile_pretty_printer() {
         assert!(o.status.success(), "{args:?}: {}", common::text(&o.stderr));
         common::text(&o.stdout)
     };
-    let mut checked = 0;
+    let (mut checked, mut blocks) = (0, 0);
     for f in fixtures(&root) {
         let path = f.hfile.to_str().unwrap();
         let dump = std::fs::read_to_string(f.hfile.with_extension("dump.txt")).unwrap();
@@ -305,7 +407,13 @@ fn hfile_info_and_cells_answer_as_hfile_pretty_printer() {
                 .map(str::to_string)
         };
         let info: serde_json::Value = serde_json::from_str(&run(&[
-            "hfile", "info", path, "--json", "--stats", "--blocks",
+            "hfile",
+            "info",
+            path,
+            "--json",
+            "--stats",
+            "--blocks",
+            "--headers",
         ]))
         .unwrap();
         let r = HFileReader::open(&f.hfile).unwrap();
@@ -324,6 +432,7 @@ fn hfile_info_and_cells_answer_as_hfile_pretty_printer() {
             "{}",
             f.name
         );
+        blocks += same_meta_and_blocks(&f.name, &dump, &info, &r);
         let mid = info["index"]["mid_key"].as_str().unwrap().to_string();
         let levels = info["index_entries"].as_array().unwrap();
         assert!(
@@ -357,4 +466,5 @@ fn hfile_info_and_cells_answer_as_hfile_pretty_printer() {
         checked += 1;
     }
     assert!(checked >= 50, "{checked} fixtures checked");
+    assert!(blocks >= 5000, "{blocks} blocks compared");
 }
