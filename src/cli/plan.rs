@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::import::{load_schema, InputArgs};
 use super::{CliError, EXIT_OK};
+use crate::pipeline::plan::chart::{self, RegionBar};
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::expand_paths;
 
@@ -19,7 +20,8 @@ and prints, for the split points the import would use (or for --regions N cut at
 quantiles), each region's rows and cells in the sample and expected for the whole input.
 Nothing is written.
 
-Regions holding more than twice the mean are marked HOT. The warnings are the import's own:
+Each region gets a bar (its cells against the largest region's); regions holding more than
+twice the mean are marked HOT. --chart FILE.svg draws the same as a picture. The warnings are the import's own:
 hot regions, row keys in increasing order, mean key length outside 10-100 bytes, and records
 the import would reject. Expected counts are the sample's scaled to the input's size: exact
 when every record was read (a fraction reads them all), from Parquet footers, or estimated from
@@ -32,6 +34,7 @@ command line.
     examples!(
         "hfkit plan --schema fixtures/seeds/users.toml fixtures/seeds/users.csv",
         "hfkit plan --schema fixtures/seeds/events.toml fixtures/seeds/events.csv --sample-fraction 0.5 --regions 16 --json",
+        "hfkit plan --schema fixtures/seeds/users.toml fixtures/seeds/users.csv --chart /tmp/hfkit-users-plan.svg",
     ),
 );
 
@@ -61,6 +64,10 @@ pub struct PlanArgs {
     /// Print the plan as JSON.
     #[arg(long)]
     json: bool,
+    /// Also write an SVG chart of the main table's regions to FILE: a bar per region, its
+    /// expected cells against the largest region's, hot regions in red.
+    #[arg(long, value_name = "FILE.svg")]
+    chart: Option<PathBuf>,
 }
 
 /// `hfkit plan`: split points and expected cells per region for a sample of the input.
@@ -93,6 +100,22 @@ pub fn plan(a: PlanArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     opts.regions = a.regions;
     let report = crate::pipeline::plan::plan(&parsed.table, &parsed.mapping, &opts)
         .map_err(|e| CliError::failure(e.to_string()))?;
+    if let Some(path) = &a.chart {
+        let t = &report.table;
+        let regions: Vec<RegionBar> = t
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| RegionBar {
+                label: format!("{i} [{}", r.start_key),
+                cells: r.expected_cells.unwrap_or(r.sample_cells),
+                hot: r.hot,
+                ..RegionBar::default()
+            })
+            .collect();
+        let title = format!("{}: expected cells per region (hfkit plan)", t.table);
+        chart::write(path, &title, &regions).map_err(CliError::failure)?;
+    }
     if a.json {
         let text =
             serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(e.to_string()))?;

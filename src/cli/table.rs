@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::format::text::{hex, parse_hex};
 use crate::pipeline::import::identity::IDENTITY_FILE;
+use crate::pipeline::plan::chart::{bar, mark_hot, write as write_chart, RegionBar};
 use crate::table::directory::{AttachOptions, Table};
 use crate::table::{to_string_binary, TableError};
 
@@ -21,11 +22,13 @@ pub enum TableCommand {
         "hfkit table create /tmp/hfkit-t --hbase-shell \"create 'ns:t', {NAME => 'd', VERSIONS => 3}, SPLITS => ['m']\"",
     ))]
     Create(super::create::CreateArgs),
-    /// Show the table's families, regions and live store files (each by its path, for `hfile
-    /// info`), and the index tables imported with it (under TABLE/indexes/).
+    /// Show the table's families, regions (each with a bar: its cells against the largest
+    /// region's) and live store files (each by its path, for `hfile info`), and the index
+    /// tables imported with it (under TABLE/indexes/).
     #[command(after_help = examples!(
         "hfkit table describe /tmp/hfkit-users",
         "hfkit table describe /tmp/hfkit-users --json",
+        "hfkit table describe /tmp/hfkit-users --chart /tmp/hfkit-users.svg",
     ))]
     Describe {
         /// The table directory (or `s3://` URL).
@@ -33,6 +36,11 @@ pub enum TableCommand {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Also write an SVG chart of the regions to FILE: a bar per region, its cells (and
+        /// below it its bytes) against the largest region's, its files, hot regions (over
+        /// twice the mean cells) in red.
+        #[arg(long, value_name = "FILE.svg")]
+        chart: Option<PathBuf>,
     },
     /// Check that every live file exists, has its recorded size, verifies and lies in its
     /// region; list orphaned files. Exit 0 when sound, 1 otherwise.
@@ -62,7 +70,9 @@ fn open(dir: &Path) -> Result<Table, CliError> {
 pub fn run(cmd: TableCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
         TableCommand::Create(args) => super::create::table_create(args, out),
-        TableCommand::Describe { table, json } => describe(&table, json, out),
+        TableCommand::Describe { table, json, chart } => {
+            describe(&table, json, chart.as_deref(), out)
+        }
         TableCommand::Check { table, json } => check(&table, json, out),
         TableCommand::Alter(args) => {
             super::maint::run(super::maint::MaintCommand::Alter(args), out)
@@ -100,9 +110,36 @@ fn with_text_keys(v: &mut serde_json::Value, path_of: impl Fn(usize) -> String) 
     }
 }
 
-fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
+fn describe(
+    dir: &Path,
+    as_json: bool,
+    chart: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
     let t = open(dir)?;
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
+    let mut bars: Vec<RegionBar> = m
+        .regions
+        .iter()
+        .map(|r| {
+            let files: Vec<_> = m.files.iter().filter(|e| e.region == r.id).collect();
+            RegionBar {
+                label: format!("{} [{}", r.id, show_key(&r.start_key)),
+                cells: files.iter().map(|e| e.entries).sum(),
+                bytes: Some(files.iter().map(|e| e.size).sum()),
+                files: Some(files.len()),
+                hot: false,
+            }
+        })
+        .collect();
+    mark_hot(&mut bars);
+    if let Some(path) = chart {
+        let title = format!(
+            "{} (manifest version {}): cells and bytes per region",
+            m.table, m.version
+        );
+        write_chart(path, &title, &bars).map_err(CliError::failure)?;
+    }
     if as_json {
         let mut v = serde_json::to_value(&m).map_err(|e| CliError::failure(e.to_string()))?;
         with_text_keys(&mut v, |i| t.file_path(&m.files[i]).display().to_string());
@@ -133,19 +170,22 @@ fn describe(dir: &Path, as_json: bool, out: &mut dyn Write) -> Result<i32, CliEr
             typed.join(", ")
         )?;
     }
-    for r in &m.regions {
+    let most = bars.iter().map(|b| b.cells).max().unwrap_or(0);
+    for (r, b) in m.regions.iter().zip(&bars) {
         let files: Vec<_> = m.files.iter().filter(|e| e.region == r.id).collect();
         let cells: u64 = files.iter().map(|e| e.entries).sum();
         let bytes: u64 = files.iter().map(|e| e.size).sum();
         writeln!(
             out,
-            "region {} [{}, {}): {} files, {} cells, {} bytes",
+            "region {} [{}, {}): {} files, {} cells, {} bytes {}{}",
             r.id,
             show_key(&r.start_key),
             show_key(&r.end_key),
             files.len(),
             cells,
-            bytes
+            bytes,
+            bar(cells, most, 20),
+            if b.hot { " HOT" } else { "" }
         )?;
         // Each store file by its path (an `s3://` table's by its URL), for `hfile info` etc.
         for e in files {

@@ -587,6 +587,128 @@ fn plan_flags_the_hot_region_of_sequential_keys() {
     );
 }
 
+/// The pixels of a rendered chart (`resvg`, text left out): for each region's band, the
+/// columns of its cells bar that are `colour`, and whether the band holds grey (bytes).
+fn chart_bars(svg_path: &std::path::Path, regions: usize) -> Vec<(u32, u32, bool)> {
+    use hfkit::pipeline::plan::chart::{BAND, BYTES, CELLS, HOT, TOP, WIDTH};
+    let svg = std::fs::read_to_string(svg_path).unwrap();
+    let tree = resvg::usvg::Tree::from_str(&svg, &resvg::usvg::Options::default()).unwrap();
+    let size = tree.size().to_int_size();
+    assert_eq!(
+        (size.width(), size.height()),
+        (WIDTH, TOP + BAND * regions as u32 + 30)
+    );
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    let rgb = |hex: &str| {
+        let v = u32::from_str_radix(&hex[1..], 16).unwrap();
+        [(v >> 16) as u8, (v >> 8) as u8, v as u8]
+    };
+    let at = |x: u32, y: u32| {
+        let p = pixmap.pixel(x, y).unwrap();
+        [p.red(), p.green(), p.blue()]
+    };
+    (0..regions as u32)
+        .map(|i| {
+            let y = TOP + BAND * i + 6;
+            let count = |c: [u8; 3]| (0..WIDTH).filter(|&x| at(x, y) == c).count() as u32;
+            let grey = (TOP + BAND * i..TOP + BAND * (i + 1))
+                .any(|y| (0..WIDTH).any(|x| at(x, y) == rgb(BYTES)));
+            (count(rgb(CELLS)), count(rgb(HOT)), grey)
+        })
+        .collect()
+}
+
+/// `plan --chart` and `table describe --chart` write SVG charts that a renderer draws: a bar
+/// per region as long as its cells (against the largest region's), the hot region's red, a
+/// table's bytes in grey; and the terminal's bars in the text forms.
+#[test]
+fn region_charts_render_with_a_bar_per_region_and_the_hot_one_red() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("orders.csv");
+    let mut csv = String::from("user_id,order_id,order_ts,amount,status\n");
+    for i in 0..400 {
+        let user = if i % 4 == 0 {
+            format!("{:08x}", i * 10_000_000)
+        } else {
+            format!("a{i:07x}")
+        };
+        csv.push_str(&format!("{user},{i},{},5,NEW\n", 1_700_000_000_000u64 + i));
+    }
+    std::fs::write(&input, csv).unwrap();
+    let svg = dir.path().join("plan.svg");
+    let schema = format!("{SEEDS}/orders.toml");
+    let o = hfkit(&[
+        "plan",
+        "--schema",
+        &schema,
+        input.to_str().unwrap(),
+        "--json",
+        "--chart",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    let regions = plan["table"]["regions"].as_array().unwrap();
+    let bars = chart_bars(&svg, regions.len());
+    let most = regions
+        .iter()
+        .map(|r| r["sample_cells"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    for (r, (blue, red, _)) in regions.iter().zip(&bars) {
+        let cells = r["sample_cells"].as_u64().unwrap();
+        let hot = r["hot"].as_bool().unwrap();
+        // The bar's pixels, of its colour only; its length in proportion (440 px the most).
+        let (ours, other) = if hot { (*red, *blue) } else { (*blue, *red) };
+        assert_eq!(other, 0, "{r}");
+        let want = (cells as f64 / most as f64 * 440.0).round() as i64;
+        assert!(
+            (i64::from(ours) - want).abs() <= 1,
+            "{r}: {ours} px for {want}"
+        );
+    }
+    assert_eq!(regions.iter().filter(|r| r["hot"] == true).count(), 1);
+    // A table: cells bars and bytes bars, every region drawn; its text lines carry bars.
+    let t = dir.path().join("t");
+    let o = common::import_with(std::path::Path::new(&schema), &input, "--table", &t, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = dir.path().join("t.svg");
+    let o = hfkit(&[
+        "table",
+        "describe",
+        t.to_str().unwrap(),
+        "--chart",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let described = text(&o.stdout);
+    let lines: Vec<&str> = described
+        .lines()
+        .filter(|l| l.starts_with("region "))
+        .collect();
+    let bars = chart_bars(&svg, lines.len());
+    for (line, (blue, red, grey)) in lines.iter().zip(&bars) {
+        let cells: u64 = line
+            .split(" cells")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(cells > 0, blue + red > 0 && *grey, "{line}");
+        assert_eq!(line.ends_with(" HOT"), *red > 0, "{line}");
+        assert_eq!(line.contains('█'), blue + red >= 22, "{line}");
+    }
+    assert!(bars.iter().any(|b| b.1 > 0), "{described}");
+}
+
 /// Every subcommand, in the order its `--help` examples run: later examples use what earlier
 /// ones created (the import's table, the written HFile).
 const EXAMPLE_ORDER: &[&str] = &[

@@ -25,6 +25,7 @@
 //! | `render` | the plan as text |
 //! | this module | options, the report, the regions the import would use and the counts per region |
 
+pub mod chart;
 mod render;
 mod sample;
 

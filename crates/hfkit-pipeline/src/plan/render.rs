@@ -1,5 +1,5 @@
 //! The plan as text (`formats/import.md` §"Plan"): the split points (a splits file), a table of
-//! regions, then the warnings.
+//! regions with a bar each (its cells against the largest region's), then the warnings.
 
 use super::PlanReport;
 
@@ -56,9 +56,10 @@ pub fn render_text(p: &PlanReport) -> String {
             "share"
         ));
         let opt = |v: Option<u64>| v.map_or("?".to_string(), |n| n.to_string());
+        let most = t.regions.iter().map(|r| r.sample_cells).max().unwrap_or(0);
         for (i, r) in t.regions.iter().enumerate() {
             out.push_str(&format!(
-                "{:>6}  {:<20} {:<20} {:>12} {:>12} {:>14} {:>14} {:>6.1}%{}\n",
+                "{:>6}  {:<20} {:<20} {:>12} {:>12} {:>14} {:>14} {:>6.1}% {:<20}{}\n",
                 i,
                 shorten(&r.start_key),
                 shorten(&r.end_key),
@@ -67,7 +68,8 @@ pub fn render_text(p: &PlanReport) -> String {
                 opt(r.expected_rows),
                 opt(r.expected_cells),
                 r.share * 100.0,
-                if r.hot { "  HOT" } else { "" }
+                super::chart::bar(r.sample_cells, most, 20),
+                if r.hot { " HOT" } else { "" }
             ));
         }
     }
