@@ -1364,3 +1364,89 @@ fn every_option_and_positional_has_a_description() {
         missing.join("\n")
     );
 }
+
+/// `hfile cells|info|verify --region DIR` (HFilePrettyPrinter's -r): every store file of a
+/// region directory, each after `== PATH` (an array with --json); a damaged one is reported
+/// and the others still run (exit 1); a split reference of an HBase daughter is named and
+/// skipped.
+#[test]
+fn hfile_commands_take_every_file_of_a_region() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let schema = std::path::PathBuf::from(format!("{SEEDS}/users.toml"));
+    let input = std::path::PathBuf::from(format!("{SEEDS}/users.csv"));
+    let o = common::import_with(&schema, &input, "--table", &t, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let region = t.join("data/r00003");
+    let r = region.to_str().unwrap();
+    let o = hfkit(&["hfile", "verify", "--region", r]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert_eq!(out.matches("== ").count(), 3, "{out}");
+    assert_eq!(out.matches(": OK (").count(), 3, "{out}");
+    let o = hfkit(&["hfile", "info", "--region", r, "--json"]);
+    let infos: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    assert_eq!(infos.as_array().unwrap().len(), 3);
+    let cells = text(&hfkit(&["hfile", "cells", "--region", r]).stdout);
+    let entries: u64 = infos
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["trailer"]["entry_count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        cells.lines().filter(|l| !l.starts_with("== ")).count() as u64,
+        entries
+    );
+    // One file damaged: named, exit 1, the other two still verified.
+    let family = region.join("i");
+    let damaged = std::fs::read_dir(&family)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&damaged, bytes).unwrap();
+    let o = hfkit(&["hfile", "verify", "--region", r]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout).matches(": OK (").count(),
+        2,
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(text(&o.stdout).contains(&damaged.display().to_string()));
+    // FILE and --region together, or neither: usage errors.
+    assert_eq!(
+        hfkit(&["hfile", "info", "x", "--region", r]).status.code(),
+        Some(2)
+    );
+    assert_eq!(hfkit(&["hfile", "info"]).status.code(), Some(2));
+    // An HBase daughter region holds references: each named and skipped.
+    let Some(root) = common::fixtures_root("hfile_commands_take_every_file_of_a_region") else {
+        return;
+    };
+    let table = root.join("hbase-layout/root1/data/ns1/t2");
+    let with_ref = std::fs::read_dir(&table)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|d| {
+            d.is_dir()
+                && std::fs::read_dir(d).unwrap().any(|f| {
+                    let f = f.unwrap().path();
+                    f.is_dir()
+                        && std::fs::read_dir(&f)
+                            .unwrap()
+                            .any(|x| x.unwrap().file_name().to_string_lossy().contains('.'))
+                })
+        })
+        .expect("a daughter region with a reference in root1's ns1:t2");
+    let o = hfkit(&["hfile", "info", "--region", with_ref.to_str().unwrap()]);
+    assert!(
+        text(&o.stderr).contains("a split reference or HFileLink"),
+        "{}",
+        text(&o.stderr)
+    );
+}

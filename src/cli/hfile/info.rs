@@ -119,6 +119,7 @@ fn file_info_value(key: &[u8], v: &[u8]) -> Value {
 }
 
 /// The optional parts of `hfile info`.
+#[derive(Clone, Copy)]
 pub(super) struct InfoParts {
     pub(super) stats: bool,
     pub(super) blocks: bool,

@@ -12,6 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
 mod info;
+mod region;
 
 use super::{CliError, EXIT_OK};
 use crate::format::bloom::{
@@ -49,7 +50,13 @@ row/family:qualifier/timestamp/Type/vlen=N/seqid=N), -e is --keys-only, -w ROW i
     ))]
     Cells {
         /// The HFile (or `s3://` URL).
-        file: PathBuf,
+        #[arg(required_unless_present = "region")]
+        file: Option<PathBuf>,
+        /// Every store file of this region directory instead of FILE (HFilePrettyPrinter's
+        /// -r): `TABLE/data/<region>`, or an HBase region's directory; each file's output
+        /// after a line `== PATH`.
+        #[arg(long, value_name = "DIR", conflicts_with = "file")]
+        region: Option<PathBuf>,
         /// Also print each cell's MVCC sequence id (an 8th field of the canonical form).
         #[arg(long)]
         seqid: bool,
@@ -71,10 +78,16 @@ row/family:qualifier/timestamp/Type/vlen=N/seqid=N), -e is --keys-only, -w ROW i
     #[command(after_help = examples!(
         "hfkit hfile info /tmp/hfkit-sample.hfile",
         "hfkit hfile info /tmp/hfkit-sample.hfile --json",
+        "hfkit hfile info --region /tmp/hfkit-users/data/r00003",
     ))]
     Info {
         /// The HFile (or `s3://` URL).
-        file: PathBuf,
+        #[arg(required_unless_present = "region")]
+        file: Option<PathBuf>,
+        /// Every store file of this region directory instead of FILE (HFilePrettyPrinter's
+        /// -r), each after a line `== PATH` (with --json, one array).
+        #[arg(long, value_name = "DIR", conflicts_with = "file")]
+        region: Option<PathBuf>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -100,7 +113,12 @@ row/family:qualifier/timestamp/Type/vlen=N/seqid=N), -e is --keys-only, -w ROW i
     ))]
     Verify {
         /// The HFile (or `s3://` URL).
-        file: PathBuf,
+        #[arg(required_unless_present = "region")]
+        file: Option<PathBuf>,
+        /// Every store file of this region directory instead of FILE, each after a line `==
+        /// PATH` (with --json, one array); exit 1 when any is not sound.
+        #[arg(long, value_name = "DIR", conflicts_with = "file")]
+        region: Option<PathBuf>,
         /// Machine-readable report on standard output (`ok`, `blocks`, `data_blocks`,
         /// `cells`, `problems` with each one's block `offset`), also when the file is not
         /// sound (exit 1).
@@ -237,6 +255,7 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
         HfileCommand::Cells {
             file,
+            region,
             seqid,
             format,
             keys_only,
@@ -254,25 +273,26 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 row,
                 limit,
             };
-            cells(&file, &opts, out)
+            one_or_region(file, region, false, out, |f, out| cells(f, &opts, out))
         }
         HfileCommand::Info {
             file,
+            region,
             json,
             stats,
             blocks,
             headers,
-        } => info(
-            &file,
-            json,
-            InfoParts {
+        } => {
+            let parts = InfoParts {
                 stats,
                 blocks,
                 headers,
-            },
-            out,
-        ),
-        HfileCommand::Verify { file, json } => verify_cmd(&file, json, out),
+            };
+            one_or_region(file, region, json, out, |f, out| info(f, json, parts, out))
+        }
+        HfileCommand::Verify { file, region, json } => {
+            one_or_region(file, region, json, out, |f, out| verify_cmd(f, json, out))
+        }
         HfileCommand::Write(args) => write(args, out),
         HfileCommand::Get {
             file,
@@ -293,6 +313,21 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
             let (row, family, qualifier) = get_coordinates(&row, column.as_deref(), hex)?;
             get(&file, &row, family.as_deref(), qualifier.as_deref(), out)
         }
+    }
+}
+
+/// Runs `one` on FILE, or on every store file of the region directory given instead.
+fn one_or_region(
+    file: Option<PathBuf>,
+    region: Option<PathBuf>,
+    json: bool,
+    out: &mut dyn Write,
+    mut one: impl FnMut(&Path, &mut dyn Write) -> Result<i32, CliError>,
+) -> Result<i32, CliError> {
+    match (file, region) {
+        (Some(f), _) => one(&f, out),
+        (None, Some(dir)) => region::each_file(&dir, json, out, one),
+        (None, None) => Err(CliError::usage("give FILE or --region DIR")),
     }
 }
 
