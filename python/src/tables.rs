@@ -122,9 +122,9 @@ pub fn create_tables(py: Python<'_>, schema: &Schema, path: PathBuf) -> PyResult
     }
     let mut created = Vec::new();
     for (i, (rel, table, regions)) in targets.into_iter().enumerate() {
-        // The main table keeps its schema's column types (rel: "" for it).
+        // The main table keeps its schema's column types and row key spec (rel: "" for it).
         let columns = match rel.is_empty() {
-            true => schema.parsed.mapping.column_types(),
+            true => schema.parsed.mapping.kept_for_reads(),
             false => Default::default(),
         };
         let dir = match &remote {
@@ -164,12 +164,17 @@ fn create_table(
     dir: &Path,
     t: &TableSchema,
     splits: &[Vec<u8>],
-    columns: std::collections::BTreeMap<String, hfkit_table::ValueType>,
+    kept: (
+        std::collections::BTreeMap<String, hfkit_table::ValueType>,
+        Option<String>,
+    ),
 ) -> PyResult<()> {
     let families = t.families.iter().map(FamilyEntry::from_schema).collect();
+    let (columns, rowkey) = kept;
     let setup = hfkit_table::directory::TableSetup {
         attributes: Attributes::of_table(t),
         columns,
+        rowkey,
     };
     TableDir::create_with_attributes(dir, &t.full_name(), setup, families, splits)
         .map(|_| ())

@@ -108,7 +108,12 @@ pub fn table_create(a: CreateArgs, out: &mut dyn Write) -> Result<i32, CliError>
             .map_err(failure)?
             .main
     };
-    let t = create_table(dir, &parsed.table, &regions, parsed.mapping.column_types())?;
+    let t = create_table(
+        dir,
+        &parsed.table,
+        &regions,
+        parsed.mapping.kept_for_reads(),
+    )?;
     let m = t.manifest().map_err(|e| CliError::failure(e.to_string()))?;
     if a.json {
         let regions: Vec<serde_json::Value> = m
@@ -262,9 +267,9 @@ pub(super) fn open_or_create_tables(
                     }
                     None => created.stage(dir)?,
                 };
-                // The main table keeps its schema's column types.
+                // The main table keeps its schema's column types and row key spec.
                 let columns = match schema.full_name() == parsed.table.full_name() {
-                    true => parsed.mapping.column_types(),
+                    true => parsed.mapping.kept_for_reads(),
                     false => Default::default(),
                 };
                 tables.push(create_table(&at, schema, r, columns).map_err(|e| {
@@ -443,13 +448,18 @@ pub(super) fn warn_of_index_beside(table: &Path, dir: &Path, schema: &TableSchem
 }
 
 /// Creates a table directory from a schema: its families and table attributes (all of them,
-/// as the manifest keeps them) and its typed `columns` over `regions`.
+/// as the manifest keeps them) and what reads use of its mapping (`kept`: typed columns and
+/// the row key spec) over `regions`.
 fn create_table(
     dir: &Path,
     schema: &TableSchema,
     regions: &Regions,
-    columns: std::collections::BTreeMap<String, crate::table::ValueType>,
+    kept: (
+        std::collections::BTreeMap<String, crate::table::ValueType>,
+        Option<String>,
+    ),
 ) -> Result<Table, CliError> {
+    let (columns, rowkey) = kept;
     let families = schema
         .families
         .iter()
@@ -458,6 +468,7 @@ fn create_table(
     let setup = crate::table::directory::TableSetup {
         attributes: Attributes::of_table(schema),
         columns,
+        rowkey,
     };
     Table::create_with_attributes(
         dir,

@@ -327,10 +327,16 @@ impl Printer<'_> {
         cells: impl Iterator<Item = CellRef<'c>>,
     ) -> std::io::Result<()> {
         if self.format == ReadFormat::Json {
-            let v = json!({
+            let mut v = json!({
                 "row": to_string_binary(row),
                 "cells": cells.map(|c| cell_json(&c, &self.types)).collect::<Vec<_>>(),
             });
+            if let Some(fields) = self.types.row_fields(row) {
+                v["row_fields"] = fields
+                    .into_iter()
+                    .map(|(k, f)| (k, Value::String(f)))
+                    .collect();
+            }
             return writeln!(self.out, "{v}");
         }
         let line = &mut self.line;

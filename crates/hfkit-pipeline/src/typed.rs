@@ -5,20 +5,26 @@
 //! `true`/`false`, `hex` as hex, ...; JSON gets numbers and booleans), instead of HBase's
 //! `Bytes.toStringBinary` text, and so do CSV cell exports (`crate::cell_export`).
 //! `--raw-values` shows every value as stored. A value that is not one of its type (a wrong
-//! length, written by another tool) is shown as stored.
+//! length, written by another tool) is shown as stored. A table also keeps its `[rowkey]
+//! spec` (the manifest's `rowkey`), whose inverse (`formats/rowkey.md` §"Inverting a spec")
+//! gives a row key's fields back.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::rowkey::{RowkeyInverse, RowkeySpec};
 use hfkit_format::cell::CellRef;
 use hfkit_table::manifest::Manifest;
 use hfkit_table::{to_bytes_binary, ValueType};
 
-/// The typed columns of a table: family → qualifier → type.
+/// The typed columns of a table: family → qualifier → type; and its row key spec's inverse.
 #[derive(Default)]
 pub struct ColumnTypes {
     families: HashMap<Vec<u8>, HashMap<Vec<u8>, ValueType>>,
+    /// The inverse of the table's `[rowkey] spec` (`Manifest::rowkey`), when it has one that
+    /// inverts from the key alone.
+    rowkey: Option<RowkeyInverse>,
 }
 
 impl ColumnTypes {
@@ -28,6 +34,11 @@ impl ColumnTypes {
         if raw {
             return t;
         }
+        t.rowkey = m
+            .rowkey
+            .as_deref()
+            .and_then(|spec| RowkeySpec::parse(spec).ok())
+            .and_then(|spec| spec.inverse(&[]).ok());
         for (column, ty) in &m.columns {
             let Some((family, qualifier)) = column.split_once(':') else {
                 continue;
@@ -48,6 +59,21 @@ impl ColumnTypes {
             return None;
         }
         self.families.get(c.family)?.get(c.qualifier).copied()
+    }
+
+    /// The fields of row key `key` as its spec's inverse gives them back (name, text), in the
+    /// spec's order; `None` when the table keeps no invertible spec or `key` is not one of it
+    /// (written by another tool: the fields must encode to exactly `key`).
+    pub fn row_fields(&self, key: &[u8]) -> Option<Vec<(String, String)>> {
+        let inv = self.rowkey.as_ref()?;
+        let mut fields = inv.fields();
+        let deferred = inv.decode(key, &mut fields).ok()?;
+        inv.verify(key, &deferred, &fields.values).ok()?;
+        let names = inv.spec().fields().iter().cloned();
+        names
+            .zip(fields.values)
+            .map(|(n, v)| v.map(|v| (n, String::from_utf8_lossy(&v).into_owned())))
+            .collect()
     }
 
     /// The value of `c` as its column's type shows it, when it is typed and of its type.

@@ -364,6 +364,11 @@ pub struct Manifest {
     /// `int64`, ...), by which reads show values (absent when none).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub columns: BTreeMap<String, crate::ValueType>,
+    /// The `[rowkey] spec` of the schema the table was created from, by whose inverse reads
+    /// show a row key's fields (absent when none, or when the spec reads timestamps in a
+    /// format of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rowkey: Option<String>,
 }
 
 /// An import attached to the table: its identity (`formats/import.md` §"Reruns") and the
@@ -394,6 +399,7 @@ impl Manifest {
             files: Vec::new(),
             imports: Vec::new(),
             columns: BTreeMap::new(),
+            rowkey: None,
         }
     }
 

@@ -57,6 +57,8 @@ pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
 pub struct TableSetup {
     pub attributes: Attributes,
     pub columns: std::collections::BTreeMap<String, crate::ValueType>,
+    /// The schema's `[rowkey] spec` ([`Manifest::rowkey`]).
+    pub rowkey: Option<String>,
 }
 
 /// An open table directory.
@@ -164,6 +166,7 @@ impl Table {
         let mut m = Manifest::new(table, families, Manifest::regions_from_splits(splits));
         m.table_attributes = setup.attributes;
         m.columns = setup.columns;
+        m.rowkey = setup.rowkey;
         m.check_regions()?;
         // Built beside `dir` and renamed into place when complete: a process killed half-way
         // leaves no half-made table, and its staging is removed by the next create.

@@ -266,6 +266,23 @@ pub struct ImportMapping {
 }
 
 impl ImportMapping {
+    /// What a table created from this mapping keeps of it for reads (`TableSetup`): its
+    /// typed columns ([`ImportMapping::column_types`]) and its row key spec, by whose inverse
+    /// reads show a key's fields (not kept when the spec reads timestamps in a format of its
+    /// own, which the inverse would need too).
+    pub fn kept_for_reads(
+        &self,
+    ) -> (
+        std::collections::BTreeMap<String, ValueType>,
+        Option<String>,
+    ) {
+        let rowkey = match self.rowkey_timestamp_format {
+            None => self.rowkey.clone(),
+            Some(_) => None,
+        };
+        (self.column_types(), rowkey)
+    }
+
     /// The typed columns the mapping writes: `family:qualifier` (the qualifier as
     /// toStringBinary text) of each `[[column]]` with a fixed qualifier and a type other than
     /// `string`, so that reads can show their values as the schema typed them. A column mapped
