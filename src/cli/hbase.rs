@@ -26,8 +26,8 @@ they are attached in sequence id order. All or nothing: on failure DEST is not c
 
 ",
     examples!(
-        "hfkit table clone-hbase /tmp/hbase-root t1 /tmp/hfkit-t1",
-        "hfkit table clone-hbase /tmp/hbase-root /tmp/hfkit-snap-t1 --snapshot snap_t1 --name ns:t1_copy",
+        "hfkit table clone-hbase /tmp/hbase-root /tmp/hfkit-users-from-hbase --snapshot users_20240101 --name app:users_clone",
+        "hfkit table clone-hbase /tmp/hbase-live t1 /tmp/hfkit-t1",
     ),
 );
 
@@ -68,8 +68,8 @@ by the next copy or export into DEST. On Spark: hfkit.spark.copy_snapshot.
 
 ",
     examples!(
-        "hfkit hbase copy-snapshot /tmp/hbase-root /tmp/hbase-root-2 --snapshot snap_t1 --threads 2",
-        "hfkit hbase copy-snapshot /tmp/hbase-root /tmp/hbase-root-2 --snapshot snap_t2 --bandwidth 50",
+        "hfkit hbase copy-snapshot /tmp/hbase-root /tmp/hbase-root-2 --snapshot users_20240101 --threads 2",
+        "hfkit hbase copy-snapshot /tmp/hbase-root /tmp/hbase-root-3 --snapshot users_copy --bandwidth 50",
     ),
 );
 
@@ -98,8 +98,8 @@ server-side copies; a lock object under the root's .tmp/ keeps a second run out.
 
 ",
     examples!(
-        "hfkit hbase compact /tmp/hbase-root t1 --region 3997d7168c1693a7e337a840fa1290a5 --family cf2",
-        "hfkit hbase compact /tmp/hbase-root t1",
+        "hfkit hbase compact /tmp/hbase-live t1 --region 3997d7168c1693a7e337a840fa1290a5 --family cf2",
+        "hfkit hbase compact /tmp/hbase-live t1",
     ),
 );
 
@@ -122,8 +122,8 @@ that file's size.
 
 ",
     examples!(
-        "hfkit hbase describe /tmp/hbase-root ns1:t2",
         "hfkit hbase describe /tmp/hbase-root --snapshot users_20240101 --json",
+        "hfkit hbase describe /tmp/hbase-live ns1:t2",
     ),
 );
 
@@ -140,8 +140,8 @@ another. Exit 0 when sound, 1 with every problem (file and reason) otherwise.
 
 ",
     examples!(
-        "hfkit hbase verify /tmp/hbase-root --snapshot snap_t1",
-        "hfkit hbase verify /tmp/hbase-root ns1:t2",
+        "hfkit hbase verify /tmp/hbase-root --snapshot users_20240101",
+        "hfkit hbase verify /tmp/hbase-live ns1:t2",
     ),
 );
 
@@ -153,8 +153,8 @@ them: links resolved, split references as their half, cells with their own seque
 
 ",
     examples!(
-        "hfkit hbase get /tmp/hbase-root t1 b1 --column cf1 --versions 3",
-        "hfkit hbase get /tmp/hbase-root --snapshot snap_t2 r15 --format json",
+        "hfkit hbase get /tmp/hbase-root --snapshot users_20240101 7700000000 --format json",
+        "hfkit hbase get /tmp/hbase-live t1 b1 --column cf1 --versions 3",
     ),
 );
 
@@ -166,8 +166,8 @@ scan --help`).
 
 ",
     examples!(
-        "hfkit hbase scan /tmp/hbase-root ns1:t2 --start r05 --limit 10",
         "hfkit hbase scan /tmp/hbase-root --snapshot users_20240101 --limit 3",
+        "hfkit hbase scan /tmp/hbase-live ns1:t2 --start r05 --limit 10",
     ),
 );
 

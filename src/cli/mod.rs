@@ -147,7 +147,15 @@ pub enum Command {
     Scan(read::ScanArgs),
     /// HBase's own root directories (hbase.rootdir), offline: list, describe, verify, get,
     /// scan tables and snapshots.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "\
+The examples of the hbase commands use two roots: /tmp/hbase-root, made from the bundled seed by
+the first example of `hfkit hbase export-snapshot --help` (an HBase snapshot users_20240101 of
+the table the README's \"Try it\" imports), and /tmp/hbase-live, an HBase root with live tables
+(one copied from HDFS; hfkit's tests use the HBase-written fixture root
+../shared/fixtures/hbase-layout/root1, with tables t1 and ns1:t2)."
+    )]
     Hbase(hbase::HbaseCommand),
     /// Offline maintenance: compact, alter, snapshot, export.
     #[command(flatten)]
