@@ -161,8 +161,9 @@ pub struct ImportArgs {
 /// How to read the inputs (shared by `import` and `plan`).
 #[derive(Clone, Debug, Args)]
 pub struct InputArgs {
-    /// Input format: csv, tsv or parquet (default: by extension).
-    #[arg(long)]
+    /// Input format: csv, tsv or parquet (default: by extension). Also `--format`, its older
+    /// spelling (elsewhere `--format` is what a command writes).
+    #[arg(long = "input-format", alias = "format", value_name = "FORMAT")]
     format: Option<String>,
     /// CSV field delimiter (one byte; `\t` for tab).
     #[arg(long)]
@@ -185,7 +186,7 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    /// The input format of `inputs` (by --format, else by extension) with its CSV dialect.
+    /// The input format of `inputs` (by --input-format, else by extension) with its CSV dialect.
     pub fn format(&self, inputs: &[PathBuf]) -> Result<InputFormat, CliError> {
         let a = self;
         let parquet = match a.format.as_deref() {
@@ -193,7 +194,7 @@ impl InputArgs {
             Some("csv") | Some("tsv") => false,
             Some(other) => {
                 return Err(CliError::usage(format!(
-                    "--format: '{other}' is not csv, tsv or parquet"
+                    "--input-format: '{other}' is not csv, tsv or parquet"
                 )))
             }
             None => inputs

@@ -119,9 +119,10 @@ pub fn given_paths(root: &Command, matches: &ArgMatches) -> Vec<GivenPath> {
             let Ok(Some(values)) = m.try_get_raw(id) else {
                 continue;
             };
-            let shown = match arg.get_long() {
-                Some(l) => format!("--{l}"),
-                None => format!("<{}>", id.to_uppercase()),
+            let shown = match (arg.get_long(), arg.get_value_names()) {
+                (Some(l), _) => format!("--{l}"),
+                (None, Some([name, ..])) => format!("<{name}>"),
+                (None, _) => format!("<{}>", id.to_uppercase()),
             };
             for v in values {
                 out.push(GivenPath {

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
 use super::hfile::{bloom_arg, compression_arg, encoding_arg};
@@ -172,12 +172,12 @@ pub struct AlterArgs {
 #[derive(Debug, Subcommand)]
 pub enum SnapshotCommand {
     /// Save the live manifest as snapshot NAME.
-    #[command(after_help = examples!("hfkit snapshot create /tmp/hfkit-users before-cleanup"))]
+    #[command(after_help = examples!("hfkit snapshot create /tmp/hfkit-users --snapshot before-cleanup"))]
     Create {
         /// The table directory (or `s3://` URL).
         table: PathBuf,
-        /// The snapshot's name.
-        name: String,
+        #[command(flatten)]
+        name: SnapshotName,
         /// Machine-readable report.
         #[arg(long)]
         json: bool,
@@ -195,23 +195,23 @@ pub enum SnapshotCommand {
         json: bool,
     },
     /// Delete snapshot NAME; files nothing else names are removed.
-    #[command(after_help = examples!("hfkit snapshot delete /tmp/hfkit-users before-cleanup"))]
+    #[command(after_help = examples!("hfkit snapshot delete /tmp/hfkit-users --snapshot before-cleanup"))]
     Delete {
         /// The table directory (or `s3://` URL).
         table: PathBuf,
-        /// The snapshot to delete.
-        name: String,
+        #[command(flatten)]
+        name: SnapshotName,
         /// Machine-readable report: the snapshot and the files removed.
         #[arg(long)]
         json: bool,
     },
     /// Make snapshot NAME the live contents again (one commit).
-    #[command(after_help = examples!("hfkit snapshot restore /tmp/hfkit-users before-cleanup"))]
+    #[command(after_help = examples!("hfkit snapshot restore /tmp/hfkit-users --snapshot before-cleanup"))]
     Restore {
         /// The table directory (or `s3://` URL).
         table: PathBuf,
-        /// The snapshot whose contents become the live ones.
-        name: String,
+        #[command(flatten)]
+        name: SnapshotName,
         /// Machine-readable report: the manifest version committed, its files, the files
         /// removed.
         #[arg(long)]
@@ -219,22 +219,52 @@ pub enum SnapshotCommand {
     },
     /// Create a new table at NEW_DIR from snapshot NAME (hard links or copies).
     #[command(after_help = examples!(
-        "hfkit snapshot clone /tmp/hfkit-users before-cleanup /tmp/hfkit-users-clone --name app:users_clone",
+        "hfkit snapshot clone /tmp/hfkit-users /tmp/hfkit-users-clone --snapshot before-cleanup --table-name app:users_clone",
     ))]
     Clone {
         /// The table directory.
         table: PathBuf,
-        /// The snapshot to clone.
-        name: String,
         /// The new table directory (must not exist).
         new_dir: PathBuf,
-        /// Table name in the new manifest (default: the same).
-        #[arg(long = "name")]
+        /// The older form `TABLE NAME NEW_DIR`: NEW_DIR after the snapshot's name.
+        #[arg(hide = true, value_name = "NEW_DIR")]
+        old_new_dir: Option<PathBuf>,
+        /// The snapshot to clone (needed but in the older form).
+        #[arg(long = "snapshot", value_name = "NAME")]
+        snapshot: Option<String>,
+        /// Table name in the new manifest (default: the same). Also `--name`, its older
+        /// spelling.
+        #[arg(long = "table-name", alias = "name", value_name = "NS:TABLE")]
         table_name: Option<String>,
         /// Machine-readable report: the new table's directory, name, manifest version, files.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The snapshot a command acts on: `--snapshot NAME`, as every command that reads a snapshot
+/// takes it, or NAME after TABLE (the older form, kept).
+#[derive(Debug, Args)]
+pub struct SnapshotName {
+    /// The snapshot's name.
+    #[arg(
+        long = "snapshot",
+        value_name = "NAME",
+        required_unless_present = "name",
+        conflicts_with = "name"
+    )]
+    snapshot: Option<String>,
+    /// The older form of --snapshot: NAME after TABLE.
+    #[arg(hide = true)]
+    name: Option<String>,
+}
+
+impl SnapshotName {
+    fn get(self) -> Result<String, CliError> {
+        self.snapshot
+            .or(self.name)
+            .ok_or_else(|| CliError::usage("give --snapshot NAME"))
+    }
 }
 
 /// `--keep-deleted-cells`: `false`, `true` or `ttl`, listed in `--help`.
@@ -550,6 +580,7 @@ fn export_rows(
 fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> {
     match cmd {
         SnapshotCommand::Create { table, name, json } => {
+            let name = name.get()?;
             let t = open(&table)?;
             let s = t.snapshot_create(&name).map_err(fail(&table))?;
             if json {
@@ -581,6 +612,7 @@ fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> 
             }
         }
         SnapshotCommand::Delete { table, name, json } => {
+            let name = name.get()?;
             let t = open(&table)?;
             let n = t.snapshot_delete(&name).map_err(fail(&table))?;
             if json {
@@ -590,6 +622,7 @@ fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> 
             }
         }
         SnapshotCommand::Restore { table, name, json } => {
+            let name = name.get()?;
             let t = open(&table)?;
             let r = t.snapshot_restore(&name).map_err(fail(&table))?;
             if json {
@@ -608,11 +641,24 @@ fn snapshot(cmd: SnapshotCommand, out: &mut dyn Write) -> Result<i32, CliError> 
         }
         SnapshotCommand::Clone {
             table,
-            name,
             new_dir,
+            old_new_dir,
+            snapshot,
             table_name,
             json,
         } => {
+            let (name, new_dir) =
+                match (snapshot, old_new_dir) {
+                    (Some(name), None) => (name, new_dir),
+                    (None, Some(dir)) => (new_dir.to_string_lossy().into_owned(), dir),
+                    (Some(_), Some(_)) => return Err(CliError::usage(
+                        "snapshot clone: TABLE NEW_DIR --snapshot NAME (or the older TABLE NAME \
+                         NEW_DIR), not both",
+                    )),
+                    (None, None) => {
+                        return Err(CliError::usage("snapshot clone: give --snapshot NAME"))
+                    }
+                };
             let t = open(&table)?;
             let c = t
                 .snapshot_clone(&name, &new_dir, table_name.as_deref())

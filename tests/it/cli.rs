@@ -1457,3 +1457,56 @@ fn hfile_commands_take_every_file_of_a_region() {
         text(&o.stderr)
     );
 }
+
+/// One vocabulary (issue 42 item 3): the snapshot commands take `--snapshot NAME` as every
+/// command that reads a snapshot does, and `snapshot clone` the new table's name as
+/// `--table-name` (`--name` is a snapshot's name elsewhere); the older spellings (NAME after
+/// TABLE, `--name`) still work, and mixing both forms is a usage error.
+#[test]
+fn snapshot_commands_take_snapshot_names_as_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let schema = std::path::PathBuf::from(format!("{SEEDS}/users.toml"));
+    let input = std::path::PathBuf::from(format!("{SEEDS}/users.csv"));
+    assert!(common::import_with(&schema, &input, "--table", &t, &[])
+        .status
+        .success());
+    let t = t.to_str().unwrap();
+    let dir = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let ok = |args: &[&str]| {
+        let o = hfkit(args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    ok(&["snapshot", "create", t, "--snapshot", "new"]);
+    ok(&["snapshot", "create", t, "old"]);
+    let (a, b) = (dir("a"), dir("b"));
+    let new = ok(&[
+        "snapshot",
+        "clone",
+        t,
+        &a,
+        "--snapshot",
+        "new",
+        "--table-name",
+        "x:a",
+    ]);
+    let old = ok(&["snapshot", "clone", t, "old", &b, "--name", "x:b"]);
+    assert!(
+        new.contains("table x:a") && old.contains("table x:b"),
+        "{new}{old}"
+    );
+    assert!(ok(&["snapshot", "list", t]).contains("new\t"));
+    ok(&["snapshot", "restore", t, "--snapshot", "new"]);
+    ok(&["snapshot", "delete", t, "--snapshot", "new"]);
+    ok(&["snapshot", "delete", t, "old"]);
+    assert_eq!(ok(&["snapshot", "list", t]), "");
+    for bad in [
+        vec!["snapshot", "create", t],
+        vec!["snapshot", "create", t, "x", "--snapshot", "y"],
+        vec!["snapshot", "clone", t, &a],
+        vec!["snapshot", "clone", t, "x", &a, "--snapshot", "y"],
+    ] {
+        assert_eq!(hfkit(&bad).status.code(), Some(2), "{bad:?}");
+    }
+}
