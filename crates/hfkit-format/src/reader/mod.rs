@@ -52,7 +52,7 @@ use super::compression::Compression;
 use super::encoding::{DataBlockEncoding, EncodingContext};
 use super::error::{FormatError, Result};
 use super::fileinfo::{keys, FileInfo};
-use super::index::{find_block, parse_non_root, IndexEntry, MidKeyMetadata};
+use super::index::{find_block, parse_non_root, search_non_root, IndexEntry, MidKeyMetadata};
 use super::trailer::Trailer;
 pub use ranged::{RangeReads, RangeSource, MAX_READAHEAD, MIN_READAHEAD, OPEN_READ};
 pub use scanner::Scanner;
@@ -431,7 +431,7 @@ impl HFileReader {
     /// The offset of the data block that may hold `key` (a flat key), following the index
     /// down from the root; `None` when `key` sorts before the first block's index key.
     pub fn locate_block(&self, dec: &mut BlockDecoder, key: &[u8]) -> Result<Option<IndexEntry>> {
-        let Some(mut i) = find_block(&self.root_index, key) else {
+        let Some(i) = find_block(&self.root_index, key) else {
             return Ok(None);
         };
         let mut entry = self.root_index[i].clone();
@@ -453,12 +453,8 @@ impl HFileReader {
                     ),
                 ));
             }
-            let entries = parse_non_root(&payload, entry.offset)?;
             // A key before the child's first (fake) key still belongs to its first entry.
-            i = find_block(&entries, key).unwrap_or_default();
-            entry = entries.get(i).cloned().ok_or_else(|| {
-                FormatError::corrupt("block index", entry.offset, "empty index block")
-            })?;
+            entry = search_non_root(&payload, entry.offset, key)?;
         }
         Ok(Some(entry))
     }
