@@ -23,11 +23,11 @@ use crate::schema::Schema;
 use crate::storage;
 use hfkit_format::cell::KeyView;
 use hfkit_format::reader::HFileReader;
+use hfkit_pipeline::import::output::OutputFile;
+use hfkit_pipeline::import::remote_output::{publish, PART_SIZE};
 use hfkit_pipeline::import::runs::{merge_runs, RunFile};
 use hfkit_pipeline::import::splits::input_splits as cut_splits;
 use hfkit_pipeline::import::{run_import, ImportOptions, InputFormat, InputRange, INDEX_BULK_DIR};
-use hfkit_pipeline::output::OutputFile;
-use hfkit_pipeline::remote_output::{publish, PART_SIZE};
 use hfkit_pipeline::source::{expand_paths, CsvOptions};
 
 /// How to read CSV inputs: `csv` holds `delimiter`, `quote`, `escape`, `comment` (one

@@ -14,8 +14,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-use hfkit_pipeline::encode::{CellPart, Rejection};
 use hfkit_pipeline::error::{ImportError, RowkeyError};
+use hfkit_pipeline::mapping::encode::{CellPart, Rejection};
 use hfkit_pipeline::source::{RecordAt, RecordPosition, SourceError};
 
 create_exception!(

@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 use crate::errors::{table_error, HfkitError};
 use crate::schema::Schema;
 use crate::storage;
-use hfkit_pipeline::cell_export::{export_cells, ExportFormat};
+use hfkit_pipeline::export::cells::{export_cells, ExportFormat};
 use hfkit_pipeline::export::export_rows;
 use hfkit_table::directory::{Table, WriterLock};
 use hfkit_table::export::ExportScope;

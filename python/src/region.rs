@@ -18,10 +18,10 @@ use crate::schema::Schema;
 use crate::storage;
 use hfkit_format::cell::KeyView;
 use hfkit_format::reader::HFileReader;
-use hfkit_pipeline::arrow_input::{NextBatch, RecordBatchInput};
+use hfkit_pipeline::import::output::OutputFile;
+use hfkit_pipeline::import::remote_output::{check_empty, publish, PART_SIZE};
 use hfkit_pipeline::import::{run_import, ImportOptions, ImportReport, InputFormat};
-use hfkit_pipeline::output::OutputFile;
-use hfkit_pipeline::remote_output::{check_empty, publish, PART_SIZE};
+use hfkit_pipeline::source::arrow::{NextBatch, RecordBatchInput};
 
 /// A Python error raised while the pipeline pulled a batch, kept to be raised again as itself.
 pub(crate) type Raised = Arc<Mutex<Option<PyErr>>>;

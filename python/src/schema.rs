@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
 use crate::errors::{import_error, schema_error, HfkitError};
-use hfkit_pipeline::arrow_input;
 use hfkit_pipeline::import::{import_regions, ImportRegions, InputFormat, DEFAULT_SAMPLE_ROWS};
+use hfkit_pipeline::source::arrow as arrow_input;
 use hfkit_table::{ParsedSchema, Regions, TableSchema};
 
 #[pyclass(module = "hfkit._hfkit", frozen)]

@@ -22,7 +22,7 @@ use crate::storage;
 use hfkit_format::cell::CellRef;
 use hfkit_format::reader::HFileReader;
 use hfkit_pipeline::import::INDEX_BULK_DIR;
-use hfkit_pipeline::typed::ColumnTypes;
+use hfkit_pipeline::mapping::typed::ColumnTypes;
 use hfkit_read::ReadOptions;
 use hfkit_storage::Location;
 use hfkit_table::directory::{AttachOptions, Table as TableDir, INDEX_DIR};

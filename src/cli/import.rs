@@ -11,8 +11,8 @@ use clap::Args;
 use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
 use super::remote_table::Mirror;
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
-use crate::pipeline::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::error::ImportError;
+use crate::pipeline::import::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{
     check_inputs, default_index_dirs,
     identity::{import_identity, IDENTITY_FILE},
@@ -865,7 +865,7 @@ fn progress_reporter() -> Box<dyn FnMut(&Progress) + Send> {
 }
 
 /// What the import recorded of each file it wrote, for the attach to check them against.
-fn written_files(files: &[crate::pipeline::output::OutputFile]) -> Vec<WrittenFile> {
+fn written_files(files: &[crate::pipeline::import::output::OutputFile]) -> Vec<WrittenFile> {
     files
         .iter()
         .map(|f| WrittenFile {
@@ -881,7 +881,7 @@ fn written_files(files: &[crate::pipeline::output::OutputFile]) -> Vec<WrittenFi
 /// in the middle of the first file the import wrote, after it was written and before the
 /// attach, as a disk or another process could (`tests/it/attach_written.rs`).
 #[cfg(debug_assertions)]
-fn damage_for_tests(files: &[crate::pipeline::output::OutputFile]) {
+fn damage_for_tests(files: &[crate::pipeline::import::output::OutputFile]) {
     use std::io::{Read, Seek, SeekFrom};
     if std::env::var_os("HFKIT_TEST_DAMAGE_BEFORE_ATTACH").is_none() {
         return;

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::hfile::{bloom_arg, compression_arg, encoding_arg};
 use super::{CliError, EXIT_OK};
 use crate::format::cell::now_ms;
-use crate::pipeline::cell_export::{export_cells_as, ExportFormat};
+use crate::pipeline::export::cells::{export_cells_as, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};
 use crate::table::directory::Table;
 use crate::table::export::ExportReport;

@@ -11,7 +11,7 @@ use super::{CliError, EXIT_OK};
 use crate::format::block_cache::BlockCache;
 use crate::format::cell::{now_ms, Cell, CellRef, CellType};
 use crate::format::text::push_cell_line;
-use crate::pipeline::typed::ColumnTypes;
+use crate::pipeline::mapping::typed::ColumnTypes;
 use crate::read::{ReadOptions, ReadStats, TimeRange};
 use crate::table::directory::Table;
 use crate::table::read::TableReader;

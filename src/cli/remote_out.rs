@@ -1,12 +1,12 @@
 //! `hfkit import --out s3://...` (and `--index-out s3://...`): the import writes into a local
 //! staging directory of its own (under `--temp-dir`, else the system's), removed whatever the
 //! outcome, and [`RemoteOut::publish`] uploads it when the import has succeeded
-//! (`pipeline::remote_output`). Spec: `formats/import.md` §"Output on object storage".
+//! (`pipeline::import::remote_output`). Spec: `formats/import.md` §"Output on object storage".
 
 use std::path::{Path, PathBuf};
 
 use super::CliError;
-use crate::pipeline::remote_output::{check_empty, publish, PublishReport, PART_SIZE};
+use crate::pipeline::import::remote_output::{check_empty, publish, PublishReport, PART_SIZE};
 use crate::storage::Location;
 use crate::table::staging::OwnedDir;
 

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use arrow_schema::DataType;
-use hfkit::pipeline::cell_export::ExportFormat;
+use hfkit::pipeline::export::cells::ExportFormat;
 use hfkit::pipeline::export::{export_rows, RowExportReport};
 use hfkit::pipeline::import::{run_import, ImportOptions, InputFormat};
 use hfkit::pipeline::source::CsvOptions;

@@ -22,8 +22,7 @@ const CRATES: &[&str] = &[
 
 /// Pairs of files that still import each other (crate root, then the two module paths).
 const KNOWN: &[(&str, &str, &str)] = &[
-    ("crates/hfkit-pipeline/src", "encode", "error"),
-    ("crates/hfkit-pipeline/src", "remote_input", "source"),
+    ("crates/hfkit-pipeline/src", "error", "mapping/encode"),
     ("crates/hfkit-table/src", "schema/mapping", "schema/table"),
     ("crates/hfkit-table/src", "schema/table", "schema/toml_form"),
     ("src", "cli/create", "cli/import"),

@@ -1,4 +1,4 @@
-//! Lanes (`pipeline::route`): a store whose input arrives in order is written straight to its
+//! Lanes (`pipeline::import::route`): a store whose input arrives in order is written straight to its
 //! file; one that does not goes through the sorter, and one that turns out of order midway is
 //! read back into the sorter. Whatever the input, the files hold exactly the cells of an import
 //! with lanes off, in the right regions, and the duplicate counts agree.

@@ -833,7 +833,7 @@ fn parallel_export_parts_come_in_region_order_and_an_error_leaves_no_file() {
 fn exports_round_trip() {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
-    use hfkit::pipeline::cell_export::{export_cells, ExportFormat};
+    use hfkit::pipeline::export::cells::{export_cells, ExportFormat};
 
     let tmp = tmpdir();
     let (t, _) = random_table(tmp.path(), 21, 3);
@@ -1011,7 +1011,7 @@ fn exports_round_trip() {
 
 #[test]
 fn bulkload_and_snapshot_exports() {
-    use hfkit::pipeline::cell_export::{export_cells, ExportFormat};
+    use hfkit::pipeline::export::cells::{export_cells, ExportFormat};
     let tmp = tmpdir();
     let (t, families) = random_table(tmp.path(), 22, 3);
     t.snapshot_create("s").unwrap();

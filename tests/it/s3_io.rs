@@ -312,7 +312,7 @@ fn failed_import_to_s3_leaves_nothing() {
     // In-process: this is the only test of the binary configuring the shared storage.
     hfkit::storage::configure(StorageConfig::with_endpoint(Some(server.endpoint())));
     let dest = Location::parse(&server.url("out/publish")).unwrap();
-    let e = hfkit::pipeline::remote_output::publish(&[(src.clone(), dest)], 5 << 20)
+    let e = hfkit::pipeline::import::remote_output::publish(&[(src.clone(), dest)], 5 << 20)
         .unwrap_err()
         .to_string();
     assert!(e.contains("f/c"), "{e}");
@@ -328,7 +328,7 @@ fn failed_import_to_s3_leaves_nothing() {
     // Without the bad file the same publish completes.
     std::fs::remove_file(src.join("f/c")).unwrap();
     let dest = Location::parse(&server.url("out/publish")).unwrap();
-    let r = hfkit::pipeline::remote_output::publish(&[(src, dest)], 5 << 20).unwrap();
+    let r = hfkit::pipeline::import::remote_output::publish(&[(src, dest)], 5 << 20).unwrap();
     assert_eq!(r.files, 2);
     assert_eq!(
         download(&server, &server.url("out"), &t.path().join("got3")),

@@ -1,5 +1,5 @@
 //! Binary min-heaps of indices, ordered by a comparison the caller supplies: the k-way merges
-//! (`read::merge` over store files, `pipeline::sort` over spilled runs) keep their sources'
+//! (`read::merge` over store files, `pipeline::import::sort` over spilled runs) keep their sources'
 //! current records in the sources and heap only the source indices, which `std`'s
 //! `BinaryHeap` cannot order (its `Ord` has no access to the sources).
 

@@ -6,10 +6,10 @@
 
 use std::path::PathBuf;
 
-use super::encode::Rejection;
-use super::output::OutputError;
-use super::sort::SortError;
-use super::source::{RecordPosition, SourceError};
+use crate::import::output::OutputError;
+use crate::import::sort::SortError;
+use crate::mapping::encode::Rejection;
+use crate::source::{RecordPosition, SourceError};
 use hfkit_table::SchemaError;
 
 pub(crate) use crate::quote::quote;
@@ -64,7 +64,7 @@ pub enum RowkeyError {
     Timestamp {
         what: String,
         #[source]
-        source: super::timestamp::TimestampError,
+        source: crate::mapping::timestamp::TimestampError,
     },
 
     /// A number outside what the encoding accepts.

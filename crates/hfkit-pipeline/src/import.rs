@@ -2,16 +2,16 @@
 //! report out. Spec: `formats/import.md`.
 //!
 //! ```text
-//! 1 plan regions  the target tables' own, or the splits' ([`crate::regions`]: for sample = N,
+//! 1 plan regions  the target tables' own, or the splits' ([`crate::import::regions`]: for sample = N,
 //!                 of the row keys of the input's first records)
 //! 2 open outputs  BulkOutput per table (main, each index), its directory guarded ([`outputs`])
 //! 3 read/encode   each input file in order, each batch of records (parsed ahead on reader
 //!                 threads when there is more than one thread, several Parquet row groups at
-//!                 once; [`crate::input`]) encoded in parallel ([`crate::encode`]): row key,
+//!                 once; [`crate::source::input`]) encoded in parallel ([`crate::mapping::encode`]): row key,
 //!                 then one cell per non-empty mapped field, then one cell per [[index]]
 //!                 (row = index key, value = the row key) when the record wrote a cell and has
 //!                 every index field; rejected records → error (default) or the bad-rows file
-//! 4 route/sort    in input order, cells → the router ([`crate::route`]): each store (region,
+//! 4 route/sort    in input order, cells → the router ([`crate::import::route`]): each store (region,
 //!                 family) whose input is still in order is a lane written straight to its
 //!                 files (by lane-writer threads when there is more than one thread), the rest
 //!                 → sorter (index cells under sorter family numbers after the table's families)
@@ -24,10 +24,17 @@
 //!
 //! Any error leaves no output: temporary files and spill runs are removed.
 
+pub mod dry_run;
 pub mod identity;
+pub mod output;
 mod outputs;
+pub mod regions;
+pub mod remote_output;
 mod report;
+pub mod retention;
+pub mod route;
 pub mod runs;
+pub mod sort;
 pub mod splits;
 
 use std::fs::File;
@@ -37,20 +44,20 @@ use std::time::Instant;
 
 use self::outputs::TableOutputs;
 use self::report::{import_report, Finished, ImportStats};
-use crate::arrow_input::RecordBatchInput;
-use crate::encode::{bind, encode_batch, Bound, Compiled, Encoded, Rejection};
-use crate::input::{open_input, read_units};
-use crate::output::LANE_MEMORY;
-use crate::route::{LaneSink, Router};
-use crate::sort::CellSorter;
+use crate::import::output::LANE_MEMORY;
+use crate::import::route::{LaneSink, Router};
+use crate::import::sort::CellSorter;
+use crate::mapping::encode::{bind, encode_batch, Bound, Compiled, Encoded, Rejection};
+use crate::source::arrow::RecordBatchInput;
+use crate::source::input::{open_input, read_units};
 use crate::source::Batch;
 use hfkit_table::staging::{self, OwnedDir};
 use hfkit_table::{ImportMapping, IndexSchema, TableSchema};
 
 pub use self::report::{FamilyReport, ImportReport, IndexReport, RegionReport};
 pub use crate::error::ImportError;
-pub use crate::input::{InputFormat, InputRange, DEFAULT_BATCH_ROWS};
-pub use crate::regions::{import_regions, ImportRegions, DEFAULT_SAMPLE_ROWS};
+pub use crate::import::regions::{import_regions, ImportRegions, DEFAULT_SAMPLE_ROWS};
+pub use crate::source::input::{InputFormat, InputRange, DEFAULT_BATCH_ROWS};
 
 /// Name prefix of a run's spill directory (in `--temp-dir`, else in the output directory).
 pub const SPILL_DIR_PREFIX: &str = ".hfkit-spill-";
@@ -80,7 +87,7 @@ pub struct ImportOptions {
     pub inputs: Vec<PathBuf>,
     pub format: InputFormat,
     /// Record batches imported after `inputs` (a program's rows rather than a file's; see
-    /// [`crate::arrow_input`]). With them, `regions` should be given: sampled splits sample
+    /// [`crate::source::arrow`]). With them, `regions` should be given: sampled splits sample
     /// only `inputs`.
     pub record_batches: Option<RecordBatchInput>,
     pub out_dir: PathBuf,
@@ -106,7 +113,7 @@ pub struct ImportOptions {
     pub batch_rows: usize,
     pub sample_rows: usize,
     /// Write a store's cells straight to its file while they arrive in order (see
-    /// [`crate::route`]); off, every cell goes through the sorter.
+    /// [`crate::import::route`]); off, every cell goes through the sorter.
     pub streaming: bool,
     /// The regions to write: the target tables' own, when they exist. `None`: the schema's
     /// splits ([`import_regions`]), sampling the input for `sample = N`.
@@ -134,7 +141,7 @@ impl ImportOptions {
             index_out: None,
             memory_budget: 1 << 30,
             temp_dir: None,
-            max_file_size: crate::output::DEFAULT_MAX_FILE_SIZE,
+            max_file_size: crate::import::output::DEFAULT_MAX_FILE_SIZE,
             import_time: now_ms,
             now_ms,
             bad_rows: None,

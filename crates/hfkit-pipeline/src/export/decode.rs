@@ -3,9 +3,9 @@
 //! `hfkit import` with the same mapping reads back into the same cells, checking that every
 //! source re-encodes to its very cell and that sources of one field agree.
 
-use crate::rowkey::{KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
-use crate::timestamp::TimestampFormat;
-use crate::value::{decode_value_into, encode_value};
+use crate::mapping::rowkey::{KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
+use crate::mapping::timestamp::TimestampFormat;
+use crate::mapping::value::{decode_value_into, encode_value};
 use crate::RowkeyError;
 use hfkit_format::bytes::equal_bytes;
 use hfkit_format::cell::CellRef;
@@ -570,7 +570,7 @@ fn value_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::{double_bytes, long_bytes};
+    use crate::mapping::value::{double_bytes, long_bytes};
     use hfkit_format::cell::Cell;
     use hfkit_read::{Row, RowBuf};
 

@@ -24,6 +24,7 @@
 //! | `decode` | [`RecordDecoder`]: a row's key and cells to the record that imports as them |
 //! | `write` | [`RecordParts`]: decoded records encoded as CSV or Parquet, region by region; [`RecordSink`]: the parts into one file (cell exports' too, with their header and schema); the CSV part and Parquet row group encoders both share |
 
+pub mod cells;
 mod decode;
 mod write;
 

@@ -70,8 +70,8 @@ fn file_digest(path: &Path) -> Result<(u64, [u8; 32]), ImportError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut f: Box<dyn Read> = if crate::remote_input::is_remote(path) {
-        crate::remote_input::stream(path)?.0
+    let mut f: Box<dyn Read> = if crate::source::remote::is_remote(path) {
+        crate::source::remote::stream(path)?.0
     } else {
         Box::new(std::fs::File::open(path).map_err(io)?)
     };

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use super::ImportOptions;
 use crate::error::ImportError;
-use crate::output::{BulkOutput, OutputFamily, OutputReport};
-use crate::retention::Retention;
-use crate::route::{run_lane_writer, LaneSink, Outputs, ThreadSink};
-use crate::sort::{SortedCell, SortedCells};
+use crate::import::output::{BulkOutput, OutputFamily, OutputReport};
+use crate::import::retention::Retention;
+use crate::import::route::{run_lane_writer, LaneSink, Outputs, ThreadSink};
+use crate::import::sort::{SortedCell, SortedCells};
 use hfkit_format::bytes::{equal_bytes, extend_pieces};
 use hfkit_format::cell::{CellRef, CellType};
 use hfkit_format::writer::BulkLoadInfo;

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use crate::encode::KeyStats;
-use crate::output::{OutputFile, OutputReport};
-use crate::regions::{hot_region_warnings, key_warnings};
-use crate::retention::HiddenCells;
+use crate::import::output::{OutputFile, OutputReport};
+use crate::import::regions::{hot_region_warnings, key_warnings};
+use crate::import::retention::HiddenCells;
+use crate::mapping::encode::KeyStats;
 use hfkit_table::{FamilySchema, ImportMapping, Regions, TableSchema};
 
 /// Per-region totals.
@@ -77,7 +77,7 @@ pub struct IndexReport {
 }
 
 /// One family's cells in the output, and those HBase will not return right after the load
-/// ([`crate::retention`]).
+/// ([`crate::import::retention`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FamilyReport {
     pub name: String,

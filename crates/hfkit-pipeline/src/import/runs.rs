@@ -23,8 +23,8 @@ use hfkit_table::FamilySchema;
 use super::outputs::output_family;
 use super::ImportOptions;
 use crate::error::ImportError;
-use crate::output::{BulkOutput, OutputFamily, OutputReport};
-use crate::retention::Retention;
+use crate::import::output::{BulkOutput, OutputFamily, OutputReport};
+use crate::import::retention::Retention;
 
 /// One run file: a split's cells of one region and family.
 #[derive(Clone, Debug)]
@@ -424,7 +424,11 @@ mod tests {
         .unwrap()
         .table;
         let out = dir.join("out");
-        let opts = ImportOptions::new(Vec::new(), crate::input::InputFormat::Parquet, out.clone());
+        let opts = ImportOptions::new(
+            Vec::new(),
+            crate::source::input::InputFormat::Parquet,
+            out.clone(),
+        );
         let report = merge_runs(&schema.families, Vec::new(), 0, runs, &out, &opts).unwrap();
         let mut cells = Vec::new();
         for f in &report.files {

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::ImportError;
-use crate::input::{InputFormat, InputRange};
-use crate::parquet_source::row_group_sizes;
+use crate::source::input::{InputFormat, InputRange};
+use crate::source::parquet::row_group_sizes;
 use crate::source::CsvSource;
 
 /// One task's part of the input.
@@ -81,8 +81,8 @@ pub fn input_splits(
 }
 
 fn file_size(path: &Path) -> Result<u64, ImportError> {
-    if crate::remote_input::is_remote(path) {
-        return Ok(crate::remote_input::size(path)?);
+    if crate::source::remote::is_remote(path) {
+        return Ok(crate::source::remote::size(path)?);
     }
     std::fs::metadata(path)
         .map(|m| m.len())

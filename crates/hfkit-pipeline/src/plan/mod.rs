@@ -31,10 +31,10 @@ mod sample;
 
 use std::path::PathBuf;
 
-use super::encode::Compiled;
-use super::error::ImportError;
-use super::input::{InputFormat, DEFAULT_BATCH_ROWS};
-use super::regions::{hot_region_warnings, key_warnings, sample_keys, DEFAULT_SAMPLE_ROWS};
+use crate::error::ImportError;
+use crate::import::regions::{hot_region_warnings, key_warnings, sample_keys, DEFAULT_SAMPLE_ROWS};
+use crate::mapping::encode::Compiled;
+use crate::source::input::{InputFormat, DEFAULT_BATCH_ROWS};
 use hfkit_table::{
     sample_splits, to_string_binary, ImportMapping, Regions, SplitSpec, TableSchema,
 };

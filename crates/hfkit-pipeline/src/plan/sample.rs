@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use super::{PlanOptions, Sampling};
-use crate::encode::{bind, encode_batch, slice, Bound, Compiled, KeyStats};
 use crate::error::ImportError;
-use crate::input::{open_input, InputFormat};
-use crate::parquet_source;
+use crate::mapping::encode::{bind, encode_batch, slice, Bound, Compiled, KeyStats};
+use crate::source::input::{open_input, InputFormat};
+use crate::source::parquet as parquet_source;
 use crate::source::{Batch, CsvSource};
 use hfkit_table::{ImportMapping, TableSchema};
 

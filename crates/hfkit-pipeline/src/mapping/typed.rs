@@ -3,7 +3,7 @@
 //! other than `string` (the manifest's `columns`), and `get` and `scan` show such a column's
 //! values decoded, as the import read them (`int64` as a decimal number, `boolean` as
 //! `true`/`false`, `hex` as hex, ...; JSON gets numbers and booleans), instead of HBase's
-//! `Bytes.toStringBinary` text, and so do CSV cell exports (`crate::cell_export`).
+//! `Bytes.toStringBinary` text, and so do CSV cell exports (`crate::export::cells`).
 //! `--raw-values` shows every value as stored. A value that is not one of its type (a wrong
 //! length, written by another tool) is shown as stored. A table also keeps its `[rowkey]
 //! spec` (the manifest's `rowkey`), whose inverse (`formats/rowkey.md` §"Inverting a spec")
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::rowkey::{RowkeyInverse, RowkeySpec};
+use crate::mapping::rowkey::{RowkeyInverse, RowkeySpec};
 use hfkit_format::cell::CellRef;
 use hfkit_table::manifest::Manifest;
 use hfkit_table::{to_bytes_binary, ValueType};
@@ -105,5 +105,5 @@ impl ColumnTypes {
 
 /// The value of `c` as text of type `ty`; `None` when it is not a value of the type.
 fn decoded(ty: ValueType, c: &CellRef<'_>) -> Option<String> {
-    String::from_utf8(crate::value::decode_value(ty, c.value)?).ok()
+    String::from_utf8(crate::mapping::value::decode_value(ty, c.value)?).ok()
 }

@@ -24,7 +24,7 @@
 //! bucket(x, <n>s|<n>m|<n>h|<n>d)  start of x's n-second/minute/hour/day span counted from the
 //!                        epoch, UTC, to the span's precision: YYYYMMDD[HH[MM[SS]]]
 //! (reverse_ts and bucket read x in the spec's timestamp format: epoch ms unless
-//!  [`RowkeySpec::with_timestamp_format`] says otherwise; see super::timestamp)
+//!  [`RowkeySpec::with_timestamp_format`] says otherwise; see crate::mapping::timestamp)
 //! pad(x, W)              decimal digits left-padded with '0' to W characters
 //! i64be(x)               decimal i64, 8 bytes big-endian with the sign bit flipped
 //! f64be(x)               decimal f64 (not NaN), 8 bytes ordered like the numbers
@@ -41,8 +41,8 @@
 //! checks), `evaluate` (the AST over a record's fields to key bytes), `inverse` (key bytes back
 //! to field values).
 
-use super::error::RowkeyError;
-use super::timestamp::TimestampFormat;
+use crate::error::RowkeyError;
+use crate::mapping::timestamp::TimestampFormat;
 
 mod evaluate;
 mod inverse;

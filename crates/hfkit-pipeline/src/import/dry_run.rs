@@ -14,10 +14,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::encode::{bind, encode_batch, slice, Compiled};
-use super::error::ImportError;
-use super::input::{open_input, InputFormat, DEFAULT_BATCH_ROWS};
-use super::source::Batch;
+use crate::error::ImportError;
+use crate::mapping::encode::{bind, encode_batch, slice, Compiled};
+use crate::source::input::{open_input, InputFormat, DEFAULT_BATCH_ROWS};
+use crate::source::Batch;
 use hfkit_format::cell::CellType;
 use hfkit_table::{to_string_binary, ImportMapping, Regions, TableSchema};
 

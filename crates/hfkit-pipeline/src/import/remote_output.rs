@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use hfkit_storage::{store_for, Location, StorageError, Upload};
 
-use super::output::OutputError;
+use crate::import::output::OutputError;
 
 /// Part size of the uploads: three parts per upload are in memory at most.
 pub const PART_SIZE: usize = 8 * 1024 * 1024;
@@ -28,7 +28,7 @@ fn storage(e: StorageError) -> OutputError {
 }
 
 /// Refuses a destination that already holds output for `families`: an object directly in
-/// `dest/<family>/` whose name does not start with `.` (as [`super::output::BulkOutput::new`]
+/// `dest/<family>/` whose name does not start with `.` (as [`crate::import::output::BulkOutput::new`]
 /// refuses a local directory holding files).
 pub fn check_empty(dest: &Location, families: &[String]) -> Result<(), OutputError> {
     let store = store_for(dest).map_err(storage)?;

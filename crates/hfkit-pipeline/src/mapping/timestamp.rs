@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use chrono::format::{Item, ParseError, ParseErrorKind, Parsed, StrftimeItems};
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
-use super::quote::quote;
+use crate::quote::quote;
 
 /// The names of the two numeric forms, as written in a schema.
 pub const EPOCH_MS: &str = "epoch_ms";

@@ -34,7 +34,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, TimeUnit};
 
-use super::timestamp::civil_from_days;
+use crate::mapping::timestamp::civil_from_days;
 use arrow_schema::ArrowError;
 
 /// Why a row group's records cannot be read (the file and row group are the
@@ -526,7 +526,7 @@ fn four_digit_year_date(days: i64) -> Option<[u8; 10]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rowkey::FieldSource;
+    use crate::mapping::rowkey::FieldSource;
 
     /// A string-view column without nulls (its own loop in `fill`): short values held in the
     /// view and long ones in a data buffer, from every start row.

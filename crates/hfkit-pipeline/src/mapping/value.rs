@@ -18,11 +18,11 @@
 //!
 //! These are HBase's own value encodings (readable with `Bytes.toLong` / `Bytes.toDouble`); they
 //! are not order-preserving for negative numbers, which is irrelevant for values. Row keys use
-//! the ordered encodings of [`super::rowkey`].
+//! the ordered encodings of [`crate::mapping::rowkey`].
 
 use base64::Engine;
 
-use super::error::{quote, RowkeyError};
+use crate::error::{quote, RowkeyError};
 use hfkit_table::ValueType;
 
 /// Appends the cell value of `text` (input field `field`) encoded as `ty`.

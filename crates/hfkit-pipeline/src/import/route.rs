@@ -28,10 +28,10 @@
 use std::cmp::Ordering;
 use std::path::PathBuf;
 
-use super::encode::{slice, Encoded, EncodedCell};
-use super::error::ImportError;
-use super::output::{BulkOutput, OutputError, LANE_MEMORY};
-use super::sort::CellSorter;
+use crate::error::ImportError;
+use crate::import::output::{BulkOutput, OutputError, LANE_MEMORY};
+use crate::import::sort::CellSorter;
+use crate::mapping::encode::{slice, Encoded, EncodedCell};
 use hfkit_format::bytes::{compare_bytes, copy_short};
 use hfkit_format::cell::{CellRef, CellType, KeyView};
 use hfkit_format::reader::HFileReader;
@@ -411,7 +411,7 @@ impl Staged {
 
 /// Appends a group (one row's Puts of one family, in order) to a lane's staging buffer, as
 /// the records of the file it goes to (`formats/hfile.md` §"Data blocks", NONE; the layout of
-/// an import's files, [`STAGED_LAYOUT`](crate::output::STAGED_LAYOUT)): per cell `u32 keyLength | u32 valueLength | key |
+/// an import's files, [`STAGED_LAYOUT`](crate::import::output::STAGED_LAYOUT)): per cell `u32 keyLength | u32 valueLength | key |
 /// value | u16 tagsLength 0 | sequence id 0`, so the lane's writer takes them as they are
 /// (`HFileWriter::append_records`).
 fn stage(
@@ -585,8 +585,8 @@ fn refeed(path: &std::path::Path, f: usize, sorter: &mut CellSorter) -> Result<u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::OutputFamily;
-    use crate::retention::Retention;
+    use crate::import::output::OutputFamily;
+    use crate::import::retention::Retention;
     use hfkit_format::cell::Cell;
     use hfkit_format::writer::WriterOptions;
 
@@ -642,7 +642,7 @@ mod tests {
     }
 
     /// The files' cells, file by file, and the stores' totals.
-    fn written(out: BulkOutput) -> (Vec<Vec<Cell>>, Vec<Vec<crate::output::StoreStats>>) {
+    fn written(out: BulkOutput) -> (Vec<Vec<Cell>>, Vec<Vec<crate::import::output::StoreStats>>) {
         let report = out.finish().unwrap();
         let mut files: Vec<(usize, Vec<Cell>)> = report
             .files
@@ -663,7 +663,7 @@ mod tests {
             .iter()
             .map(|r| {
                 r.iter()
-                    .map(|s| crate::output::StoreStats {
+                    .map(|s| crate::import::output::StoreStats {
                         bytes: 0,
                         ..s.clone()
                     })

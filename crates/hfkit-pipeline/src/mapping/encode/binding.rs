@@ -5,8 +5,8 @@
 //! naming the schema's place of anything the file cannot satisfy.
 
 use crate::error::ImportError;
-use crate::rowkey::RowkeySpec;
-use crate::timestamp::TimestampFormat;
+use crate::mapping::rowkey::RowkeySpec;
+use crate::mapping::timestamp::TimestampFormat;
 use hfkit_format::cell::{CellLimit, CellType};
 use hfkit_table::{
     DeleteScope, ImportMapping, IndexSchema, QualifierPart, TableSchema, TimestampSource, TtlSource,

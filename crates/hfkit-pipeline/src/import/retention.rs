@@ -1,6 +1,6 @@
 //! What HBase will not return of an import's cells right after the load: cells already past
 //! their family's TTL, and versions of a column beyond the family's VERSIONS. The output
-//! ([`super::output`]) counts them per store as it writes, so that the import can warn
+//! ([`crate::import::output`]) counts them per store as it writes, so that the import can warn
 //! (`formats/import.md` §"Cells hidden at import"). The rules are the read matcher's wildcard
 //! rules (`formats/read.md` §"Matcher", steps 2 and 7), over the cells of one import only.
 

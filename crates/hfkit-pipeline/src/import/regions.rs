@@ -6,11 +6,11 @@
 
 use std::path::PathBuf;
 
-use super::encode::{Compiled, KeyStats, RecordFields};
-use super::error::ImportError;
-use super::input::{open_input, InputFormat};
-use super::rowkey::{RowkeyEncoder, RowkeySpec};
-use super::source::Batch;
+use crate::error::ImportError;
+use crate::mapping::encode::{Compiled, KeyStats, RecordFields};
+use crate::mapping::rowkey::{RowkeyEncoder, RowkeySpec};
+use crate::source::input::{open_input, InputFormat};
+use crate::source::Batch;
 use hfkit_table::{ImportMapping, Regions, SplitSpec, TableSchema};
 
 /// Records sampled (from the start of the input) for `sample = N` splits.

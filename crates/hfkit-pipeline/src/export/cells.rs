@@ -5,7 +5,7 @@
 //! ```text
 //! csv      header, then row,family,qualifier,timestamp,type,value — bytes as
 //!          Bytes.toStringBinary text (printable ASCII as is, others \xNN); a typed
-//!          column's value as its type shows it (`crate::typed`), unless raw values are asked
+//!          column's value as its type shows it (`crate::mapping::typed`), unless raw values are asked
 //! parquet  row, family, qualifier, value: binary; timestamp: int64; type: utf8;
 //!          row groups of 65,536 cells or 8 MiB of cells, ended at row ends, Snappy
 //! ```
@@ -31,7 +31,7 @@ use crate::export::{
     encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, ExportError,
     RecordPart, RecordSink, CSV_PART_BYTES, CSV_PART_CAPACITY,
 };
-use crate::typed::ColumnTypes;
+use crate::mapping::typed::ColumnTypes;
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::CellRef;
 use hfkit_read::{ReadOptions, RowRef};

@@ -5,7 +5,7 @@
 use super::super::{apply, eval, Func, Node, TsFormat, TsUnit};
 use super::{describe, format_f64, width, Recovered};
 use crate::error::RowkeyError;
-use crate::timestamp::TimestampFormat;
+use crate::mapping::timestamp::TimestampFormat;
 use hfkit_table::to_string_binary;
 
 fn mismatch(node: &Node, reason: impl Into<String>) -> RowkeyError {

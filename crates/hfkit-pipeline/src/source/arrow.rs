@@ -1,6 +1,6 @@
 //! Arrow record batches as an import's input, handed in by a program instead of read from files
 //! (the Python package's `write_region`, one Spark task's rows): each batch's values rendered as
-//! text exactly as a Parquet file's are ([`crate::parquet_source`]), so the same data gives the
+//! text exactly as a Parquet file's are ([`crate::source::parquet`]), so the same data gives the
 //! same cells from a file or from batches; and the row keys of such batches, by the import's own
 //! encoders, for partitioning rows by region before they are imported. Errors name a record as
 //! a Parquet file's are named, the input's name standing for the file and the batch's number
@@ -12,11 +12,11 @@ use std::sync::Arc;
 use arrow_array::builder::BinaryBuilder;
 use arrow_array::{BinaryArray, RecordBatch};
 
-use super::encode::{Compiled, RecordFields, Rejection};
-use super::error::ImportError;
-use super::input::BatchReader;
-use super::parquet_source::render;
-use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
+use crate::error::ImportError;
+use crate::mapping::encode::{Compiled, RecordFields, Rejection};
+use crate::source::input::BatchReader;
+use crate::source::parquet::render;
+use crate::source::{check_unique_columns, Batch, ColumnNames, SourceError};
 use hfkit_format::cell::MAX_ROW_LEN;
 use hfkit_table::{ImportMapping, TableSchema};
 

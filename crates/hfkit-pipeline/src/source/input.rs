@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use super::error::ImportError;
-use super::parquet_source::{self, ParquetSource};
-use super::source::{Batch, CsvOptions, CsvSource, SourceError};
+use crate::error::ImportError;
+use crate::source::parquet::{self as parquet_source, ParquetSource};
+use crate::source::{Batch, CsvOptions, CsvSource, SourceError};
 
 /// Records per batch handed to the parallel encoders.
 pub const DEFAULT_BATCH_ROWS: usize = 16 * 1024;

@@ -6,13 +6,19 @@
 //! values are rendered as the text a CSV export of the same data would hold, so the same data
 //! gives the same cells from either format.
 
+pub mod arrow;
+pub mod columns;
+pub mod input;
+pub mod parquet;
+pub(crate) mod remote;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::columns::ColumnBatch;
+use crate::source::columns::ColumnBatch;
 
 /// Errors of the sources.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +43,7 @@ pub enum SourceError {
         path: PathBuf,
         row_group: usize,
         #[source]
-        source: super::columns::RowGroupError,
+        source: crate::source::columns::RowGroupError,
     },
     /// Two columns with one name: which of them a mapping means is unknowable.
     #[error(
@@ -240,8 +246,8 @@ impl std::fmt::Display for RecordPosition {
 pub fn expand_paths(patterns: &[String]) -> Result<Vec<PathBuf>, SourceError> {
     let mut out: Vec<PathBuf> = Vec::new();
     for p in patterns {
-        if super::remote_input::is_remote(Path::new(p)) {
-            out.extend(super::remote_input::expand(p)?);
+        if crate::source::remote::is_remote(Path::new(p)) {
+            out.extend(crate::source::remote::expand(p)?);
         } else if p.contains(['*', '?', '[']) {
             let mut matched: Vec<PathBuf> = glob::glob(p)
                 .map_err(|e| SourceError::Invalid(format!("bad glob '{p}': {e}")))?
@@ -339,8 +345,9 @@ fn open_maybe_compressed(
         path: path.to_path_buf(),
         source,
     };
-    let (r, len): (BufReader<Box<dyn Read + Send>>, u64) = if super::remote_input::is_remote(path) {
-        let (input, len) = super::remote_input::stream(path)?;
+    let (r, len): (BufReader<Box<dyn Read + Send>>, u64) = if crate::source::remote::is_remote(path)
+    {
+        let (input, len) = crate::source::remote::stream(path)?;
         (BufReader::with_capacity(1 << 20, input), len)
     } else {
         let f = File::open(path).map_err(io)?;
@@ -503,8 +510,8 @@ impl CsvSource {
             path: path.to_path_buf(),
             source,
         };
-        let input: Box<dyn Read + Send> = if super::remote_input::is_remote(path) {
-            super::remote_input::stream_from(path, start - 1)?.0
+        let input: Box<dyn Read + Send> = if crate::source::remote::is_remote(path) {
+            crate::source::remote::stream_from(path, start - 1)?.0
         } else {
             use std::io::{Seek, SeekFrom};
             let mut f = File::open(path).map_err(io)?;

@@ -23,7 +23,7 @@ use hfkit_format::cell::CellRef;
 use hfkit_format::checksum::crc32c_append;
 use hfkit_format::writer::{HFileWriter, WriterOptions};
 
-use super::retention::{ColumnVersions, HiddenCells, Retention};
+use crate::import::retention::{ColumnVersions, HiddenCells, Retention};
 
 /// HBase's `hbase.hregion.max.filesize` default: 10 GiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024 * 1024;

@@ -1,6 +1,6 @@
 //! Parquet input: only the mapped columns are read, one reader per row group so row groups can
 //! be read in parallel, values as the text a CSV export of the same data holds
-//! ([`crate::columns`]: the text of each Arrow type). Spec: `formats/import.md` §"Sources".
+//! ([`crate::source::columns`]: the text of each Arrow type). Spec: `formats/import.md` §"Sources".
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,11 +11,11 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
-use super::columns::ColumnBatch;
-use super::remote_input::ParquetFile;
-use super::source::{check_unique_columns, Batch, ColumnNames, SourceError};
+use crate::source::columns::ColumnBatch;
+use crate::source::remote::ParquetFile;
+use crate::source::{check_unique_columns, Batch, ColumnNames, SourceError};
 
-pub use super::columns::RowGroupError;
+pub use crate::source::columns::RowGroupError;
 
 /// A Parquet file opened and its footer read (local, or on object storage).
 fn open_file(path: &Path) -> Result<(ParquetFile, ArrowReaderMetadata), SourceError> {
@@ -187,7 +187,7 @@ impl ParquetSource {
     }
 }
 
-/// Renders a record batch into text records ([`crate::columns`]).
+/// Renders a record batch into text records ([`crate::source::columns`]).
 pub(crate) fn render(rb: &RecordBatch, batch: &mut Batch) -> Result<(), RowGroupError> {
     ColumnBatch::render(rb)?.to_records(&mut batch.records);
     Ok(())
@@ -231,7 +231,7 @@ mod tests {
         for (i, rec) in b.records.iter().enumerate() {
             let id = ids[i].map(|v| v.to_string()).unwrap_or_default();
             let mut day = String::new();
-            crate::columns::write_date(&mut day, i as i64);
+            crate::source::columns::write_date(&mut day, i as i64);
             assert_eq!(rec.len(), 2, "row {i}");
             assert_eq!(&rec[0], id.as_bytes(), "row {i}");
             assert_eq!(&rec[1], day.as_bytes(), "row {i}");

@@ -29,9 +29,9 @@
 mod binding;
 mod record;
 
-use super::error::{quote, RowkeyError};
-use super::rowkey::{FieldSource, RowkeyEncoder};
-use super::timestamp::{TimestampError, TimestampFormat};
+use crate::error::{quote, RowkeyError};
+use crate::mapping::rowkey::{FieldSource, RowkeyEncoder};
+use crate::mapping::timestamp::{TimestampError, TimestampFormat};
 pub(crate) use binding::{bind, Compiled};
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::{CellLimit, CellType, LATEST_TIMESTAMP};

@@ -8,9 +8,9 @@
 use rayon::prelude::*;
 
 use crate::error::quote;
-use crate::rowkey::RowkeyEncoder;
+use crate::mapping::rowkey::RowkeyEncoder;
+use crate::mapping::value::encode_value;
 use crate::source::Batch;
-use crate::value::encode_value;
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::{check_mutation, CellType, MAX_ROW_LEN};
 use hfkit_table::ValueType;
@@ -19,7 +19,7 @@ use super::{
     refused_cell, ttl_tag, Bound, BoundDelete, BoundOperation, CellPart, Encoded, EncodedCell,
     Rejection,
 };
-use crate::rowkey::FieldSource;
+use crate::mapping::rowkey::FieldSource;
 
 /// Field slices in the table a column batch's rows are encoded from (16 bytes each: 64 KiB,
 /// within a core's L2 cache).

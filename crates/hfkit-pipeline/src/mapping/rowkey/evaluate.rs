@@ -5,7 +5,7 @@ use md5::{Digest, Md5};
 
 use super::{BucketUnit, Func, Node, TsFormat, TsUnit};
 use crate::error::{quote, RowkeyError};
-use crate::timestamp::{civil_from_days, TimestampFormat};
+use crate::mapping::timestamp::{civil_from_days, TimestampFormat};
 use hfkit_format::bloom::hash::murmur;
 use hfkit_format::cell::MAX_ROW_LEN;
 
