@@ -19,6 +19,7 @@ mod distributed;
 mod errors;
 mod export;
 mod hbase_compaction;
+mod input_format;
 mod region;
 mod schema;
 mod snapshot_copy;

@@ -204,7 +204,7 @@ impl Schema {
         let parsed = &self.parsed;
         let fmt = match (&format, csv) {
             (None, None) => InputFormat::Parquet,
-            _ => crate::distributed::input_format(format.as_deref(), &inputs, csv)?,
+            _ => crate::input_format::input_format(format.as_deref(), &inputs, csv)?,
         };
         let regions = py
             .detach(|| import_regions(&parsed.table, &parsed.mapping, &inputs, &fmt, sample_rows))

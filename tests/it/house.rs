@@ -22,12 +22,10 @@ const CRATES: &[&str] = &[
 
 /// Pairs of files that still import each other (crate root, then the two module paths).
 const KNOWN: &[(&str, &str, &str)] = &[
-    ("crates/hfkit-pipeline/src", "error", "mapping/encode"),
     ("crates/hfkit-table/src", "schema/mapping", "schema/table"),
     ("crates/hfkit-table/src", "schema/table", "schema/toml_form"),
     ("src", "cli/create", "cli/import"),
     ("src", "cli/import", "cli/remote_table"),
-    ("python/src", "distributed", "schema"),
 ];
 
 /// Every `.rs` file under `dir` by its module path (`a/b` for `a/b.rs` and `a/b/mod.rs`).

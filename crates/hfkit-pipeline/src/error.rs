@@ -1,15 +1,17 @@
 //! The pipeline's errors shared by its stages: [`RowkeyError`], a rowkey spec that does not
 //! parse or compile, or a record whose fields cannot be encoded (rowkey or cell value), its
 //! messages naming the spec column, the function, or the field, and what was wrong; and
-//! [`ImportError`], what stops an import or a plan, naming where it happened. The sources,
-//! the sorter and the output have their own enums, which [`ImportError`] wraps.
+//! [`ImportError`], what stops an import or a plan, naming where it happened; and
+//! [`Rejection`], why one record is rejected (with the [`CellPart`] a refused cell names). The
+//! sources, the sorter and the output have their own enums, which [`ImportError`] wraps.
 
 use std::path::PathBuf;
 
 use crate::import::output::OutputError;
 use crate::import::sort::SortError;
-use crate::mapping::encode::Rejection;
+use crate::mapping::timestamp::TimestampError;
 use crate::source::{RecordPosition, SourceError};
+use hfkit_format::cell::CellLimit;
 use hfkit_table::SchemaError;
 
 pub(crate) use crate::quote::quote;
@@ -151,6 +153,85 @@ impl ImportError {
         match hfkit_storage::interrupt::requested() {
             Some(signal) => Err(ImportError::Interrupted { signal }),
             None => Ok(()),
+        }
+    }
+}
+
+/// Why a record is rejected (`formats/import.md` §"Rejected records").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    /// The row key cannot be encoded.
+    #[error("row key: {0}")]
+    RowKey(RowkeyError),
+    /// The encoded row key is longer than HBase takes.
+    #[error("row key is {len} bytes, more than HBase's maximum of {max}")]
+    RowKeyTooLong { len: usize, max: usize },
+    /// A mapped field the record does not have.
+    #[error("column '{column}': missing")]
+    MissingColumn { column: String },
+    /// A `timestamp` field that does not read in its `timestamp_format`.
+    #[error("timestamp field '{field}': {source}")]
+    Timestamp {
+        field: String,
+        #[source]
+        source: TimestampError,
+    },
+    /// A value that is not its `type`.
+    #[error("{0}")]
+    Value(RowkeyError),
+    /// An `[operation]` field whose value is none of the schema's.
+    #[error("operation field '{field}': '{value}' is none of the [operation] values ({known})")]
+    Operation {
+        field: String,
+        value: String,
+        known: String,
+    },
+    /// One item of an `[explode]` field could not be encoded: the whole record is rejected.
+    #[error("item {item} of field '{field}': {reason}")]
+    Item {
+        field: String,
+        item: usize,
+        reason: Box<Rejection>,
+    },
+    /// A `ttl` field that is not milliseconds.
+    #[error("ttl field '{field}': '{value}' is not a TTL in milliseconds (a non-negative 64-bit decimal integer)")]
+    Ttl { field: String, value: String },
+    /// A cell HBase's client would refuse, named by the part of it at fault.
+    #[error("{part}: {limit}")]
+    Refused { part: CellPart, limit: CellLimit },
+    /// One of the above, for the cell of an `[[index]]`.
+    #[error("index {index}: {reason}")]
+    Index {
+        index: String,
+        reason: Box<Rejection>,
+    },
+}
+
+/// The part of a refused cell a rejection names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CellPart {
+    /// The row: the main row key, or an index cell's key.
+    RowKey,
+    /// The value of the mapped column reading this field.
+    Column(String),
+    /// An index cell's value (the main row key).
+    Value,
+    /// A fixed timestamp (`timestamp = N`, or the import time).
+    Timestamp,
+    /// A timestamp read from this field, with the field's text.
+    TimestampField { field: String, text: String },
+}
+
+impl std::fmt::Display for CellPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CellPart::RowKey => f.write_str("row key"),
+            CellPart::Column(c) => write!(f, "column '{c}'"),
+            CellPart::Value => f.write_str("value"),
+            CellPart::Timestamp => f.write_str("timestamp"),
+            CellPart::TimestampField { field, text } => {
+                write!(f, "timestamp field '{field}': '{text}'")
+            }
         }
     }
 }

@@ -29,9 +29,9 @@
 mod binding;
 mod record;
 
-use crate::error::{quote, RowkeyError};
+use crate::error::quote;
 use crate::mapping::rowkey::{FieldSource, RowkeyEncoder};
-use crate::mapping::timestamp::{TimestampError, TimestampFormat};
+use crate::mapping::timestamp::TimestampFormat;
 pub(crate) use binding::{bind, Compiled};
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::{CellLimit, CellType, LATEST_TIMESTAMP};
@@ -39,84 +39,9 @@ use hfkit_read::matcher::TTL_TAG_TYPE;
 use hfkit_table::ValueType;
 pub(crate) use record::encode_batch;
 
-/// Why a record is rejected (`formats/import.md` §"Rejected records").
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Rejection {
-    /// The row key cannot be encoded.
-    #[error("row key: {0}")]
-    RowKey(RowkeyError),
-    /// The encoded row key is longer than HBase takes.
-    #[error("row key is {len} bytes, more than HBase's maximum of {max}")]
-    RowKeyTooLong { len: usize, max: usize },
-    /// A mapped field the record does not have.
-    #[error("column '{column}': missing")]
-    MissingColumn { column: String },
-    /// A `timestamp` field that does not read in its `timestamp_format`.
-    #[error("timestamp field '{field}': {source}")]
-    Timestamp {
-        field: String,
-        #[source]
-        source: TimestampError,
-    },
-    /// A value that is not its `type`.
-    #[error("{0}")]
-    Value(RowkeyError),
-    /// An `[operation]` field whose value is none of the schema's.
-    #[error("operation field '{field}': '{value}' is none of the [operation] values ({known})")]
-    Operation {
-        field: String,
-        value: String,
-        known: String,
-    },
-    /// One item of an `[explode]` field could not be encoded: the whole record is rejected.
-    #[error("item {item} of field '{field}': {reason}")]
-    Item {
-        field: String,
-        item: usize,
-        reason: Box<Rejection>,
-    },
-    /// A `ttl` field that is not milliseconds.
-    #[error("ttl field '{field}': '{value}' is not a TTL in milliseconds (a non-negative 64-bit decimal integer)")]
-    Ttl { field: String, value: String },
-    /// A cell HBase's client would refuse, named by the part of it at fault.
-    #[error("{part}: {limit}")]
-    Refused { part: CellPart, limit: CellLimit },
-    /// One of the above, for the cell of an `[[index]]`.
-    #[error("index {index}: {reason}")]
-    Index {
-        index: String,
-        reason: Box<Rejection>,
-    },
-}
-
-/// The part of a refused cell a rejection names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CellPart {
-    /// The row: the main row key, or an index cell's key.
-    RowKey,
-    /// The value of the mapped column reading this field.
-    Column(String),
-    /// An index cell's value (the main row key).
-    Value,
-    /// A fixed timestamp (`timestamp = N`, or the import time).
-    Timestamp,
-    /// A timestamp read from this field, with the field's text.
-    TimestampField { field: String, text: String },
-}
-
-impl std::fmt::Display for CellPart {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CellPart::RowKey => f.write_str("row key"),
-            CellPart::Column(c) => write!(f, "column '{c}'"),
-            CellPart::Value => f.write_str("value"),
-            CellPart::Timestamp => f.write_str("timestamp"),
-            CellPart::TimestampField { field, text } => {
-                write!(f, "timestamp field '{field}': '{text}'")
-            }
-        }
-    }
-}
+/// Why a record is rejected, and the part of a refused cell it names: the import's error
+/// types (`crate::error`), named here too.
+pub use crate::error::{CellPart, Rejection};
 
 /// A column mapping bound to one file's columns.
 struct BoundColumn {
