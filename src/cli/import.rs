@@ -1,6 +1,6 @@
 //! `hfkit import`: the import pipeline on the command line. The tables an `import --table`
-//! creates, and `hfkit table create`, are in [`super::create`]; `hfkit plan`, which shares
-//! the schema loading and input options here, is in [`super::plan`].
+//! creates, and `hfkit table create`, are in [`super::create`]; the schema loading and input
+//! options it shares with `hfkit plan` and `table create` are in [`super::input`].
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
+use super::input::InputArgs;
 use super::remote_table::Mirror;
 use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use crate::pipeline::error::ImportError;
@@ -16,9 +17,9 @@ use crate::pipeline::import::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{
     check_inputs, default_index_dirs,
     identity::{import_identity, IDENTITY_FILE},
-    import_regions, run_import, ImportOptions, InputFormat, Progress,
+    import_regions, run_import, ImportOptions, Progress,
 };
-use crate::pipeline::source::{expand_paths, CsvOptions};
+use crate::pipeline::source::expand_paths;
 use crate::storage::Location;
 use crate::table::directory::{AttachOptions, Table, WrittenFile, INDEX_DIR, STAGING_DIR};
 use crate::table::staging::OwnedDir;
@@ -158,100 +159,6 @@ pub struct ImportArgs {
     quiet: bool,
 }
 
-/// How to read the inputs (shared by `import` and `plan`).
-#[derive(Clone, Debug, Args)]
-pub struct InputArgs {
-    /// Input format: csv, tsv or parquet (default: by extension). Also `--format`, its older
-    /// spelling (elsewhere `--format` is what a command writes).
-    #[arg(long = "input-format", alias = "format", value_name = "FORMAT")]
-    format: Option<String>,
-    /// CSV field delimiter (one byte; `\t` for tab).
-    #[arg(long)]
-    delimiter: Option<String>,
-    /// CSV quote character.
-    #[arg(long, default_value = "\"")]
-    quote: String,
-    /// CSV escape character inside quotes (default: doubled quotes).
-    #[arg(long)]
-    escape: Option<String>,
-    /// Skip lines starting with this character.
-    #[arg(long)]
-    comment: Option<String>,
-    /// The input has no header line; name its columns with --columns.
-    #[arg(long)]
-    no_header: bool,
-    /// Column names, comma-separated (for files without a header, or to rename).
-    #[arg(long, value_delimiter = ',')]
-    columns: Option<Vec<String>>,
-}
-
-impl InputArgs {
-    /// The input format of `inputs` (by --input-format, else by extension) with its CSV dialect.
-    pub fn format(&self, inputs: &[PathBuf]) -> Result<InputFormat, CliError> {
-        let a = self;
-        let parquet = match a.format.as_deref() {
-            Some("parquet") => true,
-            Some("csv") | Some("tsv") => false,
-            Some(other) => {
-                return Err(CliError::usage(format!(
-                    "--input-format: '{other}' is not csv, tsv or parquet"
-                )))
-            }
-            None => inputs
-                .iter()
-                .all(|p| p.extension().is_some_and(|e| e == "parquet")),
-        };
-        if a.no_header && a.columns.is_none() {
-            return Err(CliError::usage("--no-header needs --columns"));
-        }
-        if parquet {
-            return Ok(InputFormat::Parquet);
-        }
-        let tsv = a.format.as_deref() == Some("tsv")
-            || inputs
-                .first()
-                .is_some_and(|p| p.to_string_lossy().contains(".tsv"));
-        Ok(InputFormat::Csv(CsvOptions {
-            delimiter: match &a.delimiter {
-                Some(d) => one_byte("delimiter", d)?,
-                None if tsv => b'\t',
-                None => b',',
-            },
-            quote: one_byte("quote", &a.quote)?,
-            escape: a
-                .escape
-                .as_deref()
-                .map(|e| one_byte("escape", e))
-                .transpose()?,
-            comment: a
-                .comment
-                .as_deref()
-                .map(|c| one_byte("comment", c))
-                .transpose()?,
-            has_header: !a.no_header,
-            columns: a.columns.clone(),
-        }))
-    }
-}
-
-pub(super) fn load_schema(path: &Path) -> Result<ParsedSchema, CliError> {
-    let parsed = TableSchema::from_file(path).map_err(|e| CliError::failure(e.to_string()))?;
-    for w in &parsed.warnings {
-        note!("hfkit: warning: {w}");
-    }
-    Ok(parsed)
-}
-
-fn one_byte(name: &str, s: &str) -> Result<u8, CliError> {
-    let s = if s == "\\t" { "\t" } else { s };
-    match s.as_bytes() {
-        [b] => Ok(*b),
-        _ => Err(CliError::usage(format!(
-            "--{name}: '{s}' is not a single character"
-        ))),
-    }
-}
-
 /// A size in bytes: `4GB`, `512MB`, `64MiB`, `1 GB 512 MB` (units are powers of 1024, so
 /// `MiB` and `MB` mean the same), or a plain number.
 pub(super) fn parse_size(name: &str, s: &str) -> Result<u64, CliError> {
@@ -310,21 +217,8 @@ pub fn import(mut a: ImportArgs, out: &mut dyn Write) -> Result<i32, CliError> {
 /// 128 + the signal's number, saying that nothing was changed.
 pub(super) fn import_failure(e: ImportError) -> CliError {
     match e {
-        ImportError::Interrupted { signal } => interrupted(signal),
+        ImportError::Interrupted { signal } => CliError::interrupted(signal),
         e => CliError::failure(e.to_string()),
-    }
-}
-
-/// The error of a run stopped by `signal` before it committed anything.
-pub(super) fn interrupted(signal: i32) -> CliError {
-    CliError {
-        message: format!(
-            "interrupted by {}: stopped before committing; what this run staged was removed, \
-             and nothing was changed",
-            crate::storage::interrupt::signal_name(signal)
-        ),
-        code: 128 + signal,
-        io_kind: None,
     }
 }
 

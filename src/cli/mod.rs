@@ -32,6 +32,7 @@ mod create;
 mod hbase;
 mod hfile;
 mod import;
+mod input;
 mod location;
 mod maint;
 mod packaging;
@@ -177,6 +178,19 @@ pub struct CliError {
 }
 
 impl CliError {
+    /// The error of a run stopped by `signal` before it committed anything.
+    pub(crate) fn interrupted(signal: i32) -> CliError {
+        CliError {
+            message: format!(
+                "interrupted by {}: stopped before committing; what this run staged was removed, \
+                 and nothing was changed",
+                crate::storage::interrupt::signal_name(signal)
+            ),
+            code: 128 + signal,
+            io_kind: None,
+        }
+    }
+
     pub fn failure(message: impl Into<String>) -> CliError {
         CliError {
             message: message.into(),
@@ -371,7 +385,7 @@ fn after_interrupt(result: Result<i32, CliError>) -> Result<i32, CliError> {
     };
     match result {
         Err(e) if e.code != 128 + signal && e.message.contains("interrupted by") => {
-            Err(import::interrupted(signal))
+            Err(CliError::interrupted(signal))
         }
         Err(e) => Err(e),
         Ok(_) => {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::import::{load_schema, InputArgs};
+use super::input::{load_schema, InputArgs};
 use super::{CliError, EXIT_OK};
 use crate::pipeline::plan::chart::{self, RegionBar};
 use crate::pipeline::plan::{PlanOptions, Sampling};

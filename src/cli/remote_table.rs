@@ -310,7 +310,7 @@ impl Mirror {
     pub(super) fn commit(&self, sources: &[CopySource]) -> Result<Option<AttachReport>, CliError> {
         // A stop asked for before the commit: nothing is committed.
         if let Some(signal) = crate::storage::interrupt::requested() {
-            return Err(super::import::interrupted(signal));
+            return Err(CliError::interrupted(signal));
         }
         let (loc, mirror, mode) = (&self.loc, &self.path, self.mode);
         let ix_dir = mirror.join(crate::table::directory::INDEX_DIR);

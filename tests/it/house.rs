@@ -21,12 +21,7 @@ const CRATES: &[&str] = &[
 ];
 
 /// Pairs of files that still import each other (crate root, then the two module paths).
-const KNOWN: &[(&str, &str, &str)] = &[
-    ("crates/hfkit-table/src", "schema/mapping", "schema/table"),
-    ("crates/hfkit-table/src", "schema/table", "schema/toml_form"),
-    ("src", "cli/create", "cli/import"),
-    ("src", "cli/import", "cli/remote_table"),
-];
+const KNOWN: &[(&str, &str, &str)] = &[];
 
 /// Every `.rs` file under `dir` by its module path (`a/b` for `a/b.rs` and `a/b/mod.rs`).
 fn modules(dir: &Path) -> BTreeMap<Vec<String>, PathBuf> {

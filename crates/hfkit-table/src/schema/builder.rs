@@ -7,9 +7,10 @@
 use std::collections::BTreeMap;
 
 use super::attributes::{table_attribute, AttrError, AttrValue, FamilySchema};
+use super::mapping::ParsedSchema;
 use super::mapping::{DeleteScope, ImportMapping};
 use super::names::{check_family_name, TableName, SYSTEM_NAMESPACE};
-use super::table::{ParsedSchema, SplitSpec, TableSchema};
+use super::table::{SplitSpec, TableSchema};
 use crate::error::{At, Owner, SchemaError};
 
 /// More families than this draws a warning (HBase's guidance: keep families few).

@@ -7,6 +7,17 @@ use super::attributes::FamilySchema;
 use super::table::TableSchema;
 use crate::error::Location;
 
+/// A schema with what came with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedSchema {
+    pub table: TableSchema,
+    /// Rowkey spec and column mappings (empty for the shell form).
+    pub mapping: ImportMapping,
+    /// Things HBase would accept but that deserve a look (more than 3 families, a family
+    /// defined twice in the shell, the system namespace).
+    pub warnings: Vec<String>,
+}
+
 /// Type of an input field stored as a cell value (`formats/rowkey.md` §"Cell values"); named
 /// as the schema's `type` names it (also in a table's manifest, `columns`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -19,8 +19,9 @@
 //! | [`names`] | [`TableName`], namespace, qualifier and family name rules | §"Names" |
 //! | [`units`] | HBase's duration (`TTL`) and size syntaxes | §"Family attributes", §"Table attributes" |
 //! | [`attributes`] | [`FamilySchema`], family and table attributes, HBase's defaults | §"Family attributes", §"Table attributes" |
-//! | [`table`] | [`TableSchema`], [`SplitSpec`], [`ParsedSchema`], reading a schema file | §"Sections", §"Splits" |
-//! | [`mapping`] | [`ImportMapping`], [`ColumnMapping`], [`IndexSchema`] | §"Import mapping", §"Index tables" |
+//! | [`table`] | [`TableSchema`], [`SplitSpec`] | §"Sections", §"Splits" |
+//! | [`mapping`] | [`ImportMapping`], [`ColumnMapping`], [`IndexSchema`], [`ParsedSchema`] (a table and its mapping) | §"Import mapping", §"Index tables" |
+//! | `load` | reading a schema file or text (TOML or shell, one table or several) into [`ParsedSchema`]s | §"Sections", §"Several tables from one input" |
 //! | [`builder`] | [`SchemaBuilder`]: both front ends' assembly and whole-table checks | §"Names", §"Warnings" |
 //! | `toml_doc` | the TOML file as serde types with spans; library errors located and worded | §"Sections" |
 //! | `toml_form` | the TOML file's meaning: sections into a [`SchemaBuilder`] and mapping | §"Sections", §"Splits", §"Import mapping", §"Index tables" |
@@ -31,6 +32,7 @@
 
 pub mod attributes;
 pub mod builder;
+mod load;
 pub mod mapping;
 pub mod names;
 pub mod table;
@@ -47,13 +49,13 @@ pub use attributes::{
 pub use builder::{SchemaBuilder, FAMILY_COUNT_WARNING};
 pub use mapping::{
     ColumnMapping, DeleteAction, DeleteScope, ExplodeMapping, ImportMapping, IndexSchema,
-    OperationMapping, QualifierPart, TimestampSource, TtlSource, ValueType,
+    OperationMapping, ParsedSchema, QualifierPart, TimestampSource, TtlSource, ValueType,
 };
 pub use names::{
     check_family_name, FamilyNameError, NameError, TableName, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
 };
 pub(crate) use table::explicit_keys;
-pub use table::{ParsedSchema, SplitSpec, TableSchema};
+pub use table::{SplitSpec, TableSchema};
 pub use units::{
     format_interval_seconds, parse_interval_seconds, parse_size_bytes, UnitError, TTL_FOREVER,
 };

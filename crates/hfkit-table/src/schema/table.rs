@@ -4,10 +4,9 @@
 //! `formats/schema.md` §"Sections" and §"Splits".
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::attributes::FamilySchema;
-use super::mapping::ImportMapping;
 use super::names::TableName;
 use crate::error::{At, SchemaError};
 use crate::split::{read_splits_file, sample_splits, to_bytes_binary, Regions, SplitAlgorithm};
@@ -94,94 +93,6 @@ impl TableSchema {
     pub fn family(&self, name: &str) -> Option<&FamilySchema> {
         self.families.iter().find(|f| f.name == name)
     }
-
-    /// Parses a TOML schema file (see `formats/schema.md`). Relative `[splits] file` paths are
-    /// resolved against the file's directory.
-    pub fn from_toml_file(path: &Path) -> Result<ParsedSchema, SchemaError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let base = path.parent().map(Path::to_path_buf);
-        TableSchema::from_toml_str(&text, &path.display().to_string(), base.as_deref())
-    }
-
-    /// Parses TOML schema text. `source` names it in errors; `base_dir` resolves relative
-    /// splits-file paths (kept as written when `None`).
-    pub fn from_toml_str(
-        text: &str,
-        source: &str,
-        base_dir: Option<&Path>,
-    ) -> Result<ParsedSchema, SchemaError> {
-        super::toml_form::read(text, source, base_dir)
-    }
-
-    /// Parses TOML schema text of one or several tables: one per `[[table]]` section in
-    /// document order, or the one `[table]` (`formats/schema.md` §"Several tables from one
-    /// input").
-    pub fn targets_from_toml_str(
-        text: &str,
-        source: &str,
-        base_dir: Option<&Path>,
-    ) -> Result<Vec<ParsedSchema>, SchemaError> {
-        super::toml_form::read_targets(text, source, base_dir)
-    }
-
-    /// Parses a schema file of one or several tables (as [`TableSchema::from_file`], and a
-    /// TOML file's `[[table]]` sections each as a schema, in document order).
-    pub fn targets_from_file(path: &Path) -> Result<Vec<ParsedSchema>, SchemaError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if is_shell(&text) {
-            return crate::shell::parse_create_from(&text, &path.display().to_string())
-                .map(|p| vec![p]);
-        }
-        let base = path.parent().map(Path::to_path_buf);
-        TableSchema::targets_from_toml_str(&text, &path.display().to_string(), base.as_deref())
-    }
-
-    /// Parses an HBase shell `create` statement (see [`crate::shell`]).
-    pub fn from_shell(text: &str) -> Result<ParsedSchema, SchemaError> {
-        crate::shell::parse_create(text)
-    }
-
-    /// Reads a schema file in either form: text whose first word is `create` is a shell
-    /// statement, anything else TOML.
-    pub fn from_file(path: &Path) -> Result<ParsedSchema, SchemaError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if is_shell(&text) {
-            crate::shell::parse_create_from(&text, &path.display().to_string())
-        } else {
-            let base = path.parent().map(Path::to_path_buf);
-            TableSchema::from_toml_str(&text, &path.display().to_string(), base.as_deref())
-        }
-    }
-}
-
-/// Whether schema text is an HBase shell `create` statement (its first word), not TOML.
-fn is_shell(text: &str) -> bool {
-    let first_word = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .and_then(|l| l.split(|c: char| !c.is_ascii_alphanumeric()).next());
-    first_word == Some("create")
-}
-
-/// A schema with what came with it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParsedSchema {
-    pub table: TableSchema,
-    /// Rowkey spec and column mappings (empty for the shell form).
-    pub mapping: ImportMapping,
-    /// Things HBase would accept but that deserve a look (more than 3 families, a family
-    /// defined twice in the shell, the system namespace).
-    pub warnings: Vec<String>,
 }
 
 /// Checks explicit split keys as HBase's `createTable` would (non-empty, unique), with the
@@ -217,7 +128,9 @@ pub(crate) fn explicit_keys(keys: Vec<(String, At)>) -> Result<SplitSpec, Schema
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{BloomFilterKind, KeepDeletedCells, TimestampSource, ValueType};
+    use crate::schema::{
+        BloomFilterKind, KeepDeletedCells, ParsedSchema, TimestampSource, ValueType,
+    };
     use hfkit_format::compression::Compression;
     use hfkit_format::encoding::DataBlockEncoding;
 

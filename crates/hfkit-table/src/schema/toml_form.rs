@@ -15,9 +15,9 @@ use super::attributes::{attr_error, AttrError, AttrValue, FamilySchema};
 use super::builder::SchemaBuilder;
 use super::mapping::{
     ColumnMapping, DeleteAction, DeleteScope, ExplodeMapping, ImportMapping, IndexSchema,
-    OperationMapping, QualifierPart, TimestampSource, TtlSource, ValueType,
+    OperationMapping, ParsedSchema, QualifierPart, TimestampSource, TtlSource, ValueType,
 };
-use super::table::{explicit_keys, ParsedSchema, SplitSpec};
+use super::table::{explicit_keys, SplitSpec};
 use super::toml_doc::{
     key_offset, located, AttrSection, ColumnSection, FamilySection, IndexSection, OperationSection,
     RowkeySection, SchemaDoc, SplitsSection, TableSection, TargetSection, TargetsDoc, Timestamp,
