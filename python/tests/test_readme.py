@@ -1,7 +1,9 @@
 """The README's Python blocks (its "Python and Spark" section), run as written from the
-checkout, one after the other as a reader would: /tmp/ a scratch directory, and the
-object-storage block against the tests' moto server (its endpoint for the block's
-`http://127.0.0.1:5000`, the block's bucket made first)."""
+checkout, one after the other as a reader would: /tmp/ a scratch directory, the checkout's
+`fixtures/` by its absolute path (the process keeps its directory: Spark's JVM, started once
+per process, gives it to the Python workers of every later test), and the object-storage block
+against the tests' moto server (its endpoint for the block's `http://127.0.0.1:5000`, the
+block's bucket made first)."""
 
 import os
 import re
@@ -26,10 +28,9 @@ def cells(table, **kwargs):
     return hfkit.Table(str(table)).scan(versions=1000, **kwargs).num_rows
 
 
-def test_the_readme_python_blocks_run_as_written(s3, tmp_path, monkeypatch):
+def test_the_readme_python_blocks_run_as_written(s3, tmp_path):
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    monkeypatch.chdir(ROOT)
     blocks = python_blocks()
     assert len(blocks) >= 4, blocks
     bucket = re.search(r"s3://([a-z0-9-]+)/", "".join(blocks)).group(1)
@@ -39,8 +40,9 @@ def test_the_readme_python_blocks_run_as_written(s3, tmp_path, monkeypatch):
     scope = {}
     try:
         for block in blocks:
-            code = block.replace("/tmp/", f"{tmp_path}/").replace(
-                "http://127.0.0.1:5000", s3.endpoint)
+            code = (block.replace("/tmp/", f"{tmp_path}/")
+                    .replace('"fixtures/', f'"{ROOT}/fixtures/')
+                    .replace("http://127.0.0.1:5000", s3.endpoint))
             exec(compile(code, "README.md", "exec"), scope)
     finally:
         if "spark" in scope:
