@@ -313,6 +313,25 @@ def test_bulk_load_into_a_table_on_object_storage(spark, s3, tmp_path):
     assert [o for o, _ in list_objects(s3.url("spark")) if "bulkload" in o] == []
 
 
+def test_route_hfkit_to_object_storage_out_and_table(spark, s3, tmp_path):
+    """``route="hfkit"`` with ``s3://`` outputs: the run files and merged regions staged on the
+    bucket, published by server-side copies (``out=``) or one attach per table (``table=``)."""
+    from hfkit import list_objects
+    for mode in ("--out", "--table"):
+        r = cli_import("users", mode, str(tmp_path / f"cli{mode}"))
+        assert r.returncode == 0, r.stderr
+    df = read(spark, "users").repartition(3)
+    out = s3.url("routed/out")
+    bulk_load(df, SEEDS / "users.toml", out=out, import_time=IMPORT_TIME, route="hfkit",
+              s3_endpoint=s3.endpoint)
+    assert bulk_cells([s3.download(out, tmp_path / "dl")]) == bulk_cells([tmp_path / "cli--out"])
+    table = s3.url("routed/users")
+    bulk_load(df, SEEDS / "users.toml", table=table, import_time=IMPORT_TIME, route="hfkit",
+              s3_endpoint=s3.endpoint)
+    assert table_cells(table, ["users_by_email"]) == table_cells(tmp_path / "cli--table")
+    assert [o for o, _ in list_objects(s3.url("routed")) if "hfkit-files" in o] == []
+
+
 @pytest.mark.parametrize("design", DESIGNS)
 def test_route_hfkit_gives_the_cells_of_one_import_without_a_shuffle(spark, design, tmp_path):
     """``route="hfkit"``: each partition routed by hfkit into every region's run files, the
