@@ -97,6 +97,33 @@ def _stage2(schema, staging, tag, import_time, max_file_size, exclude, s3_endpoi
     return run
 
 
+def _staging(out, table, staging, job):
+    """Where job ``job`` of a load into ``table`` (or the bulk-load directory ``out``, refused
+    when it already holds files) stages its tasks' files: ``staging``, or beside the table,
+    or inside ``out``; a dead load's staging there is swept first."""
+    if table is not None:
+        parent, name = table.rstrip("/").rsplit("/", 1)
+        if staging is None:
+            _sweep(parent, f".{STAGING_PREFIX}")
+            staging = _join(parent, f".{STAGING_PREFIX}{name}-{job}")
+    else:
+        # A dead load's staging (`_hfkit-files-*`) is no output: it is swept below.
+        _refuse_filled(out, lambda parts: not any(q.startswith("_") for q in parts))
+        if staging is None:
+            _sweep(out, f"_{STAGING_PREFIX}")
+            staging = _join(out, f"_{STAGING_PREFIX}{job}")
+    return _absolute(staging)
+
+
+def _say(progress):
+    """A stage's line on standard error, with ``progress``."""
+    def say(line):
+        if progress:
+            import sys
+            print(f"hfkit: {line}", file=sys.stderr, flush=True)
+    return say
+
+
 def _stage1_batches(schema, staging, memory, import_time, s3_endpoint, on_task, run_files):
     """Stage 1 of the DataFrame path: a partition's Arrow batches imported by
     ``import_batches`` into the task attempt's directory; one row of JSON out (the keys as hex)."""
@@ -140,23 +167,10 @@ def bulk_load_routed(df, schema, out=None, table=None, memory=256 << 20, import_
     started = time.monotonic()
     out, table, schema, import_time = _begin(out, table, schema, import_time, s3_endpoint)
     job = uuid.uuid4().hex
-    if table is not None:
-        parent, name = table.rstrip("/").rsplit("/", 1)
-        if staging is None:
-            _sweep(parent, f".{STAGING_PREFIX}")
-            staging = _join(parent, f".{STAGING_PREFIX}{name}-{job}")
-    else:
-        _refuse_filled(out, lambda parts: not any(q.startswith("_") for q in parts))
-        if staging is None:
-            _sweep(out, f"_{STAGING_PREFIX}")
-            staging = _join(out, f"_{STAGING_PREFIX}{job}")
-    staging = _absolute(staging)
+    staging = _staging(out, table, staging, job)
     sc = df.sparkSession.sparkContext
 
-    def say(line):
-        if progress:
-            import sys
-            print(f"hfkit: {line}", file=sys.stderr, flush=True)
+    say = _say(progress)
 
     try:
         _write_driver_file(staging)
@@ -262,24 +276,10 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
         inputs = [inputs]
     inputs = [_absolute_input(p) for p in inputs]
     job = uuid.uuid4().hex
-    if table is not None:
-        parent, name = table.rstrip("/").rsplit("/", 1)
-        if staging is None:
-            _sweep(parent, f".{STAGING_PREFIX}")
-            staging = _join(parent, f".{STAGING_PREFIX}{name}-{job}")
-    else:
-        # A dead load's staging (`_hfkit-files-*`) is no output: it is swept below.
-        _refuse_filled(out, lambda parts: not any(q.startswith("_") for q in parts))
-        if staging is None:
-            _sweep(out, f"_{STAGING_PREFIX}")
-            staging = _join(out, f"_{STAGING_PREFIX}{job}")
-    staging = _absolute(staging)
+    staging = _staging(out, table, staging, job)
     sc = spark.sparkContext
 
-    def say(line):
-        if progress:
-            import sys
-            print(f"hfkit: {line}", file=sys.stderr, flush=True)
+    say = _say(progress)
 
     several = len(targets) > 1
 

@@ -173,8 +173,7 @@ fn describe(
     let most = bars.iter().map(|b| b.cells).max().unwrap_or(0);
     for (r, b) in m.regions.iter().zip(&bars) {
         let files: Vec<_> = m.files.iter().filter(|e| e.region == r.id).collect();
-        let cells: u64 = files.iter().map(|e| e.entries).sum();
-        let bytes: u64 = files.iter().map(|e| e.size).sum();
+        let (cells, bytes) = (b.cells, b.bytes.unwrap_or_default());
         writeln!(
             out,
             "region {} [{}, {}): {} files, {} cells, {} bytes {}{}",

@@ -142,13 +142,17 @@ impl FamilyEntry {
     /// A fingerprint of every setting of the family (MD5 of its manifest JSON, hex): equal
     /// while nothing of the family changed, so that a file compacted under it needs no second
     /// major compaction ([`StoreFileEntry::compacted_under`]).
-    pub fn fingerprint(&self) -> String {
+    /// `None` if the entry does not serialize (it always does: then no file counts as
+    /// compacted under it).
+    pub fn fingerprint(&self) -> Option<String> {
         use md5::Digest;
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        md5::Md5::digest(&json)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        let json = serde_json::to_vec(self).ok()?;
+        Some(
+            md5::Md5::digest(&json)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        )
     }
 
     /// A family with HBase's defaults (VERSIONS 1, BLOOMFILTER ROW, BLOCKSIZE 65536, ...).

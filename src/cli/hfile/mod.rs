@@ -311,7 +311,7 @@ pub fn run(cmd: HfileCommand, out: &mut dyn Write) -> Result<i32, CliError> {
                 )));
             }
             let (row, family, qualifier) = get_coordinates(&row, column.as_deref(), hex)?;
-            get(&file, &row, family.as_deref(), qualifier.as_deref(), out)
+            get(&file, row, family, qualifier, out)
         }
     }
 }
@@ -687,16 +687,11 @@ fn get_coordinates(row: &str, column: Option<&str>, hex: bool) -> Result<Coordin
 
 fn get(
     file: &Path,
-    row: &[u8],
-    family: Option<&[u8]>,
-    qualifier: Option<&[u8]>,
+    row: Vec<u8>,
+    family: Option<Vec<u8>>,
+    qualifier: Option<Vec<u8>>,
     out: &mut dyn Write,
 ) -> Result<i32, CliError> {
-    let (row, family, qualifier) = (
-        row.to_vec(),
-        family.map(<[u8]>::to_vec),
-        qualifier.map(<[u8]>::to_vec),
-    );
     let r = open(file)?;
     let query = match (&family, &qualifier) {
         (Some(f), Some(q)) => BloomQuery::RowCol {

@@ -13,12 +13,6 @@ use crate::cli::CliError;
 /// references and links found beside them.
 fn region_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), CliError> {
     let fail = |e: std::io::Error| CliError::failure(format!("{}: {e}", dir.display()));
-    if crate::storage::Location::is_remote_path(dir) {
-        return Err(CliError::usage(format!(
-            "--region {}: a local region directory (an object's HFile is read with FILE)",
-            dir.display()
-        )));
-    }
     let listed = |d: &Path| -> Result<Vec<PathBuf>, CliError> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(d)
             .map_err(fail)?

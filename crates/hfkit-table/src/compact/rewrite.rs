@@ -381,7 +381,8 @@ impl Table {
                 max_ts,
                 // Nothing a second major compaction would drop, while the settings hold.
                 compacted_under: (plan.all_files && counts.markers == 0 && !include_tags)
-                    .then(|| fam.fingerprint()),
+                    .then(|| fam.fingerprint())
+                    .flatten(),
             };
             staged = Some(Staged {
                 plan_index: pi,

@@ -82,7 +82,10 @@ fn settled(e: &StoreFileEntry, fam: &FamilyEntry, now_ms: i64, files: usize) -> 
         let ttl_ms = i64::try_from(ttl.saturating_mul(1000)).unwrap_or(i64::MAX);
         e.min_ts >= now_ms.saturating_sub(ttl_ms)
     });
-    files == 1 && within_ttl && e.compacted_under.as_deref() == Some(&fam.fingerprint())
+    files == 1
+        && within_ttl
+        && e.compacted_under.is_some()
+        && e.compacted_under == fam.fingerprint()
 }
 
 /// A store chosen for compaction.

@@ -38,8 +38,8 @@ pub(super) fn read(
         n => Err(SchemaError::Syntax {
             at: At::from(Location::of_offset(source, text, 0)),
             message: format!(
-                "{n} [[table]] sections: only `hfkit import` writes several tables from one \
-                 schema"
+                "{n} [[table]] sections: only `hfkit import` and `bulk_load_files` \
+                 (`Schema.load_targets`) write several tables from one schema"
             ),
         }),
     }
