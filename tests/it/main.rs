@@ -48,6 +48,7 @@ mod s3_hbase_root;
 mod s3_io;
 mod s3_read;
 mod s3_table;
+mod s3_tls;
 mod table_attach;
 mod table_create;
 mod table_read;

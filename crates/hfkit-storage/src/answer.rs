@@ -25,8 +25,22 @@ pub fn explain(e: &object_store::Error) -> String {
                 ),
             }
         }
-        None => text,
+        None => match root_cause(e) {
+            // A request that got no answer says why only in its causes (a refused
+            // connection, a certificate not trusted: `invalid peer certificate: UnknownIssuer`).
+            Some(cause) if !text.contains(&cause) => format!("{text}: {cause}"),
+            _ => text,
+        },
     }
+}
+
+/// The innermost error of `e`'s chain of sources, as text; `None` when it has none.
+fn root_cause(e: &object_store::Error) -> Option<String> {
+    let mut cause = std::error::Error::source(e)?;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    Some(cause.to_string())
 }
 
 /// The `Code` and `Message` of S3's error answer `<Error><Code>..</Code><Message>..</Message>`.

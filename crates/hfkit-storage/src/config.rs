@@ -51,6 +51,7 @@ impl StorageConfig {
 
     /// The `object_store` builder for `bucket`.
     pub(crate) fn s3_builder(&self, bucket: &str) -> AmazonS3Builder {
+        install_tls_provider();
         let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
         if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
             let profile = std::env::var("AWS_PROFILE").unwrap_or_else(|_| "default".into());
@@ -107,6 +108,19 @@ impl StorageConfig {
         })
         .with_client_options(client)
     }
+}
+
+/// Makes `ring` the process's TLS crypto provider (rustls), once, before any HTTPS client is
+/// built: reqwest is compiled without a provider of its own (`rustls-no-provider`), so that
+/// no C crypto library is built (Cargo.toml). Certificates are checked against the system's
+/// roots (`rustls-platform-verifier`; `SSL_CERT_FILE` names other roots). A provider installed
+/// earlier by the embedding process (Python's, say) is kept.
+pub(crate) fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err only when a provider is already installed: that one serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// The `profile`'s keys in an AWS shared file (`~/.aws/<name>`, or the file `$var` names).

@@ -14,7 +14,8 @@
 //! | [`upload`] | [`Upload`]: a streaming multipart upload with bounded memory, completed or aborted |
 //! | [`pending`] | [`PendingUpload`]: multipart uploads in progress (a dead writer's), listed and aborted |
 //!
-//! Only S3 is compiled in (`object_store`'s `aws` feature). GCS and Azure are not: each brings
+//! Only S3 is compiled in (`object_store`'s `aws-base`, over reqwest with rustls and `ring`:
+//! [`config::install_tls_provider`]). GCS and Azure are not: each brings
 //! its own credential chain and HTTP client configuration that nothing here tests, and every
 //! protocol in `formats/table.md` relies on conditional writes whose semantics differ per
 //! store (GCS generation preconditions, Azure ETags on blobs). They are one feature and one

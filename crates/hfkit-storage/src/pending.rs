@@ -58,6 +58,7 @@ impl Store {
                             &opts,
                         )
                         .await?;
+                    crate::config::install_tls_provider();
                     let http = ReqwestConnector::default()
                         .connect(&ClientOptions::new().with_allow_http(true))?;
                     let request = http::Request::get(url.as_str())

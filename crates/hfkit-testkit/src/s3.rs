@@ -32,6 +32,9 @@ pub(crate) const S3_SKIPS: &str = "s3";
 pub struct S3Server {
     child: Child,
     port: u16,
+    /// Over TLS: the directory of the certificates (`ca.pem`: the authority that signed the
+    /// server's, what a client is given as `SSL_CERT_FILE`), removed on drop.
+    tls: Option<PathBuf>,
 }
 
 impl S3Server {
@@ -50,21 +53,70 @@ impl S3Server {
         S3Server::start_with(test, &[("INITIAL_NO_AUTH_ACTION_COUNT", "2")])
     }
 
+    /// [`S3Server::start`] of a server speaking HTTPS only ([`S3Server::endpoint`] is
+    /// `https://...`), with a certificate for `127.0.0.1` signed by a certificate authority
+    /// made for it ([`S3Server::ca_file`]); clients that do not trust that authority are
+    /// refused. Certificates are made and the bucket created with the `openssl` command
+    /// (required as moto is: missing, the test is skipped or fails alike).
+    pub fn start_tls(test: &str) -> Option<S3Server> {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "hfkit-test-tls-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let made = std::fs::create_dir_all(&dir)
+            .map_err(|e| e.to_string())
+            .and_then(|_| make_certificates(&dir));
+        if let Err(why) = made {
+            let _ = std::fs::remove_dir_all(&dir);
+            return skip_or_fail(test, &format!("no certificates for TLS: {why}"));
+        }
+        let (cert, key) = (dir.join("server.pem"), dir.join("server.key"));
+        let args = [
+            "-c".to_string(),
+            cert.display().to_string(),
+            "-k".to_string(),
+            key.display().to_string(),
+        ];
+        let server = S3Server::start_args(test, &[], &args, Some(&dir.join("ca.pem")));
+        match server {
+            Some(mut s) => {
+                s.tls = Some(dir);
+                Some(s)
+            }
+            None => {
+                let _ = std::fs::remove_dir_all(&dir);
+                None
+            }
+        }
+    }
+
+    /// The certificate authority a TLS server's certificate is signed by (for
+    /// `SSL_CERT_FILE`); `None` for a plain HTTP server.
+    pub fn ca_file(&self) -> Option<PathBuf> {
+        self.tls.as_ref().map(|dir| dir.join("ca.pem"))
+    }
+
     fn start_with(test: &str, env: &[(&str, &str)]) -> Option<S3Server> {
+        S3Server::start_args(test, env, &[], None)
+    }
+
+    /// Starts moto with `env` and the extra `args`; over TLS when `ca` (the authority that
+    /// signed its certificate) is given.
+    fn start_args(
+        test: &str,
+        env: &[(&str, &str)],
+        args: &[String],
+        ca: Option<&std::path::Path>,
+    ) -> Option<S3Server> {
         let exe = match moto_executable() {
             Some(e) => e,
             None => {
                 let why = format!(
                     "moto_server not found (pip install 'moto[server]', or set {MOTO_ENV})"
                 );
-                if crate::is_set(std::env::var_os(REQUIRE_S3_ENV)) {
-                    panic!("{test}: {why}; {REQUIRE_S3_ENV} is set, so this is a failure");
-                }
-                eprintln!("SKIP {test}: {why}");
-                if let Some(run) = crate::run_dir() {
-                    crate::record_skip(&run.join(S3_SKIPS), &crate::test_name(test));
-                }
-                return None;
+                return skip_or_fail(test, &why);
             }
         };
         set_dummy_credentials();
@@ -76,6 +128,7 @@ impl S3Server {
                 .unwrap_or_else(|e| panic!("{test}: no free loopback port: {e}"));
             let mut child = Command::new(&exe)
                 .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .args(args)
                 .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -87,9 +140,24 @@ impl S3Server {
                 if let Ok(Some(_)) = child.try_wait() {
                     break; // exited: the port was taken
                 }
-                if request(port, "GET", "/").is_ok() {
-                    let server = S3Server { child, port };
-                    server.create_bucket(BUCKET);
+                let up = match ca {
+                    None => request(port, "GET", "/").is_ok(),
+                    Some(ca) => tls_request(port, ca, "GET", "/").is_ok(),
+                };
+                if up {
+                    let server = S3Server {
+                        child,
+                        port,
+                        tls: None,
+                    };
+                    match ca {
+                        None => server.create_bucket(BUCKET),
+                        Some(ca) => {
+                            let status = tls_request(port, ca, "PUT", &format!("/{BUCKET}"))
+                                .unwrap_or_else(|e| panic!("create bucket {BUCKET}: {e}"));
+                            assert_eq!(status, 200, "create bucket {BUCKET}: HTTP {status}");
+                        }
+                    }
                     return Some(server);
                 }
                 std::thread::sleep(Duration::from_millis(100));
@@ -100,9 +168,10 @@ impl S3Server {
         panic!("{test}: moto_server did not answer on loopback");
     }
 
-    /// `http://127.0.0.1:<port>`: the `--s3-endpoint`.
+    /// `http://127.0.0.1:<port>` (`https://` over TLS): the `--s3-endpoint`.
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     /// `s3://hfkit-test/<key>`.
@@ -136,7 +205,121 @@ impl Drop for S3Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.tls {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
+}
+
+/// A missing tool: a failure when S3 tests are required, else a recorded skip.
+fn skip_or_fail(test: &str, why: &str) -> Option<S3Server> {
+    if crate::is_set(std::env::var_os(REQUIRE_S3_ENV)) {
+        panic!("{test}: {why}; {REQUIRE_S3_ENV} is set, so this is a failure");
+    }
+    eprintln!("SKIP {test}: {why}");
+    if let Some(run) = crate::run_dir() {
+        crate::record_skip(&run.join(S3_SKIPS), &crate::test_name(test));
+    }
+    None
+}
+
+/// Writes into `dir` a certificate authority (`ca.pem`) and a server certificate for the IP
+/// address 127.0.0.1 that it signed (`server.pem`, key `server.key`), with `openssl`.
+fn make_certificates(dir: &std::path::Path) -> Result<(), String> {
+    let ext = dir.join("server.ext");
+    std::fs::write(
+        &ext,
+        "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n\
+         extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let steps: [&[&str]; 3] = [
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=hfkit test authority",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+        ],
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ],
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.pem",
+        ],
+    ];
+    for args in steps {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("openssl: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "openssl {}: {}",
+                args[0],
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One unsigned HTTPS request without a body through `openssl s_client`, trusting only
+/// `ca`; the status code.
+fn tls_request(port: u16, ca: &std::path::Path, method: &str, path: &str) -> std::io::Result<u16> {
+    let mut child = Command::new("openssl")
+        .args(["s_client", "-quiet", "-verify_return_error", "-connect"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-CAfile")
+        .arg(ca)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        write!(
+            stdin,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
+    }
+    let out = child.wait_with_output()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.get(9..12)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {text:?}")))
 }
 
 fn moto_executable() -> Option<PathBuf> {
