@@ -16,7 +16,7 @@ LINES=${2:-600001}
 W=${3:-/tmp/hfkit-read-bench}
 CPU=${BENCH_CPU:-1}
 cargo build --release --quiet --bin hfkit
-B=$PWD/target/release/hfkit
+B=${CARGO_TARGET_DIR:-$PWD/target}/release/hfkit
 mkdir -p "$W"
 T="$W/lineitem-$LINES"
 if [ ! -f "$T/CURRENT" ]; then

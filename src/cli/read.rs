@@ -9,8 +9,9 @@ use serde_json::{json, Value};
 
 use super::{CliError, EXIT_OK};
 use crate::format::block_cache::BlockCache;
+use crate::format::bytes::equal_bytes;
 use crate::format::cell::{now_ms, Cell, CellRef, CellType};
-use crate::format::text::push_cell_line;
+use crate::format::text::{push_cell_line, CellLines};
 use crate::pipeline::mapping::typed::ColumnTypes;
 use crate::read::{ReadOptions, ReadStats, TimeRange};
 use crate::table::directory::Table;
@@ -243,11 +244,17 @@ fn print_stats(stats: &ReadStats, rows: usize, cells: usize) {
     );
 }
 
+/// Lines are written out once this many bytes have gathered: as large as the output's buffer
+/// (`cli::run`'s), which then passes them on without copying them again.
+const LINE_BATCH: usize = 1 << 16;
+
 /// Writes rows in one format; keeps one line buffer.
 struct Printer<'w> {
     out: &'w mut dyn Write,
     format: ReadFormat,
     line: String,
+    /// `--format cells`: the row's hex and the timestamp's digits, made once for many cells.
+    cell_lines: CellLines,
     /// `get` prints the row key once, in a header, as the HBase shell does.
     get_style: bool,
     /// The typed columns, whose values are shown decoded.
@@ -307,6 +314,14 @@ fn cell_json(c: &CellRef<'_>, types: &ColumnTypes) -> Value {
     v
 }
 
+/// A printer dropped before its footer (a read that failed midway) still writes the lines it
+/// gathered, as a printer writing each line at once would have.
+impl Drop for Printer<'_> {
+    fn drop(&mut self) {
+        let _ = self.flush_lines();
+    }
+}
+
 impl Printer<'_> {
     fn header(&mut self) -> std::io::Result<()> {
         if self.format == ReadFormat::Text {
@@ -339,21 +354,26 @@ impl Printer<'_> {
             }
             return writeln!(self.out, "{v}");
         }
+        // Lines gather in one buffer, written out in batches of LINE_BATCH bytes or more.
         let line = &mut self.line;
+        let cell_lines = &mut self.cell_lines;
+        if self.format == ReadFormat::Cells {
+            cell_lines.start_row(row);
+        }
         for c in cells {
-            line.clear();
+            let start = line.len();
             match self.format {
                 ReadFormat::Text if self.get_style => {
                     line.push(' ');
                     push_column(line, &c);
-                    pad_from(line, 1, 31);
+                    pad_from(line, start + 1, 31);
                     line.push(' ');
                     push_cell_text(line, &c, &self.types);
                 }
                 ReadFormat::Text => {
                     line.push(' ');
                     push_string_binary(line, row);
-                    pad_from(line, 1, 31);
+                    pad_from(line, start + 1, 31);
                     line.push_str(" column=");
                     push_column(line, &c);
                     line.push_str(", ");
@@ -373,15 +393,27 @@ impl Printer<'_> {
                         false => push_string_binary(line, c.value),
                     }
                 }
+                ReadFormat::Cells if equal_bytes(c.row, row) => cell_lines.push(line, &c, false),
                 ReadFormat::Cells | ReadFormat::Json => push_cell_line(line, &c, false),
             }
             line.push('\n');
-            self.out.write_all(line.as_bytes())?;
+            if line.len() >= LINE_BATCH {
+                self.out.write_all(line.as_bytes())?;
+                line.clear();
+            }
         }
         Ok(())
     }
 
+    /// Writes out the lines gathered.
+    fn flush_lines(&mut self) -> std::io::Result<()> {
+        self.out.write_all(self.line.as_bytes())?;
+        self.line.clear();
+        Ok(())
+    }
+
     fn footer(&mut self, rows: usize) -> std::io::Result<()> {
+        self.flush_lines()?;
         if self.format == ReadFormat::Text {
             writeln!(self.out, "{rows} row(s)")?;
         }
@@ -436,6 +468,7 @@ fn get_many(
         out,
         format,
         line: String::new(),
+        cell_lines: CellLines::default(),
         get_style: true,
         types: ColumnTypes::of(reader.manifest(), common.raw_values),
     };
@@ -534,6 +567,7 @@ pub(super) fn get_from(
         out,
         format,
         line: String::new(),
+        cell_lines: CellLines::default(),
         get_style: true,
         types: ColumnTypes::of(reader.manifest(), common.raw_values),
     };
@@ -583,6 +617,7 @@ pub(super) fn scan_from(
         out,
         format,
         line: String::new(),
+        cell_lines: CellLines::default(),
         get_style: false,
         types: ColumnTypes::of(reader.manifest(), query.common.raw_values),
     };

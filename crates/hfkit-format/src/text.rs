@@ -8,9 +8,11 @@
 
 use std::fmt::Write as _;
 
+use super::bytes::equal_bytes;
 use super::cell::{Cell, CellLimit, CellRef, CellType, CellTypeOwned};
 
 /// Appends `bytes` as lowercase hex, or `-` when empty.
+#[inline]
 pub fn push_hex(out: &mut String, bytes: &[u8]) {
     if bytes.is_empty() {
         out.push('-');
@@ -21,14 +23,40 @@ pub fn push_hex(out: &mut String, bytes: &[u8]) {
     let (start, n) = (v.len(), bytes.len() * 2);
     v.reserve(n);
     // Written straight into the reserved bytes (no zero-fill first: a scan's cell lines
-    // spent a fifth of their formatting there).
-    for (pair, b) in v.spare_capacity_mut()[..n].chunks_exact_mut(2).zip(bytes) {
+    // spent a fifth of their formatting there), four bytes to eight digits at a time.
+    let spare = &mut v.spare_capacity_mut()[..n];
+    let (words, tail) = bytes.split_at(bytes.len() / 4 * 4);
+    let (word_out, tail_out) = spare.split_at_mut(words.len() * 2);
+    for (to, from) in word_out.chunks_exact_mut(8).zip(words.chunks_exact(4)) {
+        let digits = hex_of_four([from[0], from[1], from[2], from[3]]);
+        for (slot, d) in to.iter_mut().zip(digits) {
+            slot.write(d);
+        }
+    }
+    for (pair, b) in tail_out.chunks_exact_mut(2).zip(tail) {
         let [hi, lo] = HEX_PAIRS[*b as usize];
         pair[0].write(hi);
         pair[1].write(lo);
     }
-    // SAFETY: the `n` bytes after `start` were written just above.
+    // SAFETY: the `n` bytes after `start` were written just above (`word_out` and
+    // `tail_out` split those `n` exactly, each filled whole).
     unsafe { v.set_len(start + n) };
+}
+
+/// The eight lowercase hex digits of four bytes, computed in one 64-bit word: each byte
+/// spread into a 16-bit lane, its high nibble in the lane's first byte and its low nibble in
+/// the second, then every nibble `d` made `'0' + d`, plus `'a' - '0' - 10` where `d > 9`
+/// (no carry crosses a byte: every sum stays under 0x67).
+#[inline(always)]
+fn hex_of_four(b: [u8; 4]) -> [u8; 8] {
+    const NIBBLES: u64 = 0x000F_000F_000F_000F;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = u64::from(u32::from_le_bytes(b));
+    let x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF;
+    let x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF;
+    let d = ((x >> 4) & NIBBLES) | ((x & NIBBLES) << 8);
+    let over_nine = ((d + ONES * 6) >> 4) & ONES;
+    (d + ONES * b'0' as u64 + over_nine * u64::from(b'a' - b'0' - 10)).to_le_bytes()
 }
 
 /// The two lowercase hex digits of each byte.
@@ -56,12 +84,101 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn push_cell_line(out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
     push_hex(out, cell.row);
     out.push(' ');
+    push_cell_line_after_row(out, cell, with_seq_id);
+}
+
+/// Appends what follows `row_hex ` in a cell line (without the newline).
+fn push_cell_line_after_row(out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
     push_hex(out, cell.family);
     out.push(' ');
     push_hex(out, cell.qualifier);
     out.push(' ');
     out.push_str(itoa::Buffer::new().format(cell.timestamp));
     out.push(' ');
+    push_cell_line_end(out, cell, with_seq_id);
+}
+
+/// The places in a row whose columns [`CellLines`] remembers: the first this many cells.
+const CELL_LINE_PLACES: usize = 256;
+
+/// Writes cell lines for a reader of many cells: the hex of a row once for all of its cells;
+/// a column's hex once while the rows hold their columns in the same places (the `i`-th cell
+/// of a row is remembered with its column and reused when the next row's `i`-th cell is of the
+/// same column); a timestamp's digits once while the cells share it (a bulk load's do).
+#[derive(Debug, Default)]
+pub struct CellLines {
+    row_hex: String,
+    /// The cell of the row being written.
+    at: usize,
+    /// By place in a row: a column (family and qualifier) and its hex, `family qualifier `.
+    columns: Vec<(Vec<u8>, usize, String)>,
+    timestamp: Option<i64>,
+    timestamp_text: String,
+}
+
+impl CellLines {
+    /// Starts the cells of `row`.
+    pub fn start_row(&mut self, row: &[u8]) {
+        self.row_hex.clear();
+        push_hex(&mut self.row_hex, row);
+        self.row_hex.push(' ');
+        self.at = 0;
+    }
+
+    /// Appends the line of `cell` (without the newline), of the row last started.
+    pub fn push(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
+        out.push_str(&self.row_hex);
+        let at = self.at;
+        self.at += 1;
+        let (f, q) = (cell.family, cell.qualifier);
+        if at >= CELL_LINE_PLACES {
+            push_hex(out, f);
+            out.push(' ');
+            push_hex(out, q);
+            out.push(' ');
+            return self.push_rest(out, cell, with_seq_id);
+        }
+        match self.columns.get_mut(at) {
+            Some((column, family_len, _))
+                if *family_len == f.len()
+                    && column.len() == f.len() + q.len()
+                    && equal_bytes(&column[..f.len()], f)
+                    && equal_bytes(&column[f.len()..], q) => {}
+            slot => {
+                let mut text = String::with_capacity(2 * (f.len() + q.len()) + 2);
+                push_hex(&mut text, f);
+                text.push(' ');
+                push_hex(&mut text, q);
+                text.push(' ');
+                let entry = ([f, q].concat(), f.len(), text);
+                match slot {
+                    Some(s) => *s = entry,
+                    None => self.columns.push(entry),
+                }
+            }
+        }
+        if let Some((_, _, text)) = self.columns.get(at) {
+            out.push_str(text);
+        }
+        self.push_rest(out, cell, with_seq_id);
+    }
+
+    /// Appends what follows the column in a cell line: timestamp, type, value, tags.
+    fn push_rest(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
+        if self.timestamp != Some(cell.timestamp) {
+            self.timestamp = Some(cell.timestamp);
+            self.timestamp_text.clear();
+            self.timestamp_text
+                .push_str(itoa::Buffer::new().format(cell.timestamp));
+        }
+        out.push_str(&self.timestamp_text);
+        out.push(' ');
+        push_cell_line_end(out, cell, with_seq_id);
+    }
+}
+
+/// Appends what follows the timestamp in a cell line: type, value, tags, sequence id.
+fn push_cell_line_end(out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
     out.push_str(cell.cell_type.name());
     out.push(' ');
     push_hex(out, cell.value);
@@ -299,6 +416,56 @@ mod tests {
 
     /// Every byte value, at every offset in a string already holding text, gives the two
     /// digits `format!` gives.
+    proptest::proptest! {
+        /// Lines written by `CellLines` (rows, columns and timestamps remembered) are the
+        /// lines `push_cell_line` writes alone, over rows whose columns move, repeat or run
+        /// past the places remembered, and any bytes.
+        #[test]
+        fn cell_lines_write_what_push_cell_line_writes(
+            rows in proptest::collection::vec(
+                (
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..6),
+                    proptest::collection::vec(
+                        (0u8..3, 0u8..4, 0i64..3, proptest::collection::vec(proptest::num::u8::ANY, 0..12)),
+                        0..8,
+                    ),
+                    0usize..2,
+                ),
+                0..12,
+            ),
+            seq in proptest::bool::ANY,
+        ) {
+            let mut lines = CellLines::default();
+            let (mut cached, mut plain) = (String::new(), String::new());
+            for (row, cells, wide) in &rows {
+                lines.start_row(row);
+                // A wide row goes past the places remembered.
+                let extra = if *wide == 1 { CELL_LINE_PLACES + 3 } else { 0 };
+                let many = cells.iter().cycle().take(cells.len() + extra.min(cells.len() * 400));
+                for (f, q, ts, value) in many {
+                    let family = [b'f', *f];
+                    // Qualifiers of one length and different bytes too.
+                    let qualifier: &[u8] = [&b""[..], b"a", b"b", b"ab"][usize::from(*q)];
+                    let c = CellRef {
+                        row,
+                        family: &family[..usize::from(*f % 2) + 1],
+                        qualifier,
+                        timestamp: *ts - 1,
+                        cell_type: CellType::Put,
+                        value,
+                        tags: &[],
+                        seq_id: u64::from(*f),
+                    };
+                    lines.push(&mut cached, &c, seq);
+                    cached.push('\n');
+                    push_cell_line(&mut plain, &c, seq);
+                    plain.push('\n');
+                }
+            }
+            proptest::prop_assert_eq!(cached, plain);
+        }
+    }
+
     #[test]
     fn push_hex_writes_every_byte_as_format_does() {
         let all: Vec<u8> = (0..=255u8).collect();
