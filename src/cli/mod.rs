@@ -8,7 +8,7 @@
 #![deny(clippy::print_stderr)]
 
 /// A command's `--help` examples: `Examples (...):` and one indented command per line. They
-/// run as written from a checkout of hfkit (`tests/it/cli.rs` runs every one), so they use the
+/// run as written from a checkout of hfkit (`tests/it/cli/help.rs` runs every one), so they use the
 /// bundled data and build on each other as `hfkit --help` says.
 macro_rules! examples {
     ($($line:literal),+ $(,)?) => {

@@ -414,8 +414,6 @@ pub fn parse_cell_line(line: &str) -> Result<Cell, CellLineError> {
 mod tests {
     use super::*;
 
-    /// Every byte value, at every offset in a string already holding text, gives the two
-    /// digits `format!` gives.
     proptest::proptest! {
         /// Lines written by `CellLines` (rows, columns and timestamps remembered) are the
         /// lines `push_cell_line` writes alone, over rows whose columns move, repeat or run
@@ -466,6 +464,8 @@ mod tests {
         }
     }
 
+    /// Every byte value, at every offset in a string already holding text, gives the two
+    /// digits `format!` gives.
     #[test]
     fn push_hex_writes_every_byte_as_format_does() {
         let all: Vec<u8> = (0..=255u8).collect();

@@ -208,7 +208,7 @@ pub(crate) fn pb_magic<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
 
 /// Test hook, in debug builds only: with `<var>=<phase>:<n>` set in the environment, once `n`
 /// items are through `phase`, says so on stderr and sleeps, for a test to SIGKILL the process
-/// at that point (`tests/it/hbase_layout.rs`, `tests/it/kill.rs`). Release builds do nothing.
+/// at that point (`tests/it/hbase_layout/`, `tests/it/kill.rs`). Release builds do nothing.
 #[cfg(debug_assertions)]
 pub(crate) fn pause_for_tests(var: &str, phase: &str, done: usize) {
     let Ok(want) = std::env::var(var) else {
