@@ -1,7 +1,7 @@
 """hfkit.spark.bulk_load_files against `hfkit import`, on TPC-H lineitem (benches/lineitem.toml).
 
     python benches/spark_bulk_load_files.py INPUT WORKDIR [-n RUNS] [--master local[2]]
-        [--split-mb 64] [--hfkit BIN] [--s3 ENDPOINT] [--dataframe [--route hfkit]]
+        [--split-mb 64|auto] [--hfkit BIN] [--s3 ENDPOINT] [--dataframe [--route hfkit]]
         [--merge always]
 
 INPUT is lineitem as CSV or Parquet (`tpchgen-cli csv|parquet -s 1 --tables=lineitem`). Runs
@@ -57,7 +57,8 @@ def session(master):
 def load(spark, inp, out, split_mb, endpoint, merge):
     from hfkit.spark import bulk_load_files
     return bulk_load_files(spark, inp, SCHEMA, out=out, import_time=IMPORT_TIME,
-                           split_bytes=int(split_mb) << 20, memory=512 << 20,
+                           split_bytes=None if split_mb == "auto" else int(split_mb) << 20,
+                           memory=512 << 20,
                            s3_endpoint=endpoint, progress=False, merge=merge)
 
 
@@ -156,7 +157,8 @@ def main():
     ap.add_argument("workdir")
     ap.add_argument("-n", type=int, default=3)
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--split-mb", type=int, default=64)
+    # "auto": bulk_load_files's own choice (128 MiB, or larger to stay within 32 splits).
+    ap.add_argument("--split-mb", default="64")
     ap.add_argument("--hfkit", default=str(ROOT / "target" / "release" / "hfkit"))
     ap.add_argument("--s3", help="a moto endpoint (http://127.0.0.1:PORT) with bucket hfkit-bench")
     ap.add_argument("--dataframe", action="store_true")

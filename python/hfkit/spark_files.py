@@ -233,8 +233,32 @@ def _gather(staging, name, found):
     return to
 
 
+DEFAULT_SPLIT_BYTES = 128 << 20
+
+
+def _cut(inputs, format, csv, split_bytes, multiline, merge, target):
+    """The inputs' splits, of ``split_bytes`` when given. By default, of 128 MiB, or larger so
+    that there are at most ``target`` splits when ``merge="auto"``: ``target`` is the larger
+    of the files a region may take per family (HBase's bulk-load limit) and the cluster's
+    parallelism. Up to the limit, a region whose stage-1 files lie in key ranges of their own
+    (row keys growing with the input) is published with no second pass over its cells; past
+    it, every region is merged again, which a cluster with more cores than the limit can
+    afford and a smaller one cannot (lineitem SF10 in ``local[2]``, 60 splits of 128 MiB: a
+    merge of every region, 1.8x the CLI's CPU; 32 splits: none, benches/README.md)."""
+    if split_bytes is not None:
+        return input_splits(inputs, format=format, csv=csv, split_bytes=split_bytes,
+                            multiline=multiline)
+    splits = input_splits(inputs, format=format, csv=csv, split_bytes=DEFAULT_SPLIT_BYTES,
+                          multiline=multiline)
+    if merge != "auto" or len(splits) <= target:
+        return splits
+    total = sum(s["bytes"] for s in splits)
+    return input_splits(inputs, format=format, csv=csv, split_bytes=-(-total // target),
+                        multiline=multiline)
+
+
 def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, csv=None,
-                    split_bytes=128 << 20, multiline=False, memory=256 << 20, import_time=None,
+                    split_bytes=None, multiline=False, memory=256 << 20, import_time=None,
                     staging=None, max_files_per_region_family=MAX_FILES_PER_REGION_FAMILY,
                     max_file_size=None, exclude_from_minor_compaction=False,
                     sample_rows=DEFAULT_SAMPLE_ROWS, s3_endpoint=None, on_task=None,
@@ -250,7 +274,7 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
     ``format``: ``csv``, ``tsv`` or ``parquet`` (default: by extension); ``csv``: a dict of
     ``delimiter``, ``quote``, ``escape``, ``comment``, ``has_header``, ``columns`` (as ``hfkit
     import``'s options); ``split_bytes``: the size of a split of a plain CSV file, or of a run
-    of Parquet row groups; ``multiline``: quoted CSV fields may hold line ends (then CSV files
+    of Parquet row groups (default: ``_split_bytes``, 128 MiB or larger); ``multiline``: quoted CSV fields may hold line ends (then CSV files
     are read whole, one task each); ``memory``: each stage-1 task's sort budget;
     ``import_time``: epoch ms of cells without a timestamp (default: the driver's clock, one
     value for every task); ``staging``: where tasks write (default: ``out/_hfkit-files-<id>``,
@@ -289,8 +313,8 @@ def bulk_load_files(spark, inputs, schema, out=None, table=None, format=None, cs
     try:
         _write_driver_file(staging)
         _open_staging(staging)
-        splits = input_splits(inputs, format=format, csv=csv, split_bytes=split_bytes,
-                              multiline=multiline)
+        splits = _cut(inputs, format, csv, split_bytes, multiline, merge,
+                      max(max_files_per_region_family, sc.defaultParallelism))
         if not splits:
             raise ValueError(f"{inputs}: no input file")
         load = _Load(sc, job, staging, splits, say, format=format, csv=csv, memory=memory,

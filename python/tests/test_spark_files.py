@@ -101,6 +101,29 @@ def test_merge_always_writes_a_file_per_region_and_auto_only_where_needed(spark,
     assert always["files"] <= auto["files"]
 
 
+def test_default_splits_stay_within_the_files_a_region_may_take(spark, tmp_path, monkeypatch):
+    # events: keys growing within each salt bucket. Splits of the default size (made 2 KiB
+    # here) past the region's file limit (4 here) are made larger, so that every region is
+    # published as stage 1 wrote it, with no second pass; the same splits given explicitly
+    # exceed the limit, and then regions are merged.
+    from hfkit import spark_files
+    monkeypatch.setattr(spark_files, "DEFAULT_SPLIT_BYTES", 2 << 10)
+    r = cli_import("events", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    limit = max(4, spark.sparkContext.defaultParallelism)
+    auto = load(spark, "events", out=str(tmp_path / "auto"), max_files_per_region_family=4)
+    assert 1 < auto["splits"] <= limit, auto["splits"]
+    assert auto["regions_merged"] == 0
+    small = load(spark, "events", out=str(tmp_path / "small"), split_bytes=2 << 10,
+                 max_files_per_region_family=4)
+    assert small["splits"] > limit and small["regions_merged"] > 0
+    for d in ("auto", "small"):
+        assert bulk_cells([tmp_path / d]) == bulk_cells([tmp_path / "cli"])
+    # merge="always" merges every region anyway: the default size is kept.
+    always = load(spark, "events", out=str(tmp_path / "always"), merge="always")
+    assert always["splits"] == small["splits"]
+
+
 def test_parquet_row_groups_and_a_second_load_into_the_table(spark, tmp_path):
     table = read_strings(SEEDS / "users.csv")
     pq.write_table(table, tmp_path / "a.parquet", row_group_size=100)
