@@ -94,7 +94,9 @@ impl Drop for OwnedDir {
 
 /// A directory to build the directory `dest` in, to be renamed to `dest` once complete: a
 /// sibling `.<name of dest>.hfkit-<32 hex>`. The ones that builders of the same `dest` killed
-/// before their rename left are removed first.
+/// before their rename left are removed first, with what was being built beside those
+/// (`..<name of dest>.hfkit-<hex>.hfkit-<hex>`: `import --table` stages a new table, and the
+/// table's creation is itself built beside that staging).
 pub fn beside(dest: &Path) -> io::Result<OwnedDir> {
     let name = dest.file_name().ok_or_else(|| {
         io::Error::new(
@@ -107,6 +109,7 @@ pub fn beside(dest: &Path) -> io::Result<OwnedDir> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let prefix = format!(".{}.hfkit-", name.to_string_lossy());
+    sweep(parent, &format!(".{prefix}"));
     sweep(parent, &prefix);
     OwnedDir::create(parent, &prefix)
 }
@@ -249,7 +252,14 @@ mod tests {
         fs::create_dir_all(dead.join("data")).unwrap();
         let other = tmp.path().join(".u.hfkit-0123");
         fs::create_dir(&other).unwrap();
+        // A killed builder of a staging of `t` (a new table created inside `import --table`'s
+        // staging), and one of `u`'s.
+        let nested = tmp.path().join("..t.hfkit-0123.hfkit-4567");
+        fs::create_dir_all(nested.join("manifests")).unwrap();
+        let other_nested = tmp.path().join("..u.hfkit-0123.hfkit-4567");
+        fs::create_dir(&other_nested).unwrap();
         let b = beside(&dest).unwrap();
+        assert!(!nested.exists() && other_nested.is_dir());
         assert_eq!(b.path().parent(), Some(tmp.path()));
         assert!(b
             .path()
