@@ -98,22 +98,94 @@ fn push_cell_line_after_row(out: &mut String, cell: &CellRef<'_>, with_seq_id: b
     push_cell_line_end(out, cell, with_seq_id);
 }
 
-/// The places in a row whose columns [`CellLines`] remembers: the first this many cells.
-const CELL_LINE_PLACES: usize = 256;
+/// The places in a row whose columns [`ColumnTexts`] remembers: the first this many cells.
+const COLUMN_TEXT_PLACES: usize = 256;
 
-/// Writes cell lines for a reader of many cells: the hex of a row once for all of its cells;
-/// a column's hex once while the rows hold their columns in the same places (the `i`-th cell
-/// of a row is remembered with its column and reused when the next row's `i`-th cell is of the
-/// same column); a timestamp's digits once while the cells share it (a bulk load's do).
+/// A column's text (family and qualifier, as a writer of many cells shows them) made once
+/// while the rows hold their columns in the same places: the `i`-th cell of a row is
+/// remembered with its column, and its text reused when the next row's `i`-th cell is of the
+/// same column (the rows of a bulk-loaded table hold the same columns in the same order).
+#[derive(Debug, Default)]
+pub struct ColumnTexts {
+    /// The cell of the row being written.
+    at: usize,
+    /// By place in a row: a column (family then qualifier), the family's length, its text.
+    places: Vec<(Vec<u8>, usize, String)>,
+}
+
+impl ColumnTexts {
+    /// Starts a row.
+    pub fn start_row(&mut self) {
+        self.at = 0;
+    }
+
+    /// Appends the text of the next cell's column (`family`, `qualifier`), made by `make` when
+    /// this place of the row held another column (or is past the places remembered).
+    #[inline]
+    pub fn push(
+        &mut self,
+        out: &mut String,
+        family: &[u8],
+        qualifier: &[u8],
+        make: impl Fn(&mut String, &[u8], &[u8]),
+    ) {
+        let at = self.at;
+        self.at += 1;
+        let (f, q) = (family, qualifier);
+        if at >= COLUMN_TEXT_PLACES {
+            return make(out, f, q);
+        }
+        match self.places.get_mut(at) {
+            Some((column, family_len, text))
+                if *family_len == f.len()
+                    && column.len() == f.len() + q.len()
+                    && equal_bytes(&column[..f.len()], f)
+                    && equal_bytes(&column[f.len()..], q) =>
+            {
+                out.push_str(text);
+            }
+            slot => {
+                let mut text = String::new();
+                make(&mut text, f, q);
+                out.push_str(&text);
+                let entry = ([f, q].concat(), f.len(), text);
+                match slot {
+                    Some(s) => *s = entry,
+                    None => self.places.push(entry),
+                }
+            }
+        }
+    }
+}
+
+/// A timestamp's digits made once while the cells share it (a bulk load's do).
+#[derive(Debug, Default)]
+pub struct TimestampText {
+    timestamp: Option<i64>,
+    text: String,
+}
+
+impl TimestampText {
+    /// Appends `timestamp` in decimal.
+    #[inline]
+    pub fn push(&mut self, out: &mut String, timestamp: i64) {
+        if self.timestamp != Some(timestamp) {
+            self.timestamp = Some(timestamp);
+            self.text.clear();
+            self.text.push_str(itoa::Buffer::new().format(timestamp));
+        }
+        out.push_str(&self.text);
+    }
+}
+
+/// Writes cell lines for a reader of many cells: the hex of a row once for all of its cells,
+/// a column's hex once per place ([`ColumnTexts`]), a timestamp's digits once while cells
+/// share it ([`TimestampText`]).
 #[derive(Debug, Default)]
 pub struct CellLines {
     row_hex: String,
-    /// The cell of the row being written.
-    at: usize,
-    /// By place in a row: a column (family and qualifier) and its hex, `family qualifier `.
-    columns: Vec<(Vec<u8>, usize, String)>,
-    timestamp: Option<i64>,
-    timestamp_text: String,
+    columns: ColumnTexts,
+    timestamp: TimestampText,
 }
 
 impl CellLines {
@@ -122,56 +194,20 @@ impl CellLines {
         self.row_hex.clear();
         push_hex(&mut self.row_hex, row);
         self.row_hex.push(' ');
-        self.at = 0;
+        self.columns.start_row();
     }
 
     /// Appends the line of `cell` (without the newline), of the row last started.
     pub fn push(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
         out.push_str(&self.row_hex);
-        let at = self.at;
-        self.at += 1;
-        let (f, q) = (cell.family, cell.qualifier);
-        if at >= CELL_LINE_PLACES {
-            push_hex(out, f);
-            out.push(' ');
-            push_hex(out, q);
-            out.push(' ');
-            return self.push_rest(out, cell, with_seq_id);
-        }
-        match self.columns.get_mut(at) {
-            Some((column, family_len, _))
-                if *family_len == f.len()
-                    && column.len() == f.len() + q.len()
-                    && equal_bytes(&column[..f.len()], f)
-                    && equal_bytes(&column[f.len()..], q) => {}
-            slot => {
-                let mut text = String::with_capacity(2 * (f.len() + q.len()) + 2);
-                push_hex(&mut text, f);
-                text.push(' ');
-                push_hex(&mut text, q);
-                text.push(' ');
-                let entry = ([f, q].concat(), f.len(), text);
-                match slot {
-                    Some(s) => *s = entry,
-                    None => self.columns.push(entry),
-                }
-            }
-        }
-        if let Some((_, _, text)) = self.columns.get(at) {
-            out.push_str(text);
-        }
-        self.push_rest(out, cell, with_seq_id);
-    }
-
-    /// Appends what follows the column in a cell line: timestamp, type, value, tags.
-    fn push_rest(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
-        if self.timestamp != Some(cell.timestamp) {
-            self.timestamp = Some(cell.timestamp);
-            self.timestamp_text.clear();
-            self.timestamp_text
-                .push_str(itoa::Buffer::new().format(cell.timestamp));
-        }
-        out.push_str(&self.timestamp_text);
+        self.columns
+            .push(out, cell.family, cell.qualifier, |out, f, q| {
+                push_hex(out, f);
+                out.push(' ');
+                push_hex(out, q);
+                out.push(' ');
+            });
+        self.timestamp.push(out, cell.timestamp);
         out.push(' ');
         push_cell_line_end(out, cell, with_seq_id);
     }
@@ -438,7 +474,7 @@ mod tests {
             for (row, cells, wide) in &rows {
                 lines.start_row(row);
                 // A wide row goes past the places remembered.
-                let extra = if *wide == 1 { CELL_LINE_PLACES + 3 } else { 0 };
+                let extra = if *wide == 1 { COLUMN_TEXT_PLACES + 3 } else { 0 };
                 let many = cells.iter().cycle().take(cells.len() + extra.min(cells.len() * 400));
                 for (f, q, ts, value) in many {
                     let family = [b'f', *f];

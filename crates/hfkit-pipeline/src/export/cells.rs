@@ -34,6 +34,7 @@ use crate::export::{
 use crate::mapping::typed::ColumnTypes;
 use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::CellRef;
+use hfkit_format::text::{ColumnTexts, TimestampText};
 use hfkit_read::{ReadOptions, RowRef};
 use hfkit_table::directory::Table;
 use hfkit_table::export::{ExportReport, ExportScope, PartEncoder};
@@ -120,6 +121,9 @@ struct CellParts {
     cells: u64,
     /// The row's CSV field (made once per row, kept from row to row).
     row_field: String,
+    /// The columns' and timestamps' CSV fields, made once while they repeat.
+    columns: ColumnTexts,
+    timestamp: TimestampText,
     /// The typed columns, whose CSV values are shown decoded.
     types: Arc<ColumnTypes>,
 }
@@ -149,6 +153,8 @@ impl CellParts {
             out,
             cells: 0,
             row_field: String::new(),
+            columns: ColumnTexts::default(),
+            timestamp: TimestampText::default(),
             types,
         }
     }
@@ -195,8 +201,10 @@ impl PartEncoder for CellParts {
                 let row_field = &mut self.row_field;
                 row_field.clear();
                 push_csv_field(row_field, row.row());
+                self.columns.start_row();
                 for c in row.cells() {
-                    push_cell_line(lines, row_field, &c, &self.types);
+                    let texts = (&mut self.columns, &mut self.timestamp);
+                    push_cell_line(lines, row_field, &c, &self.types, texts);
                     self.cells += 1;
                 }
                 lines.len() >= CSV_PART_BYTES
@@ -232,14 +240,22 @@ impl PartEncoder for CellParts {
 /// bytes the `csv` crate's writer writes for the record (the header's too), made here without
 /// its per-byte quoting test, which the text makes needless but for `,` and `"` (tested
 /// against the crate).
-fn push_cell_line(line: &mut String, row_field: &str, cell: &CellRef<'_>, types: &ColumnTypes) {
+fn push_cell_line(
+    line: &mut String,
+    row_field: &str,
+    cell: &CellRef<'_>,
+    types: &ColumnTypes,
+    (columns, timestamp): (&mut ColumnTexts, &mut TimestampText),
+) {
     line.push_str(row_field);
     line.push(',');
-    push_csv_field(line, cell.family);
-    line.push(',');
-    push_csv_field(line, cell.qualifier);
-    line.push(',');
-    line.push_str(itoa::Buffer::new().format(cell.timestamp));
+    columns.push(line, cell.family, cell.qualifier, |line, f, q| {
+        push_csv_field(line, f);
+        line.push(',');
+        push_csv_field(line, q);
+        line.push(',');
+    });
+    timestamp.push(line, cell.timestamp);
     line.push(',');
     line.push_str(cell.cell_type.name());
     line.push(',');
@@ -546,8 +562,15 @@ mod tests {
             };
             let mut row_field = String::new();
             push_csv_field(&mut row_field, &row);
+            // Twice, as two rows holding the same column: the second line from the texts the
+            // first made.
             let mut ours = String::new();
-            push_cell_line(&mut ours, &row_field, &cell, &ColumnTypes::default());
+            let (mut columns, mut stamp) = (ColumnTexts::default(), TimestampText::default());
+            for _ in 0..2 {
+                columns.start_row();
+                let texts = (&mut columns, &mut stamp);
+                push_cell_line(&mut ours, &row_field, &cell, &ColumnTypes::default(), texts);
+            }
             let text = |b: &[u8]| hfkit_table::to_string_binary(b);
             let mut w = csv::Writer::from_writer(Vec::new());
             w.write_record([
@@ -559,7 +582,7 @@ mod tests {
                 text(&value),
             ])
             .unwrap();
-            let theirs = w.into_inner().unwrap();
+            let theirs = w.into_inner().unwrap().repeat(2);
             prop_assert_eq!(ours.as_bytes(), &theirs[..]);
         }
     }
