@@ -7,6 +7,7 @@ coordinates in several splits keep the last one, as the CLI keeps the last recor
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,8 +50,9 @@ def load(spark, schema, inputs, **kwargs):
     return bulk_load_files(spark, str(inputs), str(schema), **kwargs)
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
 @pytest.mark.parametrize("design", DESIGNS + ["accounts", "enrollments", "sale_lines", "lineitem"])
-def test_every_design_gives_the_cells_of_one_import(cluster, design, tmp_path):
+def test_every_design_gives_the_cells_of_one_import(cluster, request, design, where, tmp_path):
     if design == "accounts":
         # The change feed's first day (the test of bulk_load_files loads both days).
         inputs, schema, csv = SEEDS / "accounts-day1.csv", SEEDS / "accounts.toml", {}
@@ -71,13 +73,29 @@ def test_every_design_gives_the_cells_of_one_import(cluster, design, tmp_path):
     for mode in ("--out", "--table"):
         r = run(mode, str(tmp_path / f"cli{mode}"))
         assert r.returncode == 0, r.stderr
-    load(cluster, schema, inputs, csv=csv, out=str(tmp_path / "out"))
-    load(cluster, schema, inputs, csv=csv, table=str(tmp_path / "t"), merge="always")
+    out, table, extra = str(tmp_path / "out"), str(tmp_path / "t"), {}
+    if where == "s3":
+        # The input, the bulk-load directory, the table and the staging on object storage.
+        from test_spark_files import hfkit_put
+        s3 = request.getfixturevalue("s3")
+        src = s3.url(f"every/{design}/in/{inputs.name}")
+        hfkit_put(s3, src, inputs.read_bytes(), tmp_path)
+        inputs, out, table = src, s3.url(f"every/{design}/out"), s3.url(f"every/{design}/t")
+        extra = {"s3_endpoint": s3.endpoint, "staging": s3.url(f"every/{design}/staging")}
+    load(cluster, schema, inputs, csv=csv, out=out, **extra)
+    load(cluster, schema, inputs, csv=csv, table=table, merge="always", **extra)
+    if where == "s3":
+        assert hfkit.list_objects(extra["staging"]) == []
+        out = s3.download(out, tmp_path / "out-downloaded")
     # A schema of several [[table]] sections: each table under its qualifier, as the CLI's.
     targets = hfkit.Schema.load_targets(str(schema))
     for q in [t.qualifier for t in targets] if len(targets) > 1 else [""]:
-        assert bulk_cells([tmp_path / "out" / q]) == bulk_cells([tmp_path / "cli--out" / q])
-        assert table_cells(tmp_path / "t" / q) == table_cells(tmp_path / "cli--table" / q)
+        assert bulk_cells([Path(out) / q]) == bulk_cells([tmp_path / "cli--out" / q])
+        cli_table = tmp_path / "cli--table" / q
+        ix = cli_table / "indexes"
+        names = sorted(p.name for p in ix.iterdir()) if ix.is_dir() else []
+        t = f"{table}/{q}".rstrip("/")
+        assert table_cells(t, indexes=names) == table_cells(cli_table)
 
 
 def test_object_storage_out_and_table(cluster, s3, tmp_path):
