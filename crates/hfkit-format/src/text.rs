@@ -84,18 +84,18 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn push_cell_line(out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
     push_hex(out, cell.row);
     out.push(' ');
-    push_cell_line_after_row(out, cell, with_seq_id);
-}
-
-/// Appends what follows `row_hex ` in a cell line (without the newline).
-fn push_cell_line_after_row(out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
-    push_hex(out, cell.family);
-    out.push(' ');
-    push_hex(out, cell.qualifier);
-    out.push(' ');
+    push_column_hex(out, cell.family, cell.qualifier);
     out.push_str(itoa::Buffer::new().format(cell.timestamp));
     out.push(' ');
     push_cell_line_end(out, cell, with_seq_id);
+}
+
+/// Appends a cell line's column: `family_hex qualifier_hex `.
+fn push_column_hex(out: &mut String, family: &[u8], qualifier: &[u8]) {
+    push_hex(out, family);
+    out.push(' ');
+    push_hex(out, qualifier);
+    out.push(' ');
 }
 
 /// The places in a row whose columns [`ColumnTexts`] remembers: the first this many cells.
@@ -201,12 +201,7 @@ impl CellLines {
     pub fn push(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
         out.push_str(&self.row_hex);
         self.columns
-            .push(out, cell.family, cell.qualifier, |out, f, q| {
-                push_hex(out, f);
-                out.push(' ');
-                push_hex(out, q);
-                out.push(' ');
-            });
+            .push(out, cell.family, cell.qualifier, push_column_hex);
         self.timestamp.push(out, cell.timestamp);
         out.push(' ');
         push_cell_line_end(out, cell, with_seq_id);

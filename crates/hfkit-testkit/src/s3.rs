@@ -310,13 +310,22 @@ fn tls_request(port: u16, ca: &std::path::Path, method: &str, path: &str) -> std
         .stderr(Stdio::null())
         .spawn()?;
     if let Some(mut stdin) = child.stdin.take() {
-        write!(
-            stdin,
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )?;
+        write_request(&mut stdin, port, method, path)?;
     }
     let out = child.wait_with_output()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    status_of(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Writes an HTTP/1.1 request without a body to 127.0.0.1:`port`, closing after the answer.
+fn write_request(w: &mut impl Write, port: u16, method: &str, path: &str) -> std::io::Result<()> {
+    write!(
+        w,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+}
+
+/// The status code of an HTTP answer's text.
+fn status_of(text: &str) -> std::io::Result<u16> {
     text.get(9..12)
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {text:?}")))
@@ -354,18 +363,11 @@ fn request(port: u16, method: &str, path: &str) -> std::io::Result<u16> {
 fn request_body(port: u16, method: &str, path: &str) -> std::io::Result<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )?;
+    write_request(&mut s, port, method, path)?;
     let mut answer = Vec::new();
     s.read_to_end(&mut answer)?;
     let text = String::from_utf8_lossy(&answer).into_owned();
-    let status = text
-        .get(9..12)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {text:?}")))?;
-    Ok((status, text))
+    Ok((status_of(&text)?, text))
 }
 
 /// A proxy in front of an [`S3Server`] that forwards every request, logs it
