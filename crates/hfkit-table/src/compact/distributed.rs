@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::options::CompactOptions;
+use super::place::next_manifest;
+use super::report::{CompactReport, StoreCompaction};
 use super::rewrite::Staged;
 use super::select::Plan;
-use super::{next_manifest, CompactOptions, CompactReport, StoreCompaction};
 use crate::directory::Table;
 use crate::manifest::Manifest;
 use crate::TableError;

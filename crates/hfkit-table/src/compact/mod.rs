@@ -17,19 +17,21 @@
 //! |---|---|---|
 //! | `select` | which stores and files a compaction takes (HBase's ratio-based minor selection) | §"Selection" |
 //! | `rewrite` | the compaction matcher and the rewrite of a store's files into one staged output | §"Rules", §"Output" |
-//! | this module | the options and reports, placing the outputs and the one manifest commit | §"Steps and crash safety" |
+//! | `options` | what to compact: the options and HBase's minor-selection policy | §"Steps and crash safety", §"Selection" |
+//! | `report` | the reports: what happened to each store, and to the run | §"Steps and crash safety" |
+//! | `place` | placing the outputs and the manifest for the one commit, each input replaced by its output | §"Steps and crash safety" |
+//! | this module | the steps in one process ([`Table::compact`]), and a region's stores opened for reading | §"Steps and crash safety" |
 //! | `distributed` | the same steps cut into a plan, a task per store and a commit, for a cluster | `python.md` §"Compaction on Spark" |
 
 mod distributed;
+mod options;
+mod place;
+mod report;
 mod rewrite;
 mod select;
 
-use std::path::PathBuf;
-
-use serde::Serialize;
-
-use super::directory::{unique_hex, Table, DATA_DIR, STAGING_DIR};
-use super::manifest::{Manifest, StoreFileEntry};
+use super::directory::{unique_hex, Table, STAGING_DIR};
+use super::manifest::Manifest;
 use super::read::family_read_settings;
 use super::TableError;
 use hfkit_read::Store;
@@ -37,88 +39,10 @@ use std::sync::Arc;
 
 pub use crate::alter::FamilyChanges;
 pub use distributed::{CompactionPlan, StoreOutput, StoreTask};
+pub use options::{CompactOptions, CompactionPolicy};
+pub use report::{CompactReport, StoreCompaction};
 pub use rewrite::major_compact_store;
-use rewrite::Staged;
-use select::Plan;
 pub use select::{select_minor, Candidate};
-
-/// HBase's minor-compaction selection settings (`CompactionConfiguration` defaults).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CompactionPolicy {
-    /// `hbase.hstore.compaction.ratio`.
-    pub ratio: f64,
-    /// `hbase.hstore.compaction.min` (at least 2).
-    pub min_files: usize,
-    /// `hbase.hstore.compaction.max`.
-    pub max_files: usize,
-    /// `hbase.hstore.compaction.min.size`: files at most this big always qualify. HBase's
-    /// default is the memstore flush size, 128 MiB.
-    pub min_compact_size: u64,
-    /// `hbase.hstore.compaction.max.size`: larger files (oldest first) are left out.
-    pub max_compact_size: u64,
-    /// `hbase.hstore.blockingStoreFiles`: with this many files a store "may be stuck" and the
-    /// newest `min_files` are compacted even when the ratio selects nothing.
-    pub blocking_files: usize,
-}
-
-impl Default for CompactionPolicy {
-    fn default() -> Self {
-        CompactionPolicy {
-            ratio: 1.2,
-            min_files: 3,
-            max_files: 10,
-            min_compact_size: 128 << 20,
-            max_compact_size: u64::MAX,
-            blocking_files: 16,
-        }
-    }
-}
-
-/// What to compact.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CompactOptions {
-    /// Every file of each store, dropping deleted, expired and excess cells and the markers.
-    pub major: bool,
-    /// Only this region (id).
-    pub region: Option<String>,
-    /// Only this family.
-    pub family: Option<String>,
-    /// Minor: every file of each store instead of the ratio-based selection.
-    pub all_files: bool,
-    /// "Now" for TTL, epoch ms (injected; compaction never reads the clock for semantics).
-    pub now_ms: i64,
-    pub policy: CompactionPolicy,
-}
-
-/// What happened to one store.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct StoreCompaction {
-    pub region: String,
-    pub family: String,
-    /// Input file names, oldest first.
-    pub inputs: Vec<String>,
-    pub input_cells: u64,
-    pub input_bytes: u64,
-    /// The new file; `None` when every cell was dropped.
-    pub output: Option<StoreFileEntry>,
-    /// Every file of the store was compacted: DROP_DELETES rules, MAJOR_COMPACTION_KEY = true.
-    pub all_files: bool,
-    /// Cells written.
-    pub output_cells: u64,
-    /// Delete markers written.
-    pub output_markers: u64,
-    pub elapsed_ms: u64,
-}
-
-/// What a compaction did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CompactReport {
-    /// Manifest version published; `None` when no store had anything to compact.
-    pub version: Option<u64>,
-    pub stores: Vec<StoreCompaction>,
-    /// Files removed by garbage collection (inputs no snapshot names, and leftovers).
-    pub garbage_removed: usize,
-}
 
 /// The stores (one per family, family order) of `region` in manifest `m`, files in manifest
 /// order with their sequence ids, ready for `read::get` / `read::scan`.
@@ -182,7 +106,7 @@ impl Table {
                 return Err(e);
             }
         };
-        let next = next_manifest(&m, &plans, &staged);
+        let next = place::next_manifest(&m, &plans, &staged);
         let committed = self.commit(&next, &placed);
         let _ = std::fs::remove_dir_all(&staging);
         committed?;
@@ -198,84 +122,4 @@ impl Table {
     pub fn compact(&self, opts: CompactOptions) -> Result<CompactReport, TableError> {
         self.compact_with_progress(&opts, &mut |_| {})
     }
-
-    /// Renames staged outputs into `data/<region>/<family>/` and fsyncs the directories. On
-    /// failure the outputs already placed are removed.
-    fn place(&self, staged: &[Staged]) -> Result<Vec<PathBuf>, TableError> {
-        let mut placed = Vec::new();
-        let result = self.place_into(staged, &mut placed);
-        if result.is_err() {
-            for p in &placed {
-                let _ = std::fs::remove_file(p);
-            }
-        }
-        result.map(|()| placed)
-    }
-
-    /// [`Table::place`]; paths are pushed to `placed` as they are made.
-    fn place_into(&self, staged: &[Staged], placed: &mut Vec<PathBuf>) -> Result<(), TableError> {
-        let fs = self.fs();
-        let mut synced = std::collections::BTreeSet::new();
-        for s in staged {
-            let fam_dir = self
-                .dir()
-                .join(DATA_DIR)
-                .join(&s.entry.region)
-                .join(&s.entry.family);
-            fs.create_dir_all(&fam_dir)
-                .map_err(|e| TableError::io(&fam_dir, e))?;
-            let dest = fam_dir.join(&s.entry.name);
-            fs.rename(&s.path, &dest)
-                .map_err(|e| TableError::io(&dest, e))?;
-            placed.push(dest);
-            synced.insert(fam_dir);
-        }
-        let mut parents = std::collections::BTreeSet::new();
-        for d in &synced {
-            fs.sync_dir(d).map_err(|e| TableError::io(d, e))?;
-            if let Some(p) = d.parent() {
-                parents.insert(p.to_path_buf());
-            }
-        }
-        for d in parents {
-            fs.sync_dir(&d).map_err(|e| TableError::io(&d, e))?;
-        }
-        let data = self.dir().join(DATA_DIR);
-        if !staged.is_empty() {
-            fs.sync_dir(&data).map_err(|e| TableError::io(&data, e))?;
-        }
-        Ok(())
-    }
-}
-
-/// The manifest after the swap: each plan's inputs removed, its output (if any) at the place
-/// of its oldest input, so that per store the files stay in sequence-id order.
-fn next_manifest(m: &Manifest, plans: &[Plan], staged: &[Staged]) -> Manifest {
-    let mut next = m.clone();
-    next.version += 1;
-    let mut replace: std::collections::HashMap<usize, Option<StoreFileEntry>> =
-        std::collections::HashMap::new();
-    for (pi, plan) in plans.iter().enumerate() {
-        let out = staged
-            .iter()
-            .find(|s| s.plan_index == pi)
-            .map(|s| s.entry.clone());
-        let first = plan.inputs.iter().copied().min();
-        for &i in &plan.inputs {
-            replace.insert(i, None);
-        }
-        if let Some(f) = first {
-            replace.insert(f, out);
-        }
-    }
-    next.files = m
-        .files
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| match replace.get(&i) {
-            None => Some(e.clone()),
-            Some(out) => out.clone(),
-        })
-        .collect();
-    next
 }

@@ -6,8 +6,9 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::options::CompactOptions;
+use super::report::StoreCompaction;
 use super::select::Plan;
-use super::{CompactOptions, StoreCompaction};
 use crate::directory::{unique_hex, verify_store_file, Table};
 use crate::manifest::{Manifest, StoreFileEntry};
 use crate::read::family_read_settings;

@@ -1,8 +1,7 @@
 //! Which files a compaction takes (`formats/table.md` §"Compaction", §"Selection"): every
 //! file of a store (major, or on request), or HBase's ratio-based minor selection.
 
-use super::CompactOptions;
-use super::CompactionPolicy;
+use super::options::{CompactOptions, CompactionPolicy};
 use crate::directory::Table;
 use crate::manifest::{FamilyEntry, Manifest, StoreFileEntry};
 use crate::TableError;

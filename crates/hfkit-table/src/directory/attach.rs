@@ -12,15 +12,20 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{unique_hex, Table, DATA_DIR, MAX_FILES_PER_REGION_FAMILY, STAGING_DIR};
+use super::table::{Table, STAGING_DIR};
 use crate::fsops::follow_links;
-use crate::manifest::{Manifest, StoreFileEntry};
+use crate::manifest::{Manifest, StoreFileEntry, DATA_DIR};
+use crate::staging::unique_hex;
 use crate::TableError;
 use hfkit_format::cell::KeyView;
 use hfkit_format::checksum::crc32c_append;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::verify::verify;
 use hfkit_format::writer::HFileWriter;
+
+/// Most files one attach may add to one region and family (HBase's
+/// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`).
+pub const MAX_FILES_PER_REGION_FAMILY: usize = 32;
 
 /// What an attach did.
 #[derive(Clone, Debug, PartialEq, Eq)]

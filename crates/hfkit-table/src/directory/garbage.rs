@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Table, WriterLock, DATA_DIR, STAGING_DIR};
+use super::table::{Table, WriterLock, STAGING_DIR};
 use crate::fsops::store_file_link;
-use crate::manifest::{self, Manifest, MANIFEST_DIR};
+use crate::manifest::{self, Manifest, DATA_DIR, MANIFEST_DIR};
 use crate::TableError;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::verify::verify;

@@ -16,7 +16,7 @@
 //! The arithmetic is exact in `u128`, which covers the defaults and any first/last rows of up to
 //! 15 bytes (UniformSplit) or 128 bits (the number algorithms); wider rows are refused.
 
-use super::{to_bytes_binary, to_string_binary};
+use super::keys::{to_bytes_binary, to_string_binary};
 use crate::error::{At, SchemaError};
 
 /// The three pre-split algorithms built into HBase's `RegionSplitter`.
