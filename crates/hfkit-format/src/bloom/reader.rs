@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 
 use super::chunk::{bits_contain, ChunkSizing};
 use super::hash::HashType;
-use super::{write_rowcol_key, BloomKind, BloomType, META_VERSION};
+use super::key::{write_rowcol_key, BloomKind, BloomType, META_VERSION};
 use crate::bytes::Cursor;
 use crate::cell::{compare_keys, KeyView};
 use crate::error::{FormatError, Result};

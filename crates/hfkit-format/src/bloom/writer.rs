@@ -35,7 +35,8 @@
 use std::collections::VecDeque;
 
 use super::chunk::{compute_foldable_byte_size, BloomChunk, ChunkSizing};
-use super::{write_rowcol_key, BloomKind, BloomParams, BloomType, HashType, META_VERSION};
+use super::hash::HashType;
+use super::key::{write_rowcol_key, BloomKind, BloomParams, BloomType, META_VERSION};
 use crate::block::BlockType;
 use crate::bytes::{equal_bytes, put_vlong};
 use crate::cell::CellRef;

@@ -20,8 +20,9 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
+use super::codec::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
+use super::kind::DataBlockEncoding;
 use super::tags::{compress_tags, decompress_tags, TagDictionary};
-use super::{CellDecoder, CellEncoder, DataBlockEncoding, EncodingContext, KeyLayout, Payload};
 use crate::bytes::{put_compressed_int, put_vlong, vlong_size, Cursor};
 use crate::cell::{check_tags, CellRef, KeyView};
 use crate::error::{FormatError, Result};

@@ -25,7 +25,7 @@ use super::delta::{
     common_prefix, family_with_len, prefix_len, read_flagged_lengths, read_row_and_qualifier,
     take_range, write_row_and_qualifier, DeltaFormat, FlaggedLengths, Prev, SameLengthFlags,
 };
-use super::DataBlockEncoding;
+use super::kind::DataBlockEncoding;
 use crate::bytes::{put_compressed_int, Cursor};
 use crate::cell::{CellRef, KeyView};
 use crate::error::{FormatError, Result};

@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use super::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
+use super::codec::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
 use crate::bytes::{copy_short, put_vlong, vlong_total_len, Cursor};
 use crate::cell::{compare_keys, CellRef, KeyView};
 use crate::error::{FormatError, Result};

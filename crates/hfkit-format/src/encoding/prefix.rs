@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use super::delta::{common_prefix, take_range, DeltaFormat, Prev};
-use super::DataBlockEncoding;
+use super::kind::DataBlockEncoding;
 use crate::bytes::{put_compressed_int, Cursor};
 use crate::cell::CellRef;
 use crate::error::{FormatError, Result};

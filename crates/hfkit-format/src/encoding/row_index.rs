@@ -11,8 +11,9 @@
 
 use std::cmp::Ordering;
 
+use super::codec::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
+use super::kind::DataBlockEncoding;
 use super::none::{write_none_cell, NoneDecoder};
-use super::{CellDecoder, CellEncoder, DataBlockEncoding, EncodingContext, KeyLayout, Payload};
 use crate::cell::{compare_keys, CellRef, KeyView};
 use crate::error::{FormatError, Result};
 

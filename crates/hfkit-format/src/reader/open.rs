@@ -15,7 +15,7 @@ use crate::fileinfo::{keys, FileInfo};
 use crate::index::{parse_root, IndexEntry, MidKeyMetadata, MID_KEY_METADATA_SIZE};
 use crate::trailer::Trailer;
 
-use super::{Backing, HFileReader, LoadOnOpenBlock, NEXT_READER_ID};
+use super::file::{Backing, HFileReader, LoadOnOpenBlock, NEXT_READER_ID};
 
 impl HFileReader {
     pub(super) fn from_backing(backing: Backing) -> Result<HFileReader> {

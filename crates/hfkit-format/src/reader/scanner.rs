@@ -11,7 +11,7 @@ use crate::cell::{compare_flat_keys, compare_keys, CellRef, KeyView};
 use crate::encoding::{new_decoder, CellDecoder, DataBlockDecoder, Payload};
 use crate::error::{FormatError, Result};
 
-use super::{HFileReader, HalfRange};
+use super::file::{HFileReader, HalfRange};
 
 impl HFileReader {
     /// A scanner positioned before the first cell.
