@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 mod info;
 mod region;
 
-use super::{CliError, EXIT_OK};
+use super::error::{CliError, EXIT_OK};
 use crate::format::bloom::{
     BloomKind, BloomParams, BloomQuery, BloomType, DEFAULT_CHUNK_BYTE_SIZE_HINT,
     DEFAULT_ERROR_RATE, DEFAULT_MAX_FOLD,
