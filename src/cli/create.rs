@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::error::{CliError, EXIT_OK};
 use super::input::{load_schema, InputArgs};
-use super::{CliError, EXIT_OK};
 use crate::pipeline::import::{check_inputs, check_mapping, has_mapping, import_regions};
 use crate::pipeline::import::{ImportOptions, ImportRegions};
 use crate::pipeline::source::expand_paths;

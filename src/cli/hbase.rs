@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
+use super::error::{CliError, EXIT_OK};
 use super::read::{get_from, scan_from, CommonReadArgs, ReadFormat, ScanQueryArgs};
-use super::{CliError, EXIT_OK};
 use crate::format::cell::now_ms;
 use crate::format::text::hex;
 use crate::hbase::manifest::{Manifest, Source};

@@ -9,9 +9,9 @@ use std::time::Instant;
 use clap::Args;
 
 use super::create::{open_or_create_tables, target_regions, warn_of_index_beside, CreatedTables};
+use super::error::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use super::input::InputArgs;
 use super::remote_table::Mirror;
-use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK};
 use crate::pipeline::error::ImportError;
 use crate::pipeline::import::dry_run::{dry_run, render_text as render_dry_run};
 use crate::pipeline::import::{

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::CliError;
+use super::error::CliError;
 use crate::pipeline::import::InputFormat;
 use crate::pipeline::source::CsvOptions;
 use crate::table::{ParsedSchema, TableSchema};

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Command};
 
-use super::CliError;
+use super::error::CliError;
 use crate::storage::Location;
 
 /// The arguments that take an `s3://` location: a command (its subcommand names, space

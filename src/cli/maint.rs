@@ -8,8 +8,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
+use super::error::{CliError, EXIT_OK};
 use super::hfile::{bloom_arg, compression_arg, encoding_arg};
-use super::{CliError, EXIT_OK};
 use crate::format::cell::now_ms;
 use crate::pipeline::export::cells::{export_cells_as, ExportFormat};
 use crate::table::compact::{CompactOptions, FamilyChanges, StoreCompaction};

@@ -7,29 +7,16 @@
 // Lines to stderr go through `note!`, which cannot panic.
 #![deny(clippy::print_stderr)]
 
-/// A command's `--help` examples: `Examples (...):` and one indented command per line. They
-/// run as written from a checkout of hfkit (`tests/it/cli/help.rs` runs every one), so they use the
-/// bundled data and build on each other as `hfkit --help` says.
-macro_rules! examples {
-    ($($line:literal),+ $(,)?) => {
-        concat!(
-            "Examples (from a checkout of hfkit; see `hfkit --help`):",
-            $("\n  ", $line),+
-        )
-    };
-}
+#[macro_use]
+mod examples;
+#[macro_use]
+mod stderr;
 
-/// `eprintln!` that never panics: warnings, progress and notes go through [`stderr_line`],
-/// which drops the line when stderr cannot take it (closed, a closed pipe, a full disk),
-/// where `eprintln!` would panic and end the run with 101 after its work is done.
-macro_rules! note {
-    ($($arg:tt)*) => {
-        $crate::cli::stderr_line(format_args!($($arg)*))
-    };
-}
-
+mod command;
 mod create;
+mod error;
 mod hbase;
+mod help;
 mod hfile;
 mod import;
 mod input;
@@ -46,227 +33,9 @@ mod table;
 
 use std::io::{self, Write};
 
-use clap::{Parser, Subcommand};
-
-/// Exit code: success.
-pub const EXIT_OK: i32 = 0;
-/// Exit code: bad input data, a corrupt file, or a failed verification.
-pub const EXIT_FAILURE: i32 = 1;
-/// Exit code: the command line is wrong.
-pub const EXIT_USAGE: i32 = 2;
-/// Exit code: `import --table` refused an import the table already holds (nothing done).
-pub const EXIT_ALREADY_IMPORTED: i32 = 3;
-
-const AFTER_HELP: &str = "\
-Exit codes:
-  0  success
-  1  bad input or a corrupt file (the message names the file and line, or the block offset)
-  2  the command line is wrong
-  3  import --table: the same import was already attached to the table (nothing done)
-
-Cells on the command line and in cell files use the canonical text form, one cell per line:
-  row_hex family_hex qualifier_hex timestamp type value_hex tags_hex [seqid]
-with lowercase hex, '-' for empty bytes, and type one of Put, Delete, DeleteColumn,
-DeleteFamily, DeleteFamilyVersion.
-
-Every command's --help ends with examples that run as written from a checkout of hfkit, on the
-bundled data (fixtures/seeds, fixtures/users.cells.txt). They build on each other: the first
-two of `hfkit import --help` create the table /tmp/hfkit-users and the bulk-load directory
-/tmp/hfkit-bulk most others use, and `hfkit hfile write --help` the file
-/tmp/hfkit-sample.hfile the other hfile commands read.";
-
-/// hfkit: bulk-load and maintain Apache HBase tables as files, offline.
-#[derive(Debug, Parser)]
-#[command(name = "hfkit", version, about, after_help = AFTER_HELP)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-    /// The S3 endpoint for s3:// locations (an S3-compatible store: MinIO, Ceph, a loopback
-    /// test server; http:// allowed), for the commands that take them (formats/storage.md
-    /// §"Locations"; refused by the others). Credentials and region come from the AWS
-    /// environment variables or ~/.aws files.
-    #[arg(long, global = true, value_name = "URL")]
-    pub s3_endpoint: Option<String>,
-    /// No progress (no bar on a terminal, no periodic lines otherwise) and, for an import, no
-    /// summary. Warnings and errors are still printed.
-    #[arg(long, short = 'q', global = true)]
-    pub quiet: bool,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Inspect, verify and write single HFiles (HBase HFile v3).
-    #[command(subcommand)]
-    Hfile(hfile::HfileCommand),
-    /// Import CSV/TSV/Parquet files into bulk-load HFiles (and optionally attach them).
-    Import(Box<import::ImportArgs>),
-    /// Before importing: split points and expected rows and cells per region for a sample of
-    /// the input, hot regions flagged.
-    Plan(Box<plan::PlanArgs>),
-    /// Directory tables: create, describe, check.
-    #[command(subcommand)]
-    Table(table::TableCommand),
-    /// Attach a bulk-load directory (DIR/<family>/<hfile>) to a table: all files become visible
-    /// in one commit, or none; files crossing region boundaries are split.
-    #[command(after_help = examples!(
-        "hfkit attach /tmp/hfkit-users/indexes/users_by_email /tmp/hfkit-bulk/.indexes/users_by_email",
-        "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --json",
-        "hfkit attach /tmp/hfkit-users /tmp/hfkit-bulk --no-split --ignore-unknown-families",
-    ))]
-    Attach {
-        /// The table directory (or `s3://` URL).
-        table: std::path::PathBuf,
-        /// The bulk-load directory: DIR/<family>/<hfile> (`import --out`'s, or HBase's).
-        dir: std::path::PathBuf,
-        /// Machine-readable report.
-        #[arg(long)]
-        json: bool,
-        /// Refuse (attach nothing) when a file straddles region boundaries, instead of
-        /// splitting it.
-        #[arg(long)]
-        no_split: bool,
-        /// Skip family directories the table does not have (counted in the report) instead of
-        /// failing.
-        #[arg(long)]
-        ignore_unknown_families: bool,
-        /// DIR holds region directories, each a bulk-load directory:
-        /// DIR/<region>/<family>/<hfile>.
-        #[arg(long)]
-        region_dirs: bool,
-        /// Refuse (attach nothing) when the load gives a region more than N files of one
-        /// family (HBase's hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily, default 32).
-        #[arg(long, value_name = "N")]
-        max_files_per_region_family: Option<usize>,
-        /// Attach even if the table records the import that wrote DIR (DIR/_hfkit-import-id)
-        /// already.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Read one row of a table directory (all families, or the --column ones).
-    Get(read::GetArgs),
-    /// Scan rows of a table directory across regions, in row order (or reversed).
-    Scan(read::ScanArgs),
-    /// HBase's own root directories (hbase.rootdir), offline: list, describe, verify, get,
-    /// scan tables and snapshots.
-    #[command(
-        subcommand,
-        after_help = "\
-The examples of the hbase commands use two roots: /tmp/hbase-root, made from the bundled seed by
-the first example of `hfkit hbase export-snapshot --help` (an HBase snapshot users_20240101 of
-the table the README's \"Try it\" imports), and /tmp/hbase-live, an HBase root with live tables
-(one copied from HDFS; hfkit's tests use the HBase-written fixture root
-../shared/fixtures/hbase-layout/root1, with tables t1 and ns1:t2)."
-    )]
-    Hbase(hbase::HbaseCommand),
-    /// Offline maintenance: compact, alter, snapshot, export.
-    #[command(flatten)]
-    Maint(maint::MaintCommand),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions(packaging::CompletionsArgs),
-    /// Print hfkit's manual page (roff), or write one page per command into a directory.
-    Man(packaging::ManArgs),
-}
-
-/// An error the CLI reports: a message, its exit code (failure or usage), and the kind of the
-/// I/O error behind it, if one is.
-#[derive(Debug)]
-pub struct CliError {
-    pub message: String,
-    pub code: i32,
-    /// Writing the output to a closed pipe is `BrokenPipe`: the run then ends quietly.
-    pub io_kind: Option<io::ErrorKind>,
-}
-
-impl CliError {
-    /// The error of a run stopped by `signal` before it committed anything.
-    pub(crate) fn interrupted(signal: i32) -> CliError {
-        CliError {
-            message: format!(
-                "interrupted by {}: stopped before committing; what this run staged was removed, \
-                 and nothing was changed",
-                crate::storage::interrupt::signal_name(signal)
-            ),
-            code: 128 + signal,
-            io_kind: None,
-        }
-    }
-
-    pub fn failure(message: impl Into<String>) -> CliError {
-        CliError {
-            message: message.into(),
-            code: EXIT_FAILURE,
-            io_kind: None,
-        }
-    }
-    pub fn usage(message: impl Into<String>) -> CliError {
-        CliError {
-            message: message.into(),
-            code: EXIT_USAGE,
-            io_kind: None,
-        }
-    }
-}
-
-impl From<io::Error> for CliError {
-    fn from(e: io::Error) -> Self {
-        CliError {
-            io_kind: Some(e.kind()),
-            ..CliError::failure(e.to_string())
-        }
-    }
-}
-
-impl From<serde_json::Error> for CliError {
-    /// JSON written to the output: an I/O error keeps its kind.
-    fn from(e: serde_json::Error) -> Self {
-        CliError {
-            io_kind: e.io_error_kind(),
-            ..CliError::failure(e.to_string())
-        }
-    }
-}
-
-/// Writes one line to stderr, or nothing when stderr cannot take it; see [`note!`].
-pub(crate) fn stderr_line(args: std::fmt::Arguments<'_>) {
-    let mut err = io::stderr().lock();
-    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
-}
-
-/// The command line as its help, manual pages and completions show it: `--s3-endpoint` offered
-/// by the commands that take an `s3://` location only (`location::OBJECT_STORAGE`). Parsing
-/// uses [`Cli`] itself, where the option is global, and `location::check` refuses it by name
-/// where it has no effect.
-pub fn help_command() -> clap::Command {
-    fn offer(cmd: clap::Command, path: &str, arg: &clap::Arg) -> clap::Command {
-        let names: Vec<String> = cmd
-            .get_subcommands()
-            .map(|s| s.get_name().to_string())
-            .collect();
-        let mut cmd = cmd;
-        for name in names {
-            let sub_path = match path {
-                "" => name.clone(),
-                p => format!("{p} {name}"),
-            };
-            let takes = location::OBJECT_STORAGE.iter().any(|(c, _)| *c == sub_path);
-            cmd = cmd.mut_subcommand(&name, |sub| {
-                let sub = if takes { sub.arg(arg.clone()) } else { sub };
-                offer(sub, &sub_path, arg)
-            });
-        }
-        cmd
-    }
-    let root = <Cli as clap::CommandFactory>::command();
-    let Some(arg) = root
-        .get_arguments()
-        .find(|a| a.get_id() == "s3_endpoint")
-        .cloned()
-    else {
-        return root;
-    };
-    let root = root.mut_arg("s3_endpoint", |a| a.global(false).hide(true));
-    offer(root, "", &arg.global(false))
-}
+pub use command::{Cli, Command};
+pub use error::{CliError, EXIT_ALREADY_IMPORTED, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+pub use help::help_command;
 
 /// Runs the CLI with `args` (including the program name) and returns the exit code.
 pub fn run<I, T>(args: I) -> i32

@@ -9,7 +9,7 @@ use clap::Args;
 use clap_complete::Shell;
 use clap_mangen::Man;
 
-use super::{CliError, EXIT_OK};
+use super::error::{CliError, EXIT_OK};
 
 /// The name the binary is installed as.
 const BIN: &str = "hfkit";
@@ -50,13 +50,18 @@ pub fn completions(args: CompletionsArgs, out: &mut dyn Write) -> Result<i32, Cl
     // clap_complete panics when its writer fails (a closed pipe): render into memory, write
     // here, where a failed write is an error like any other.
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut super::help_command(), BIN, &mut script);
+    clap_complete::generate(
+        args.shell,
+        &mut super::help::help_command(),
+        BIN,
+        &mut script,
+    );
     out.write_all(&script)?;
     Ok(EXIT_OK)
 }
 
 pub fn man(args: ManArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let mut root = super::help_command().disable_help_subcommand(true);
+    let mut root = super::help::help_command().disable_help_subcommand(true);
     // Sets every subcommand's display name (`hfkit-hfile-info`), which names its page.
     root.build();
     let mut cmd = &root;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::error::{CliError, EXIT_OK};
 use super::input::{load_schema, InputArgs};
-use super::{CliError, EXIT_OK};
 use crate::pipeline::plan::chart::{self, RegionBar};
 use crate::pipeline::plan::{PlanOptions, Sampling};
 use crate::pipeline::source::expand_paths;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
-use super::{CliError, EXIT_OK};
+use super::error::{CliError, EXIT_OK};
 use crate::format::block_cache::BlockCache;
 use crate::format::bytes::equal_bytes;
 use crate::format::cell::{now_ms, Cell, CellRef, CellType};

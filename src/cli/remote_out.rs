@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CliError;
+use super::error::CliError;
 use crate::pipeline::import::remote_output::{check_empty, publish, PublishReport, PART_SIZE};
 use crate::storage::Location;
 use crate::table::staging::OwnedDir;

@@ -10,9 +10,10 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 
+use super::command::Command;
+use super::error::CliError;
 use super::remote_table::{fail, substitute};
 use super::table::TableCommand;
-use super::{CliError, Command};
 use crate::storage::Location;
 use crate::table::staging::OwnedDir;
 
@@ -61,7 +62,7 @@ fn run_on_mirror(
     };
     let mut args: Vec<OsString> = args.to_vec();
     substitute(&mut args, url, &mirror);
-    let cli = <super::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
+    let cli = <super::command::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
     let stats = args.iter().any(|a| a == "--stats");
     // A get's or scan's cells go straight out (they never name the root; a scan's may be
     // far larger than memory); other commands' reports are held to name the root by its URL.

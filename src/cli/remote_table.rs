@@ -12,9 +12,10 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::command::Command;
+use super::error::CliError;
 use super::maint::{MaintCommand, SnapshotCommand};
 use super::table::TableCommand;
-use super::{CliError, Command};
 use crate::storage::{store_for, Location};
 use crate::table::directory::AttachReport;
 use crate::table::remote::{rebase_attach, CopySource, Latest, RemoteError, RemoteTable};
@@ -124,7 +125,7 @@ fn run_remote(
             substitute(&mut args, dir, &local);
         }
     }
-    let cli = <super::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
+    let cli = <super::command::Cli as clap::Parser>::try_parse_from(&args).map_err(fail)?;
     // A get's or scan's cells go straight out (their output never names the table; a scan's
     // may be far larger than memory); other commands' reports are held to name the table
     // by its URL.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde_json::json;
 
-use super::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
+use super::error::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::format::text::{hex, parse_hex};
 use crate::pipeline::import::identity::IDENTITY_FILE;
 use crate::pipeline::plan::chart::{bar, mark_hot, write as write_chart, RegionBar};

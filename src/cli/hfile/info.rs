@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::{fail, open};
-use crate::cli::{CliError, EXIT_OK};
+use super::open::{fail, open};
+use crate::cli::error::{CliError, EXIT_OK};
 use crate::format::block::BlockDecoder;
 use crate::format::bloom::{BloomKind, BloomReader};
 use crate::format::cell::KeyView;

@@ -1,10 +1,7 @@
 //! `hfkit hfile ...`: single-file commands over `format::{reader, writer, verify}`: cells, get,
-//! verify and write here, `info` in [`info`].
+//! verify and write here, `info` in [`info`], opening the file in [`open`].
 
 use std::fs::File;
-
-use crate::storage::Location;
-use crate::table::remote_read::StoredObject;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -12,9 +9,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
 mod info;
+mod open;
 mod region;
 
-use super::{CliError, EXIT_OK};
+use super::error::{CliError, EXIT_OK};
 use crate::format::bloom::{
     BloomKind, BloomParams, BloomQuery, BloomType, DEFAULT_CHUNK_BYTE_SIZE_HINT,
     DEFAULT_ERROR_RATE, DEFAULT_MAX_FOLD,
@@ -23,12 +21,12 @@ use crate::format::cell::{first_on_column, first_on_row};
 use crate::format::checksum::ChecksumType;
 use crate::format::compression::Compression;
 use crate::format::encoding::DataBlockEncoding;
-use crate::format::reader::HFileReader;
 use crate::format::text::{limit_field, parse_hex, push_cell_line, CellLineParser};
 use crate::format::trailer::{COMPARATOR_CELL_IMPL, COMPARATOR_INNER_STORE, COMPARATOR_KV};
 use crate::format::verify::verify;
 use crate::format::writer::{BulkLoadInfo, WriterOptions, DEFAULT_BLOCK_SIZE};
 use info::{info, key_text, InfoParts};
+use open::{fail, open};
 
 #[derive(Debug, Subcommand)]
 pub enum HfileCommand {
@@ -329,23 +327,6 @@ fn one_or_region(
         (None, Some(dir)) => region::each_file(&dir, json, out, one),
         (None, None) => Err(CliError::usage("give FILE or --region DIR")),
     }
-}
-
-fn open(file: &Path) -> Result<HFileReader, CliError> {
-    // On object storage: read by byte ranges, as a table's store files are.
-    if let Ok(loc @ Location::S3 { .. }) = Location::from_path(file) {
-        let object = StoredObject::at(&loc).map_err(|e| CliError::failure(e.to_string()))?;
-        return HFileReader::from_source(std::sync::Arc::new(object)).map_err(|e| fail(file, e));
-    }
-    // Mapping a directory fails with "No such device": say what is wrong instead.
-    if file.is_dir() {
-        return Err(fail(file, "is a directory, expected an HFile"));
-    }
-    HFileReader::open(file).map_err(|e| fail(file, e))
-}
-
-fn fail(file: &Path, e: impl std::fmt::Display) -> CliError {
-    CliError::failure(format!("{}: {e}", file.display()))
 }
 
 /// How `hfile cells` prints.

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::CliError;
+use crate::cli::error::{CliError, EXIT_OK};
 
 /// The HFiles of the region directory `dir` (family directories' files, sorted), and the
 /// references and links found beside them.
@@ -70,7 +70,7 @@ pub(super) fn each_file(
             s.display()
         );
     }
-    let mut code = super::EXIT_OK;
+    let mut code = EXIT_OK;
     let mut parts = Vec::new();
     for f in &files {
         let mut buf = Vec::new();

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::{import_table, ImportArgs};
+use crate::cli::error::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::cli::remote_table::Mirror;
-use crate::cli::{CliError, EXIT_ALREADY_IMPORTED, EXIT_OK};
 use crate::pipeline::import::check_inputs;
 use crate::pipeline::source::expand_paths;
 use crate::storage::Location;
