@@ -11,7 +11,9 @@
 //!   9, which lineitem never has), so only the Bloom filter can skip the file;
 //! - `cli get`: `hfkit get TABLE --rows-from FILE > /dev/null` over the present rows, one process.
 //!
-//! `HFKIT_BENCH_ONLY=scan` stops after the scans.
+//! `HFKIT_BENCH_ONLY=scan` stops after the scans; `HFKIT_BENCH_ONLY=gets` runs the gets alone
+//! (for a profile), and `HFKIT_BENCH_GETS=present,one` only the get sets whose names hold
+//! every word given.
 //!
 //! Figures are CPU time (user + sys, `getrusage`), not wall time. The table is the one at
 //! `HFKIT_BENCH_TABLE`; `benches/read_bench.sh` builds it (`hfkit import --table` of the first
@@ -112,17 +114,41 @@ fn main() {
         m.files.len(),
         disk as f64 / 1e6
     );
-    let rate = |n: u64, d: Duration| n as f64 / d.as_secs_f64();
-
     // The floor: each file through its own scanner.
     let files: Vec<HFileReader> = m
         .files
         .iter()
         .map(|e| HFileReader::open(table.file_path(e)).expect("open file"))
         .collect();
+    let only = std::env::var("HFKIT_BENCH_ONLY").unwrap_or_default();
+    if only != "gets" {
+        scans(runs, &files, &reader, &bin, &dir, entries);
+    }
+    if only == "scan" {
+        return;
+    }
+    // The row keys the gets below pick from, collected outside the timed scans.
+    let mut rows = Vec::new();
+    let mut scan = reader.scan(&ReadOptions::default()).expect("scan");
+    while let Some(r) = scan.next_row_ref().expect("row") {
+        rows.push(r.row().to_vec());
+    }
+    gets(runs, &reader, &rows, &bin, &dir);
+}
+
+/// The file scans, the table scans and the CLI's scan.
+fn scans(
+    runs: usize,
+    files: &[HFileReader],
+    reader: &TableReader,
+    bin: &Path,
+    dir: &Path,
+    entries: u64,
+) {
+    let rate = |n: u64, d: Duration| n as f64 / d.as_secs_f64();
     let (t, n) = best(runs, || {
         let mut n = 0u64;
-        for f in &files {
+        for f in files {
             let mut s = f.scanner().expect("scanner");
             while s.next().expect("next").is_some() {
                 n += 1;
@@ -142,12 +168,6 @@ fn main() {
         }
         n
     });
-    // The row keys the gets below pick from, collected outside the timed scans.
-    let mut rows = Vec::new();
-    let mut scan = reader.scan(&ReadOptions::default()).expect("scan");
-    while let Some(r) = scan.next_row_ref().expect("row") {
-        rows.push(r.row().to_vec());
-    }
     let table_scan_line = |n: u64, t: Duration, how: &str| {
         assert_eq!(n, entries);
         let r = rate(n, t);
@@ -184,9 +204,13 @@ fn main() {
         None => println!("cli scan:    failed ({})", bin.display()),
     }
 
-    if std::env::var("HFKIT_BENCH_ONLY").is_ok_and(|v| v == "scan") {
-        return;
-    }
+}
+
+/// Gets of present and absent rows through the library, then the CLI's `get --rows-from`.
+fn gets(runs: usize, reader: &TableReader, rows: &[Vec<u8>], bin: &Path, dir: &Path) {
+    let rate = |n: u64, d: Duration| n as f64 / d.as_secs_f64();
+    let m = reader.manifest();
+    let wanted = std::env::var("HFKIT_BENCH_GETS").unwrap_or_default();
     // As `hfkit get` does: the default block cache (64 MiB), for gets only.
     let cache = std::sync::Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
     reader.set_block_cache(&cache);
@@ -201,6 +225,9 @@ fn main() {
         ("present, all regions", &rows[..], false),
         ("absent,  all regions", &rows[..], true),
     ] {
+        if !wanted.split(',').all(|w| what.contains(w.trim())) {
+            continue;
+        }
         let keys = picks(set, absent);
         let run = || {
             let mut cells = 0usize;

@@ -5,7 +5,8 @@
 //! ```text
 //! key:      (reader id, block offset)   a reader id is unique within the process
 //! value:    block header + payload (Arc: a decoder reads a cached block in place)
-//! bound:    Σ (payload length + ENTRY_OVERHEAD) ≤ capacity; a larger block is not cached
+//! bound:    Σ (payload length + its seek index's bound + ENTRY_OVERHEAD) ≤ capacity; a
+//!           larger block is not cached
 //! eviction: CLOCK (second chance): a hit sets the entry's reference bit; the hand clears
 //!           set bits and evicts the first entry whose bit is clear
 //! ```
@@ -19,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::block::BlockHeader;
+use super::encoding::SharedBlock;
 
 /// Bytes counted for an entry on top of its payload (key, header, map and slot).
 pub const ENTRY_OVERHEAD: usize = 128;
@@ -31,7 +33,7 @@ pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 64 << 20;
 #[derive(Clone, Debug)]
 pub struct CachedBlock {
     pub header: BlockHeader,
-    pub payload: Arc<Vec<u8>>,
+    pub payload: Arc<SharedBlock>,
 }
 
 /// Counters of a [`BlockCache`].
@@ -147,7 +149,8 @@ impl BlockCache {
     /// Caches `block` as the block at `offset` of reader `reader`, evicting others to stay
     /// within the capacity; a block larger than the whole capacity is not cached.
     pub fn insert(&self, reader: u64, offset: u64, block: CachedBlock) {
-        let size = block.payload.len() + ENTRY_OVERHEAD;
+        let len = block.payload.len();
+        let size = len + SharedBlock::seek_index_bound(len) + ENTRY_OVERHEAD;
         let mut c = self.lock();
         if size > c.stats.capacity || c.map.contains_key(&(reader, offset)) {
             return;
@@ -199,13 +202,14 @@ mod tests {
                 bytes_per_checksum: 16384,
                 on_disk_data_size_with_header: len as u32 + 33,
             },
-            payload: Arc::new(vec![fill; len]),
+            payload: Arc::new(SharedBlock::new(vec![fill; len])),
         }
     }
 
     #[test]
     fn stays_within_its_capacity_and_keeps_what_is_used() {
-        let cap = 10 * (1000 + ENTRY_OVERHEAD);
+        // Each entry counts its block, the bound of its seek index and the overhead.
+        let cap = 10 * (1000 + SharedBlock::seek_index_bound(1000) + ENTRY_OVERHEAD);
         let cache = BlockCache::new(cap);
         for i in 0..10u64 {
             cache.insert(1, i * 1000, block(1000, i as u8));

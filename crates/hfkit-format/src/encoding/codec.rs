@@ -1,13 +1,15 @@
 //! The interface every data block encoding implements, for the writer and the reader:
 //! [`EncodingContext`] (what every cell record carries besides key and value, fixed per file),
 //! [`CellEncoder`] and [`CellDecoder`] with its [`KeyLayout`] of the current key, and the
-//! [`Payload`] a decoder reads. Spec: `formats/hfile.md` §"Data blocks" and
+//! [`Payload`] a decoder reads (with, for a block a cache shares, the [`SeekIndex`] a NONE
+//! decoder makes of it on its first seek). Spec: `formats/hfile.md` §"Data blocks" and
 //! `formats/encodings.md` (the per-file context in its introduction, the counters in §"Block
 //! sizing counters").
 
 use std::cmp::Ordering;
 use std::ops::{Deref, Range};
-use std::sync::Arc;
+use std::sync::atomic::{self, AtomicBool};
+use std::sync::{Arc, OnceLock};
 
 use crate::cell::{compare_keys, CellRef, CellType, KeyView};
 use crate::error::{FormatError, Result};
@@ -189,7 +191,77 @@ impl KeyLayout {
 #[derive(Clone, Debug)]
 pub enum Payload {
     Owned(Vec<u8>),
-    Shared(Arc<Vec<u8>>),
+    Shared(Arc<SharedBlock>),
+}
+
+/// A decoded block that a block cache and the decoders of many gets share: its bytes, and
+/// the [`SeekIndex`] a NONE decoder makes of it on its second seek (`formats/hfile.md`
+/// §"Reading", block cache), so that later seeks search instead of stepping over every
+/// record from the block's start. The first seek steps: a block read for one get and then
+/// evicted costs what it cost before.
+#[derive(Debug, Default)]
+pub struct SharedBlock {
+    bytes: Vec<u8>,
+    seeks: AtomicBool,
+    seek_index: OnceLock<Option<SeekIndex>>,
+}
+
+impl SharedBlock {
+    pub fn new(bytes: Vec<u8>) -> SharedBlock {
+        SharedBlock {
+            bytes,
+            seeks: AtomicBool::new(false),
+            seek_index: OnceLock::new(),
+        }
+    }
+
+    /// The block's seek index: `None` on the first call (that seek steps from the start),
+    /// made by `make` on the second, then kept (`None` from `make`: the block has none, and
+    /// seeks step over its records).
+    pub fn seek_index(&self, make: impl FnOnce() -> Option<SeekIndex>) -> Option<&SeekIndex> {
+        if let Some(made) = self.seek_index.get() {
+            return made.as_ref();
+        }
+        if !self.seeks.swap(true, atomic::Ordering::Relaxed) {
+            return None;
+        }
+        self.seek_index.get_or_init(make).as_ref()
+    }
+
+    /// Bytes a seek index may take besides the block's: at most one 4-byte offset per
+    /// [`SeekIndex::STRIDE`] bytes of records, plus one (a block cache counts this too).
+    pub fn seek_index_bound(len: usize) -> usize {
+        4 * (len / SeekIndex::STRIDE + 1) + std::mem::size_of::<SeekIndex>()
+    }
+}
+
+impl Deref for SharedBlock {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// Offsets of some of a NONE block's records, in order, no two closer than [`Self::STRIDE`]
+/// bytes, made only of a block whose records all parse and whose rows never decrease: a seek
+/// binary-searches them for the last one whose row sorts before the target's and steps from
+/// there, where it would otherwise step from the block's first record. It starts where a
+/// step from the first record would pass by, so it finds the same cell.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SeekIndex {
+    /// The payload range and context the offsets were read with (a decoder with others does
+    /// not use it).
+    pub range: Range<usize>,
+    pub ctx: EncodingContext,
+    pub offsets: Box<[u32]>,
+}
+
+impl SeekIndex {
+    /// The least distance in bytes between two indexed records: a seek steps over at most
+    /// about this many bytes of records after its search, and the index takes at most 4 bytes
+    /// per this many of the block (1.6% of it).
+    pub const STRIDE: usize = 256;
 }
 
 impl Payload {

@@ -40,7 +40,9 @@ mod golden_tests;
 #[cfg(test)]
 pub(crate) mod proptests;
 
-pub use codec::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
+pub use codec::{
+    CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload, SeekIndex, SharedBlock,
+};
 pub use diff::{DiffDecoder, DiffEncoder};
 pub use fast_diff::{FastDiffDecoder, FastDiffEncoder};
 pub use kind::DataBlockEncoding;

@@ -14,10 +14,15 @@
 //! which names what is wrong, for any record the fast path refuses (a test holds the two equal
 //! on every truncation and byte change of a block). Writing stores each record with one
 //! capacity check ([`write_none_cell`]).
+//!
+//! A seek in a block a cache shares starts from the block's [`SeekIndex`] (made by the first
+//! seek in it, [`NoneDecoder::make_seek_index`]): a binary search for the last indexed record
+//! whose row sorts before the target's, then the same steps as from the block's start (a
+//! proptest holds both ways to the same cell).
 
 use std::ops::Range;
 
-use super::codec::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload};
+use super::codec::{CellDecoder, CellEncoder, EncodingContext, KeyLayout, Payload, SeekIndex};
 use crate::bytes::{copy_short, put_vlong, vlong_total_len, Cursor};
 use crate::cell::{compare_keys, CellRef, KeyView};
 use crate::error::{FormatError, Result};
@@ -284,6 +289,57 @@ impl NoneDecoder {
     }
 }
 
+impl NoneDecoder {
+    /// Where a seek for `row` may start stepping, from the shared block's seek index (made
+    /// here if this is the block's first seek): the last indexed record whose row sorts
+    /// before `row`. `None`: from the start (no index, or no indexed row before `row`).
+    #[inline]
+    fn indexed_start(&self, row: &[u8]) -> Option<usize> {
+        let Payload::Shared(block) = &self.payload else {
+            return None;
+        };
+        let index = block.seek_index(|| self.make_seek_index())?;
+        if index.range != (self.start..self.end) || index.ctx != self.ctx {
+            return None;
+        }
+        let before = index
+            .offsets
+            .partition_point(|&at| self.record_row(at as usize).is_some_and(|(r, _)| r < row));
+        let at = *index.offsets.get(before.checked_sub(1)?)? as usize;
+        Some(at)
+    }
+
+    /// The seek index of this decoder's records: every record's lengths read as a seek
+    /// reads them, and an offset kept at least [`SeekIndex::STRIDE`] bytes after the last
+    /// one kept. `None` when a record does not parse, the records do not end where the block
+    /// does, or a row sorts before the one of the record ahead of it (a seek then steps from
+    /// the start, reaching what it reached before; the scan that decodes such a block names
+    /// what is wrong).
+    pub fn make_seek_index(&self) -> Option<SeekIndex> {
+        let mut offsets = Vec::with_capacity((self.end - self.start) / SeekIndex::STRIDE + 1);
+        let mut at = self.start;
+        let mut last_kept = None::<usize>;
+        let mut prev_row: &[u8] = &[];
+        while at < self.end {
+            let (row, len) = self.record_row(at)?;
+            if row < prev_row {
+                return None;
+            }
+            if last_kept.is_none_or(|k| at - k >= SeekIndex::STRIDE) {
+                offsets.push(u32::try_from(at).ok()?);
+                last_kept = Some(at);
+            }
+            prev_row = row;
+            at += len;
+        }
+        (at == self.end).then(|| SeekIndex {
+            range: self.start..self.end,
+            ctx: self.ctx,
+            offsets: offsets.into_boxed_slice(),
+        })
+    }
+}
+
 /// Byte ranges of one NONE record within the payload.
 struct Record {
     key: Range<usize>,
@@ -401,6 +457,9 @@ impl CellDecoder for NoneDecoder {
     /// and compared in full.
     fn seek(&mut self, target: &KeyView<'_>) -> Result<bool> {
         self.rewind();
+        if let Some(at) = self.indexed_start(target.row) {
+            self.next = at;
+        }
         while let Some((row, len)) = self.record_row(self.next) {
             if row >= target.row {
                 break;

@@ -279,3 +279,63 @@ fn exercise(
     dec.rewind();
     let _ = dec.advance();
 }
+
+/// Sorted cells of one family, enough of them for a NONE block of many seek-index strides.
+fn arb_long_block() -> impl Strategy<Value = Vec<Cell>> {
+    prop::collection::vec(arb_cell(b"cf"), 0..400).prop_map(|mut cells| {
+        cells.sort_by(|a, b| compare_cells(&a.as_ref(), &b.as_ref()).then(b.seq_id.cmp(&a.seq_id)));
+        cells
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A seek in a shared NONE block starts from the block's seek index; one in an owned
+    /// block steps from the start. Both end on the same cell, or fail alike, on whole blocks
+    /// and on blocks with bytes changed.
+    #[test]
+    fn a_seek_from_the_seek_index_finds_what_a_seek_from_the_start_finds(
+        cells in arb_long_block(),
+        ctx in arb_ctx(),
+        targets in prop::collection::vec((arb_row(), arb_bytes(b"qr", 3), arb_timestamp(), prop::sample::select(CellType::ALL.to_vec())), 1..8),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..3),
+    ) {
+        use super::none::NoneDecoder;
+        use super::{Payload, SharedBlock};
+        let mut payload = encode_block(DataBlockEncoding::None, ctx, &cells);
+        let damaged = !flips.is_empty() && !payload.is_empty();
+        for (i, b) in &flips {
+            if !payload.is_empty() {
+                let i = i.index(payload.len());
+                payload[i] ^= b;
+            }
+        }
+        let shared = std::sync::Arc::new(SharedBlock::new(payload.clone()));
+        let mut plain = NoneDecoder::new(payload, 0, ctx, 0);
+        let mut indexed = NoneDecoder::new(Payload::Shared(shared.clone()), 0, ctx, 0);
+        let mut keys: Vec<Vec<u8>> = cells.iter().step_by(7).map(|c| c.as_ref().key()).collect();
+        for (row, q, ts, t) in &targets {
+            keys.push(target_key(row, b"cf", q, *ts, t.code()));
+        }
+        for key in keys {
+            let target = KeyView::parse(&key).unwrap();
+            let a = plain.seek(&target).map(|found| found.then(|| plain.cell().to_owned()));
+            let b = indexed.seek(&target).map(|found| found.then(|| indexed.cell().to_owned()));
+            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            if matches!(a, Ok(Some(_))) {
+                let a = plain.advance().map(|more| more.then(|| plain.cell().to_owned()));
+                let b = indexed.advance().map(|more| more.then(|| indexed.cell().to_owned()));
+                prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            }
+        }
+        if !damaged && !cells.is_empty() {
+            // The seeks above (two at least) made the index on the second.
+            let index = shared.seek_index(|| None);
+            prop_assert!(index.is_some());
+            let index = index.unwrap();
+            prop_assert_eq!(index.offsets.first(), Some(&0));
+            prop_assert!(index.offsets.windows(2).all(|w| w[1] - w[0] >= super::SeekIndex::STRIDE as u32));
+        }
+    }
+}

@@ -15,7 +15,7 @@ use crate::block_cache::{BlockCache, CachedBlock};
 use crate::bloom::{BloomQuery, BloomReader};
 use crate::cell::KeyView;
 use crate::compression::Compression;
-use crate::encoding::{DataBlockEncoding, EncodingContext};
+use crate::encoding::{DataBlockEncoding, EncodingContext, SharedBlock};
 use crate::error::{FormatError, Result};
 use crate::fileinfo::{keys, FileInfo};
 use crate::index::{find_block, parse_non_root, search_non_root, IndexEntry, MidKeyMetadata};
@@ -436,7 +436,7 @@ impl HFileReader {
         let header = self.read_block_sized(dec, entry.offset, size, &mut payload)?;
         let block = CachedBlock {
             header,
-            payload: Arc::new(payload),
+            payload: Arc::new(SharedBlock::new(payload)),
         };
         if let Some(c) = cache {
             c.insert(self.id, entry.offset, block.clone());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::block::{BlockDecoder, BlockType};
 use crate::block_cache::CachedBlock;
 use crate::cell::{compare_flat_keys, compare_keys, CellRef, KeyView};
-use crate::encoding::{new_decoder, CellDecoder, DataBlockDecoder, Payload};
+use crate::encoding::{new_decoder, CellDecoder, DataBlockDecoder, Payload, SharedBlock};
 use crate::error::{FormatError, Result};
 
 use super::file::{HFileReader, HalfRange};
@@ -149,7 +149,7 @@ impl<'r> Scanner<'r> {
             if h.block_type.is_data() {
                 let payload = match cache.as_ref() {
                     Some(c) => {
-                        let shared = Arc::new(payload);
+                        let shared = Arc::new(SharedBlock::new(payload));
                         let block = CachedBlock {
                             header: h,
                             payload: shared.clone(),
