@@ -352,7 +352,7 @@ impl<'r> Scanner<'r> {
 }
 
 #[cfg(test)]
-mod half_tests {
+mod tests {
     use super::*;
     use crate::cell::{first_on_row, Cell};
     use crate::writer::{HFileWriter, WriterOptions};

@@ -10,7 +10,8 @@ use crate::error::{FormatError, Result};
 use crate::fileinfo::{keys, FileInfo};
 use crate::trailer::{Trailer, MAJOR_VERSION, MINOR_VERSION, TRAILER_SIZE};
 
-use super::{HFileWriter, WriteSummary};
+use super::append::HFileWriter;
+use super::options::WriteSummary;
 
 impl<W: Write> HFileWriter<W> {
     fn file_info(&self) -> FileInfo {

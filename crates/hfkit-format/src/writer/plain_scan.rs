@@ -5,7 +5,8 @@
 
 use std::cmp::Ordering;
 
-use super::{CellStats, KeyShape};
+use super::key::KeyShape;
+use super::stats::CellStats;
 use crate::bloom::BloomWriter;
 use crate::bytes::{compare_bytes, equal_bytes, vlong_total_len, Cursor};
 use crate::cell::{CellRef, CellType, MAX_KEY_LEN, MAX_ROW_LEN, MAX_VALUE_LEN};

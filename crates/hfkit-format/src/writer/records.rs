@@ -23,12 +23,13 @@
 
 use std::io::Write;
 
-use super::{HFileWriter, KeyShape};
+use super::append::HFileWriter;
+use super::key::KeyShape;
 use crate::cell::CellRef;
 use crate::encoding::EncodingContext;
 use crate::error::Result;
-use crate::writer::block::BlockCellEncoder;
 use crate::writer::plain_scan::{key_of, parse_record, scan_plain, Prev, ScanState};
+use crate::writer::sink::BlockCellEncoder;
 
 impl<W: Write> HFileWriter<W> {
     /// Appends the cells of `records`, each in this file's record layout (module doc), in

@@ -22,7 +22,8 @@ use std::cmp::Ordering;
 use crate::bytes::copy_short;
 use crate::cell::{CellRef, MAX_KEY_LEN, MAX_VALUE_LEN};
 
-use super::{order_in_row, CellStats};
+use super::key::order_in_row;
+use super::stats::CellStats;
 
 /// Why [`write_run`] stopped before the end of its cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::bloom::BloomType;
-use crate::cell::{Cell, CellTypeOwned};
+use crate::cell::{Cell, CellRef, CellType, CellTypeOwned};
 use crate::compression::Compression;
 
 /// `rows` rows of 16 columns with values of 1..=43 bytes; some rows carry a DeleteFamily
@@ -220,7 +220,7 @@ fn append_row_refuses_a_repeated_row_that_sorts_earlier() {
 
 // ---- append_records ----
 
-use crate::encoding::{CellEncoder, EncodingContext, NoneEncoder};
+use crate::encoding::{CellEncoder, DataBlockEncoding, EncodingContext, NoneEncoder};
 
 /// The records of `cells` in the layout of a file written with `o` (what `append_records`
 /// takes), and where each record starts (plus the end).
