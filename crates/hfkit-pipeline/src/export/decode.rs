@@ -12,7 +12,8 @@ use hfkit_format::cell::CellRef;
 use hfkit_read::RowRef;
 use hfkit_table::{to_string_binary, ImportMapping, TimestampSource, ValueType};
 
-use super::{ExportError, ExportField, FieldType, RowCounts};
+use super::error::ExportError;
+use super::format::{ExportField, FieldType, RowCounts};
 
 /// Where a mapped column's timestamp comes from.
 #[derive(Clone, Copy, Debug)]

@@ -21,98 +21,36 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | `format` | [`ExportFormat`], the Parquet row group bounds, the records' [`ExportField`]s and their [`FieldType`]s, the [`RowCounts`] |
+//! | `error` | [`ExportError`] |
 //! | `decode` | [`RecordDecoder`]: a row's key and cells to the record that imports as them |
 //! | `write` | [`RecordParts`]: decoded records encoded as CSV or Parquet, region by region; [`RecordSink`]: the parts into one file (cell exports' too, with their header and schema); the CSV part and Parquet row group encoders both share |
 
 pub mod cells;
 mod decode;
+mod error;
+mod format;
 mod write;
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::RowkeyError;
 pub use decode::{Record, RecordDecoder};
+pub use error::ExportError;
+pub use format::{
+    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_ROW_GROUP_BYTES,
+    PARQUET_ROW_GROUP_ROWS,
+};
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;
 use hfkit_table::export::ExportScope;
-use hfkit_table::{ImportMapping, TableError};
+use hfkit_table::ImportMapping;
 pub(crate) use write::{
     encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, CSV_PART_BYTES,
     CSV_PART_CAPACITY,
 };
 pub use write::{RecordPart, RecordParts, RecordSink};
-
-/// The file formats of exports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum ExportFormat {
-    Csv,
-    Parquet,
-}
-
-/// Records per Parquet row group, at most.
-pub const PARQUET_ROW_GROUP_ROWS: usize = 65_536;
-/// Field bytes buffered before a Parquet row group is written, at most (about).
-pub const PARQUET_ROW_GROUP_BYTES: usize = 64 << 20;
-
-/// Errors of a row export; each names the row and field at fault where there is one.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    #[error(transparent)]
-    Table(#[from] TableError),
-    /// The rowkey spec does not parse, or cannot be inverted.
-    #[error(transparent)]
-    Spec(RowkeyError),
-    /// The mapping cannot be exported as records (found before any row is read).
-    #[error("{0}")]
-    Mapping(String),
-    /// A row whose key does not fit the spec.
-    #[error("row '{row}': {reason}")]
-    Row { row: String, reason: String },
-    /// A row with a field that cannot be written so that it imports back the same.
-    #[error("row '{row}': field '{field}': {reason}")]
-    Field {
-        row: String,
-        field: String,
-        reason: String,
-    },
-    /// Writing the CSV or Parquet output failed.
-    #[error("{}: {detail}", path.display())]
-    Write { path: PathBuf, detail: String },
-}
-
-/// Parquet type of an exported field (CSV fields are all text).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FieldType {
-    Utf8,
-    Int64,
-    Double,
-}
-
-/// One field of the exported records: an input field of the mapping.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ExportField {
-    pub name: String,
-    pub parquet_type: FieldType,
-}
-
-/// Counts of a row export.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct RowCounts {
-    /// Records written (one per row key).
-    pub rows: u64,
-    /// Cells of mapped columns the records carry.
-    pub cells: u64,
-    /// Rows with no cell in a mapped column (no record).
-    pub rows_skipped: u64,
-    /// Cells in columns the mapping does not name (not exported).
-    pub unmapped_cells: u64,
-    /// Cells whose timestamp the record does not carry: their column has a fixed timestamp
-    /// that differs, or the import time. A re-import stamps them as its schema says.
-    pub untimed_cells: u64,
-}
 
 /// What a row export wrote.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

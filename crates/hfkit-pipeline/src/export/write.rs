@@ -23,13 +23,14 @@ use parquet::basic::Compression as ParquetCompression;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
 
-use super::ExportFormat;
 use hfkit_read::RowRef;
 use hfkit_table::export::{PartEncoder, PartSink};
 use hfkit_table::to_string_binary;
 
-use super::{
-    ExportError, ExportField, FieldType, Record, RecordDecoder, RowCounts, PARQUET_ROW_GROUP_BYTES,
+use super::decode::{Record, RecordDecoder};
+use super::error::ExportError;
+use super::format::{
+    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_ROW_GROUP_BYTES,
     PARQUET_ROW_GROUP_ROWS,
 };
 

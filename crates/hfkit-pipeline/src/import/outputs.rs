@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::ImportOptions;
+use super::options::ImportOptions;
 use crate::error::ImportError;
 use crate::import::output::{BulkOutput, OutputFamily, OutputReport};
 use crate::import::retention::Retention;

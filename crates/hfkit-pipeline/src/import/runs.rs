@@ -20,8 +20,8 @@ use hfkit_format::reader::HFileReader;
 use hfkit_read::merge::MergeScanner;
 use hfkit_table::FamilySchema;
 
+use super::options::ImportOptions;
 use super::outputs::output_family;
-use super::ImportOptions;
 use crate::error::ImportError;
 use crate::import::output::{BulkOutput, OutputFamily, OutputReport};
 use crate::import::retention::Retention;

@@ -23,122 +23,27 @@
 //! |---|---|
 //! | `sample` | drawing the sample (first N records, or a deterministic fraction) through the import's sources and encoders |
 //! | `render` | the plan as text |
-//! | this module | options, the report, the regions the import would use and the counts per region |
+//! | `options` | [`PlanOptions`] and [`Sampling`] |
+//! | `report` | [`PlanReport`]: each table's [`TablePlan`] and its [`PlannedRegion`]s, the [`SampleReport`] |
+//! | this module | the regions the import would use and the counts per region |
 
 pub mod chart;
+mod options;
 mod render;
+mod report;
 mod sample;
 
-use std::path::PathBuf;
-
 use crate::error::ImportError;
-use crate::import::regions::{hot_region_warnings, key_warnings, sample_keys, DEFAULT_SAMPLE_ROWS};
+use crate::import::regions::{hot_region_warnings, key_warnings, sample_keys};
 use crate::mapping::encode::Compiled;
-use crate::source::input::{InputFormat, DEFAULT_BATCH_ROWS};
 use hfkit_table::{
     sample_splits, to_string_binary, ImportMapping, Regions, SplitSpec, TableSchema,
 };
 
+pub use options::{PlanOptions, Sampling};
 pub use render::render_text;
+pub use report::{PlanReport, PlannedRegion, SampleReport, TablePlan};
 use sample::draw_sample;
-
-/// Which records of the input the plan looks at.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Sampling {
-    /// The first N records, in input order.
-    FirstRows(usize),
-    /// Each record with this probability (0 < F <= 1), chosen deterministically.
-    Fraction(f64),
-}
-
-/// How to run a plan.
-#[derive(Clone, Debug)]
-pub struct PlanOptions {
-    pub inputs: Vec<PathBuf>,
-    pub format: InputFormat,
-    pub sampling: Sampling,
-    /// Plan for this many regions cut at the sample's quantiles instead of the schema's splits.
-    pub regions: Option<usize>,
-    /// Records sampled for `[splits] sample = n`, as the import's `--sample-rows`.
-    pub split_sample_rows: usize,
-    pub batch_rows: usize,
-}
-
-impl PlanOptions {
-    pub fn new(inputs: Vec<PathBuf>, format: InputFormat) -> PlanOptions {
-        PlanOptions {
-            inputs,
-            format,
-            sampling: Sampling::FirstRows(DEFAULT_SAMPLE_ROWS),
-            regions: None,
-            split_sample_rows: DEFAULT_SAMPLE_ROWS,
-            batch_rows: DEFAULT_BATCH_ROWS,
-        }
-    }
-}
-
-/// One region of a plan.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct PlannedRegion {
-    pub start_key: String,
-    pub end_key: String,
-    /// Rows and cells of the sample in this region.
-    pub sample_rows: u64,
-    pub sample_cells: u64,
-    /// The sample's counts scaled to the whole input (`None` when its size is unknown).
-    pub expected_rows: Option<u64>,
-    pub expected_cells: Option<u64>,
-    /// This region's part of the table's cells, 0..=1.
-    pub share: f64,
-    /// More than twice the mean cells per region.
-    pub hot: bool,
-}
-
-/// The plan of one table (the main table or an index table).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct TablePlan {
-    pub table: String,
-    /// Where the split points come from.
-    pub splits_from: String,
-    /// Split keys, `Bytes.toStringBinary` text (a splits file, one per line).
-    pub split_points: Vec<String>,
-    pub regions: Vec<PlannedRegion>,
-}
-
-/// What the sample was.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct SampleReport {
-    /// `first N records` or `fraction F`.
-    pub method: String,
-    /// Records the sample holds, and of those the ones the import would reject.
-    pub records: u64,
-    pub rejected: u64,
-    /// The first rejection: position and reason.
-    pub first_rejection: Option<String>,
-    /// Records read to draw the sample.
-    pub records_read: u64,
-    /// The sample covers every record of the input.
-    pub whole_input: bool,
-    /// Records in the whole input: exact when every record was read or Parquet footers say,
-    /// estimated from bytes for plain CSV, `None` when unknown.
-    pub input_records: Option<u64>,
-    /// How `input_records` was found: `exact` or `estimated`.
-    pub input_records_basis: Option<String>,
-    /// Factor from sample counts to expected counts.
-    pub scale: Option<f64>,
-}
-
-/// `hfkit plan`'s report (also its `--json`).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct PlanReport {
-    pub table: TablePlan,
-    pub indexes: Vec<TablePlan>,
-    pub sample: SampleReport,
-    pub rowkey_len_min: usize,
-    pub rowkey_len_mean: f64,
-    pub rowkey_len_max: usize,
-    pub warnings: Vec<String>,
-}
 
 /// Plans an import of `opts.inputs` with `schema` and `mapping`.
 pub fn plan(
@@ -348,8 +253,9 @@ fn table_plan<'k>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::input::InputFormat;
     use crate::source::CsvOptions;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
     const SCHEMA: &str = r#"
 [table]

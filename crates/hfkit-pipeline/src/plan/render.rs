@@ -1,7 +1,7 @@
 //! The plan as text (`formats/import.md` §"Plan"): the split points (a splits file), a table of
 //! regions with a bar each (its cells against the largest region's), then the warnings.
 
-use super::PlanReport;
+use super::report::PlanReport;
 
 /// The plan as text: the split points (a splits file), then a table of regions, then warnings.
 pub fn render_text(p: &PlanReport) -> String {

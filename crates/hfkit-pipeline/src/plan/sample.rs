@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{PlanOptions, Sampling};
+use super::options::{PlanOptions, Sampling};
 use crate::error::ImportError;
 use crate::mapping::encode::{bind, encode_batch, slice, Bound, Compiled, KeyStats};
 use crate::source::input::{open_input, InputFormat};

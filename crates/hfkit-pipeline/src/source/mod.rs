@@ -8,6 +8,7 @@
 
 pub mod arrow;
 pub mod columns;
+mod error;
 pub mod input;
 pub mod parquet;
 pub(crate) mod remote;
@@ -19,80 +20,7 @@ use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::source::columns::ColumnBatch;
-
-/// Errors of the sources.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}: line {line}: {detail}", path.display())]
-    Csv {
-        path: PathBuf,
-        line: u64,
-        detail: String,
-    },
-    #[error("{}: {detail}", path.display())]
-    Parquet { path: PathBuf, detail: String },
-    /// A Parquet row group whose records cannot be read.
-    #[error("{}: row group {row_group}: {source}", path.display())]
-    RowGroup {
-        path: PathBuf,
-        row_group: usize,
-        #[source]
-        source: crate::source::columns::RowGroupError,
-    },
-    /// Two columns with one name: which of them a mapping means is unknowable.
-    #[error(
-        "{}: {names}: column '{name}' appears twice, as columns {first} and {second}{}",
-        path.display(),
-        .names.hint()
-    )]
-    DuplicateColumn {
-        path: PathBuf,
-        names: ColumnNames,
-        name: String,
-        /// 1-based column numbers.
-        first: usize,
-        second: usize,
-    },
-    #[error("{0}")]
-    Invalid(String),
-}
-
-/// Where an input's column names come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColumnNames {
-    /// A CSV file's header line.
-    Header,
-    /// `--columns` ([`CsvOptions::columns`]).
-    Given,
-    /// A Parquet file's schema.
-    ParquetSchema,
-}
-
-impl ColumnNames {
-    /// How to fix a name given twice, for a message.
-    fn hint(&self) -> &'static str {
-        match self {
-            ColumnNames::Header => " (name the columns with --columns instead)",
-            _ => "",
-        }
-    }
-}
-
-impl std::fmt::Display for ColumnNames {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ColumnNames::Header => "header",
-            ColumnNames::Given => "--columns",
-            ColumnNames::ParquetSchema => "schema",
-        })
-    }
-}
+pub use error::{ColumnNames, SourceError};
 
 /// Refuses column names that are not unique, naming the first name given twice and both of
 /// its (1-based) positions.

@@ -11,7 +11,7 @@ use hfkit_storage::{store_for, Location, StorageError, Store};
 use parquet::errors::ParquetError;
 use parquet::file::reader::{ChunkReader, Length};
 
-use crate::source::SourceError;
+use super::error::SourceError;
 
 /// True when `path` names an object-store location.
 pub(crate) fn is_remote(path: &Path) -> bool {

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use hfkit_format::bytes::equal_bytes;
 
 use super::buffer::{Group, GroupCursor};
+use super::error::SortError;
 use super::record::{compare_keys, decode, Head, SortedCell};
 use super::run::RunReader;
-use super::SortError;
 
 /// One sorted input of the merge: a spilled run, or the last buffer, still in memory.
 pub(super) enum RunSource {

@@ -34,8 +34,10 @@
 //! | `spill` | writing a full buffer as a run (here or on the spill thread); merging runs into fewer |
 //! | `run` | the run file format |
 //! | `merge` | the k-way merge of runs and [`SortedCells`] |
+//! | `error` | [`SortError`] |
 
 mod buffer;
+mod error;
 mod merge;
 mod record;
 mod run;
@@ -48,6 +50,7 @@ use hfkit_format::bytes::{compare_bytes, equal_bytes, extend_pieces};
 use hfkit_format::cell::CellType;
 
 use buffer::{sort_groups, Group, GroupCursor};
+pub use error::SortError;
 pub use merge::SortedCells;
 use merge::{Coordinates, Merge, RunSource, Source};
 pub use record::{compare, SortedCell, RECORD_HEADER};
@@ -73,21 +76,6 @@ pub const MAX_SORT_BUFFER: usize = 256 << 20;
 pub const MIN_MERGE_FAN_IN: usize = 16;
 /// Memory of one run being merged: its block, decompressed and compressed.
 pub const RUN_READER_BYTES: usize = 2 * run::RUN_BLOCK;
-
-/// Errors of the sorter.
-#[derive(Debug, thiserror::Error)]
-pub enum SortError {
-    #[error("spill file {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("corrupt spill file {}: {detail}", path.display())]
-    Corrupt { path: PathBuf, detail: String },
-    #[error("cell too large to sort: {0}")]
-    TooLarge(String),
-}
 
 /// Accumulates cells, spilling sorted runs to `temp_dir` whenever the buffer reaches its
 /// limit (records plus per-cell bookkeeping; see `buffer_limit`).

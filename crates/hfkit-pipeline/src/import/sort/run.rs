@@ -18,8 +18,8 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::error::SortError;
 use super::record::{record_len, Head, RECORD_HEADER};
-use super::SortError;
 use hfkit_format::checksum::{crc32c, crc32c_append};
 
 /// Bytes of records a block holds (a larger record is a block of its own). Snappy compresses

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use super::buffer::{sort_groups, Group, GroupCursor};
+use super::error::SortError;
 use super::merge::{Merge, RunSource};
 use super::record::record_len;
 use super::run::{RunReader, RunWriter};
-use super::SortError;
 
 /// A full buffer, to be sorted and written as the run file `path`.
 pub(super) struct SpillJob {

@@ -12,7 +12,7 @@ use hfkit_table::{
     DeleteScope, ImportMapping, IndexSchema, QualifierPart, TableSchema, TimestampSource, TtlSource,
 };
 
-use super::{
+use super::bound::{
     put_timestamp, Bound, BoundColumn, BoundDelete, BoundIndex, BoundOperation, BoundPart,
     BoundTimestamp, BoundTtl,
 };

@@ -15,10 +15,9 @@ use hfkit_format::bytes::extend_short;
 use hfkit_format::cell::{check_mutation, CellType, MAX_ROW_LEN};
 use hfkit_table::ValueType;
 
-use super::{
-    refused_cell, ttl_tag, Bound, BoundDelete, BoundOperation, CellPart, Encoded, EncodedCell,
-    Rejection,
-};
+use super::bound::{refused_cell, Bound, BoundDelete, BoundOperation};
+use super::encoded::{ttl_tag, Encoded, EncodedCell};
+use crate::error::{CellPart, Rejection};
 use crate::mapping::rowkey::FieldSource;
 
 /// Field slices in the table a column batch's rows are encoded from (16 bytes each: 64 KiB,
