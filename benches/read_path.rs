@@ -189,8 +189,8 @@ fn scans(
     table_scan_line(n, t, "owned rows (Iterator: Row of Cells)");
 
     match child(runs, &mut || {
-        let mut c = Command::new(&bin);
-        c.arg("scan").arg(&dir).args(["--format", "cells"]);
+        let mut c = Command::new(bin);
+        c.arg("scan").arg(dir).args(["--format", "cells"]);
         c
     }) {
         Some(t) => {
@@ -203,7 +203,6 @@ fn scans(
         }
         None => println!("cli scan:    failed ({})", bin.display()),
     }
-
 }
 
 /// Gets of present and absent rows through the library, then the CLI's `get --rows-from`.
@@ -222,8 +221,8 @@ fn gets(runs: usize, reader: &TableReader, rows: &[Vec<u8>], bin: &Path, dir: &P
     for (what, set, absent) in [
         ("present, one region", region0, false),
         ("absent,  one region", region0, true),
-        ("present, all regions", &rows[..], false),
-        ("absent,  all regions", &rows[..], true),
+        ("present, all regions", rows, false),
+        ("absent,  all regions", rows, true),
     ] {
         if !wanted.split(',').all(|w| what.contains(w.trim())) {
             continue;
@@ -272,9 +271,9 @@ fn gets(runs: usize, reader: &TableReader, rows: &[Vec<u8>], bin: &Path, dir: &P
     }
     std::fs::write(&list, text).expect("write row list");
     match child(runs, &mut || {
-        let mut c = Command::new(&bin);
+        let mut c = Command::new(bin);
         c.arg("get")
-            .arg(&dir)
+            .arg(dir)
             .arg("--rows-from")
             .arg(&list)
             .args(["--format", "cells"]);
