@@ -2,7 +2,7 @@
 //! [`EncodingContext`] (what every cell record carries besides key and value, fixed per file),
 //! [`CellEncoder`] and [`CellDecoder`] with its [`KeyLayout`] of the current key, and the
 //! [`Payload`] a decoder reads (with, for a block a cache shares, the [`SeekIndex`] a NONE
-//! decoder makes of it on its first seek). Spec: `formats/hfile.md` §"Data blocks" and
+//! decoder makes of it on its second seek). Spec: `formats/hfile.md` §"Data blocks" and
 //! `formats/encodings.md` (the per-file context in its introduction, the counters in §"Block
 //! sizing counters").
 

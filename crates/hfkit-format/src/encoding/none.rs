@@ -15,10 +15,10 @@
 //! on every truncation and byte change of a block). Writing stores each record with one
 //! capacity check ([`write_none_cell`]).
 //!
-//! A seek in a block a cache shares starts from the block's [`SeekIndex`] (made by the first
+//! A seek in a block a cache shares starts from the block's [`SeekIndex`] (made by the second
 //! seek in it, [`NoneDecoder::make_seek_index`]): a binary search for the last indexed record
 //! whose row sorts before the target's, then the same steps as from the block's start (a
-//! proptest holds both ways to the same cell).
+//! proptest holds both ways to the same cell). Spec: `formats/hfile.md` §"Reading".
 
 use std::ops::Range;
 
@@ -291,8 +291,9 @@ impl NoneDecoder {
 
 impl NoneDecoder {
     /// Where a seek for `row` may start stepping, from the shared block's seek index (made
-    /// here if this is the block's first seek): the last indexed record whose row sorts
-    /// before `row`. `None`: from the start (no index, or no indexed row before `row`).
+    /// here on the block's second seek): the last indexed record whose row sorts before
+    /// `row`. `None`: from the start (the first seek, no index, or no indexed row before
+    /// `row`).
     #[inline]
     fn indexed_start(&self, row: &[u8]) -> Option<usize> {
         let Payload::Shared(block) = &self.payload else {
