@@ -33,6 +33,52 @@ pub fn crc32c_append(crc: u32, bytes: &[u8]) -> u32 {
     digest.finalize() as u32
 }
 
+/// A writer that keeps the CRC32C and the count of every byte it passes on to `W`: what a
+/// file this process wrote is checked against once it is on disk (a compaction's output,
+/// `formats/table.md` §"Checks before data is replaced, deleted or handed out").
+pub struct Crc32cWriter<W> {
+    inner: W,
+    crc32c: u32,
+    written: u64,
+}
+
+impl<W: std::io::Write> Crc32cWriter<W> {
+    pub fn new(inner: W) -> Crc32cWriter<W> {
+        Crc32cWriter {
+            inner,
+            crc32c: 0,
+            written: 0,
+        }
+    }
+
+    /// The CRC32C of the bytes written so far.
+    pub fn crc32c(&self) -> u32 {
+        self.crc32c
+    }
+
+    /// How many bytes were written.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Crc32cWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc32c = crc32c_append(self.crc32c, &buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// HBase's default bytes per checksum chunk.
 pub const DEFAULT_BYTES_PER_CHECKSUM: u32 = 16 * 1024;
 /// Bytes of one stored checksum.
@@ -174,6 +220,16 @@ mod tests {
                 crc32c::crc32c_append(earlier, b)
             );
         }
+    }
+
+    #[test]
+    fn a_crc32c_writer_keeps_the_crc_and_count_of_what_it_passed_on() {
+        use std::io::Write;
+        let mut w = Crc32cWriter::new(Vec::new());
+        w.write_all(b"12345").unwrap();
+        w.write_all(b"6789").unwrap();
+        assert_eq!((w.crc32c(), w.written()), (0xE3069283, 9));
+        assert_eq!(w.into_inner(), b"123456789");
     }
 
     #[test]

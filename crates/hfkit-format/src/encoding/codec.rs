@@ -2,9 +2,9 @@
 //! [`EncodingContext`] (what every cell record carries besides key and value, fixed per file),
 //! [`CellEncoder`] and [`CellDecoder`] with its [`KeyLayout`] of the current key, and the
 //! [`Payload`] a decoder reads (with, for a block a cache shares, the [`SeekIndex`] a NONE
-//! decoder makes of it on its second seek). Spec: `formats/hfile.md` §"Data blocks" and
-//! `formats/encodings.md` (the per-file context in its introduction, the counters in §"Block
-//! sizing counters").
+//! decoder makes of it on its second seek, `formats/hfile.md` §"Reading").
+//! Spec: `formats/hfile.md` §"Data blocks" and `formats/encodings.md` (the per-file context
+//! in its introduction, the counters in `formats/encodings.md` §"Block sizing counters").
 
 use std::cmp::Ordering;
 use std::ops::{Deref, Range};

@@ -25,9 +25,11 @@ use super::names::{archive_table_dir, TMP_DIR};
 use super::proto;
 use super::store::{OpenedStoreFile, ResolvedFile};
 use super::{HBaseError, Result};
+use hfkit_format::checksum::Crc32cWriter;
 use hfkit_format::fileinfo::{keys, PB_MAGIC};
 use hfkit_format::writer::HFileWriter;
 use hfkit_table::compact::major_compact_store;
+use hfkit_table::directory::{check_written, WrittenFile};
 
 mod file_tracker;
 mod target;
@@ -518,8 +520,9 @@ fn write_store(
     };
     let mut event = PB_MAGIC.to_vec();
     event.extend_from_slice(&tracker.encode_to_vec());
-    let result = (|| -> Result<(u64, u64, u64)> {
+    let result = (|| -> Result<(u64, u64, u64, u64, u32)> {
         let file = std::fs::File::create(&tmp).map_err(|e| HBaseError::io(&tmp, e))?;
+        let file = Crc32cWriter::new(file);
         let fmt = |source| HBaseError::Format {
             path: tmp.clone(),
             source,
@@ -546,10 +549,13 @@ fn write_store(
         let f = buf
             .into_inner()
             .map_err(|e| HBaseError::io(&tmp, e.into_error()))?;
-        f.sync_all().map_err(|e| HBaseError::io(&tmp, e))?;
-        Ok((cells, markers, summary.entry_count))
+        let (size, crc32c) = (f.written(), f.crc32c());
+        f.into_inner()
+            .sync_all()
+            .map_err(|e| HBaseError::io(&tmp, e))?;
+        Ok((cells, markers, summary.entry_count, size, crc32c))
     })();
-    let (cells, markers, entries) = match result {
+    let (cells, markers, entries, size, crc32c) = match result {
         Ok(x) => x,
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
@@ -568,9 +574,17 @@ fn write_store(
         let _ = std::fs::remove_file(&tmp);
         return Ok((None, report));
     }
-    hfkit_table::directory::verify_store_file(&tmp, entries).map_err(|d| {
+    // Its bytes on disk are the ones written, and hold the cells written (`formats/table.md`
+    // §"Checks before data is replaced, deleted or handed out").
+    let written = WrittenFile {
+        path: tmp.clone(),
+        size,
+        cells: entries,
+        crc32c,
+    };
+    check_written(&written).map_err(|d| {
         let _ = std::fs::remove_file(&tmp);
-        HBaseError::corrupt(&tmp, format!("compaction output failed verification: {d}"))
+        HBaseError::corrupt(&tmp, format!("compaction output failed its check: {d}"))
     })?;
     Ok((Some(Staged { tmp, name }), report))
 }

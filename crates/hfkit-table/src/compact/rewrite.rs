@@ -9,11 +9,12 @@ use std::sync::Arc;
 use super::options::CompactOptions;
 use super::report::StoreCompaction;
 use super::select::Plan;
-use crate::directory::{unique_hex, verify_store_file, Table};
+use crate::directory::{check_written, unique_hex, Table, WrittenFile};
 use crate::manifest::{Manifest, StoreFileEntry};
 use crate::read::family_read_settings;
 use crate::TableError;
 use hfkit_format::cell::{CellRef, CellType, KeyView};
+use hfkit_format::checksum::Crc32cWriter;
 use hfkit_format::fileinfo::keys;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::writer::HFileWriter;
@@ -333,6 +334,7 @@ impl Table {
         let name = format!("{}_SeqId_{max_seq}_", unique_hex());
         let path = staging.join(&name);
         let file = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
+        let file = Crc32cWriter::new(file);
         let mut w = HFileWriter::new(BufWriter::with_capacity(1 << 20, file), wopts)?;
         w.append_file_info(
             keys::MAX_SEQ_ID_KEY,
@@ -348,6 +350,12 @@ impl Table {
         let f = buf
             .into_inner()
             .map_err(|e| TableError::io(&path, e.into_error()))?;
+        let written = WrittenFile {
+            path: path.clone(),
+            size: f.written(),
+            cells: summary.entry_count,
+            crc32c: f.crc32c(),
+        };
         drop(f);
         let output = if summary.entry_count == 0 {
             let _ = std::fs::remove_file(&path);
@@ -356,11 +364,11 @@ impl Table {
             self.fs()
                 .sync_file(&path)
                 .map_err(|e| TableError::io(&path, e))?;
-            verify_store_file(&path, summary.entry_count).map_err(|detail| {
-                TableError::Corrupt {
-                    path: path.clone(),
-                    detail: format!("compaction output failed verification: {detail}"),
-                }
+            // Its bytes on disk are the ones written, and hold the cells written
+            // (`formats/table.md` §"Checks before data is replaced, deleted or handed out").
+            check_written(&written).map_err(|detail| TableError::Corrupt {
+                path: path.clone(),
+                detail: format!("compaction output failed its check: {detail}"),
             })?;
             let row_of = |k: &Option<Vec<u8>>| {
                 k.as_deref()

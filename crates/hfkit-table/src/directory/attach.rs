@@ -13,12 +13,12 @@
 use std::path::{Path, PathBuf};
 
 use super::table::{Table, STAGING_DIR};
+use super::written::{check_written, WrittenFile, WrittenFileError};
 use crate::fsops::follow_links;
 use crate::manifest::{Manifest, StoreFileEntry, DATA_DIR};
 use crate::staging::unique_hex;
 use crate::TableError;
 use hfkit_format::cell::KeyView;
-use hfkit_format::checksum::crc32c_append;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::verify::verify;
 use hfkit_format::writer::HFileWriter;
@@ -62,25 +62,6 @@ pub struct AttachOptions {
     /// [`MAX_FILES_PER_REGION_FAMILY`], HBase's default.
     pub max_files_per_region_family: Option<usize>,
 }
-
-/// What this process recorded of a file it wrote itself, as it wrote it (`import --table`'s
-/// output): an attach checks the file on disk against it instead of verifying it in full
-/// (`formats/table.md` §"Attach of files this process wrote").
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WrittenFile {
-    /// Where it was written: `DIR/<family>/<name>` of the bulk-load directory attached.
-    pub path: PathBuf,
-    /// Its length in bytes.
-    pub size: u64,
-    /// The cells written (its trailer's entry count).
-    pub cells: u64,
-    /// CRC32C (Castagnoli) of every byte written, in order.
-    pub crc32c: u32,
-}
-
-/// Read buffer of the CRC32C pass over a [`WrittenFile`]: the check holds this much, however
-/// large the file.
-const CRC_BUFFER: usize = 256 * 1024;
 
 /// One input file of an attach, verified: what the attach needs of it, not the file itself
 /// (its reader, whose pages the verification read, is dropped once these are known, so an
@@ -333,7 +314,7 @@ impl Table {
                 }
                 let identity = FileIdentity::of(&path)?;
                 let reader = match written.iter().find(|w| w.path == path) {
-                    Some(w) => check_written(w)?,
+                    Some(w) => check_written_input(w)?,
                     None => verified(&path)?,
                 };
                 if FileIdentity::of(&path)? != identity {
@@ -585,51 +566,15 @@ fn verified(path: &Path) -> Result<HFileReader, TableError> {
     Ok(reader)
 }
 
-/// Checks a file this process wrote against what its writer recorded: its length, the CRC32C
-/// of its bytes on disk (read through a [`CRC_BUFFER`]-byte buffer, not mapped), and — once
-/// opened, which cross-checks its trailer against the load-on-open section — its cell count.
-fn check_written(w: &WrittenFile) -> Result<HFileReader, TableError> {
-    use std::io::Read;
-    let path = &w.path;
-    let changed = |what: String| {
-        TableError::Invalid(format!(
+/// [`check_written`] of an import's output, as an attach's error.
+fn check_written_input(w: &WrittenFile) -> Result<HFileReader, TableError> {
+    check_written(w).map_err(|e| match e {
+        WrittenFileError::Table(e) => e,
+        WrittenFileError::Changed(what) => TableError::Invalid(format!(
             "{}: changed after this import wrote it ({what}): nothing attached",
-            path.display()
-        ))
-    };
-    let mut file = std::fs::File::open(path).map_err(|e| TableError::io(path, e))?;
-    let size = file.metadata().map_err(|e| TableError::io(path, e))?.len();
-    if size != w.size {
-        return Err(changed(format!("{size} bytes, {} written", w.size)));
-    }
-    let mut buf = vec![0u8; CRC_BUFFER];
-    let (mut crc, mut read) = (0u32, 0u64);
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(TableError::io(path, e)),
-        };
-        crc = crc32c_append(crc, &buf[..n]);
-        read += n as u64;
-    }
-    if read != w.size || crc != w.crc32c {
-        return Err(changed(format!(
-            "CRC32C {crc:08x} of {read} bytes, {:08x} of {} written",
-            w.crc32c, w.size
-        )));
-    }
-    let reader = HFileReader::open(path)
-        .map_err(|e| TableError::Invalid(format!("{}: {e}", path.display())))?;
-    if reader.entry_count() != w.cells {
-        return Err(changed(format!(
-            "{} cells in its trailer, {} written",
-            reader.entry_count(),
-            w.cells
-        )));
-    }
-    Ok(reader)
+            w.path.display()
+        )),
+    })
 }
 
 /// The entries of a bulk-load directory or of one of its family directories that attach reads,

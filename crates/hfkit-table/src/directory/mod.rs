@@ -17,11 +17,13 @@
 //! | `attach` | [`Table::attach`]: a bulk-load directory's files into the table in one commit | `table.md` §"Attach" |
 //! | `garbage` | [`Table::collect_garbage`] and [`Table::check`]: what the table names, and what it does not | `table.md` §"Writers and garbage", §"Check" |
 //! | `table` | [`Table`]: the layout's names, create, open, the writers' lock, store file paths | `table.md` §"Layout" |
+//! | `written` | [`check_written`]: a file this process wrote, against what its writer recorded ([`WrittenFile`]) | `table.md` §"Checks before data is replaced, deleted or handed out" |
 //! | this module | the verification of store files ([`verify_store_file`]) | `table.md` §"Checks before data is replaced, deleted or handed out" |
 
 mod attach;
 mod garbage;
 mod table;
+mod written;
 
 use std::path::Path;
 
@@ -30,9 +32,10 @@ use hfkit_format::error::FormatError;
 use hfkit_format::reader::HFileReader;
 use hfkit_format::verify::{verify, Problem};
 
-pub use attach::{AttachOptions, AttachReport, WrittenFile, MAX_FILES_PER_REGION_FAMILY};
+pub use attach::{AttachOptions, AttachReport, MAX_FILES_PER_REGION_FAMILY};
 pub use garbage::CheckReport;
 pub use table::{Table, TableSetup, WriterLock, INDEX_DIR, LOCK_FILE, STAGING_DIR};
+pub use written::{check_written, WrittenFile, WrittenFileError};
 
 pub use crate::manifest::DATA_DIR;
 pub use crate::staging::unique_hex;
