@@ -8,7 +8,8 @@
 # Usage: benches/read_bench.sh [CSV] [LINES] [WORKDIR]
 #   CSV default /work/bench/csv/lineitem.csv; LINES default 600001 (600,000 rows: 9.6M cells);
 #   WORKDIR default /tmp/hfkit-read-bench (the table is kept there and reused for the same LINES).
-#   HFKIT_BENCH_ONLY=scan: the scans only (no gets, no RocksDB peer).
+#   HFKIT_BENCH_ONLY=scan: the scans only (no gets, no RocksDB peer); =gets: the gets only;
+#   HFKIT_BENCH_GETS=present,one: only the get sets whose names hold every word given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CSV=${1:-/work/bench/csv/lineitem.csv}

@@ -124,6 +124,8 @@ struct CellParts {
     /// The columns' and timestamps' CSV fields, made once while they repeat.
     columns: ColumnTexts,
     timestamp: TimestampText,
+    /// A typed value's text, made here from cell to cell.
+    typed: Vec<u8>,
     /// The typed columns, whose CSV values are shown decoded.
     types: Arc<ColumnTypes>,
 }
@@ -155,6 +157,7 @@ impl CellParts {
             row_field: String::new(),
             columns: ColumnTexts::default(),
             timestamp: TimestampText::default(),
+            typed: Vec::new(),
             types,
         }
     }
@@ -203,7 +206,7 @@ impl PartEncoder for CellParts {
                 push_csv_field(row_field, row.row());
                 self.columns.start_row();
                 for c in row.cells() {
-                    let texts = (&mut self.columns, &mut self.timestamp);
+                    let texts = (&mut self.columns, &mut self.timestamp, &mut self.typed);
                     push_cell_line(lines, row_field, &c, &self.types, texts);
                     self.cells += 1;
                 }
@@ -245,7 +248,7 @@ fn push_cell_line(
     row_field: &str,
     cell: &CellRef<'_>,
     types: &ColumnTypes,
-    (columns, timestamp): (&mut ColumnTexts, &mut TimestampText),
+    (columns, timestamp, typed): (&mut ColumnTexts, &mut TimestampText, &mut Vec<u8>),
 ) {
     line.push_str(row_field);
     line.push(',');
@@ -259,9 +262,11 @@ fn push_cell_line(
     line.push(',');
     line.push_str(cell.cell_type.name());
     line.push(',');
-    match types.text(cell) {
-        Some(text) => push_csv_text(line, &text),
-        None => push_csv_field(line, cell.value),
+    typed.clear();
+    match types.push_text(cell, typed) {
+        // `push_text` checked the bytes are UTF-8.
+        true => push_csv_text(line, std::str::from_utf8(typed).unwrap_or_default()),
+        false => push_csv_field(line, cell.value),
     }
     line.push('\n');
 }
@@ -566,9 +571,10 @@ mod tests {
             // first made.
             let mut ours = String::new();
             let (mut columns, mut stamp) = (ColumnTexts::default(), TimestampText::default());
+            let mut typed = Vec::new();
             for _ in 0..2 {
                 columns.start_row();
-                let texts = (&mut columns, &mut stamp);
+                let texts = (&mut columns, &mut stamp, &mut typed);
                 push_cell_line(&mut ours, &row_field, &cell, &ColumnTypes::default(), texts);
             }
             let text = |b: &[u8]| hfkit_table::to_string_binary(b);
