@@ -3,9 +3,10 @@
 # loopback moto server against the same import to a local directory (wall, CPU of hfkit and of
 # the server, peak RSS), then the s3:// output attached to an s3:// table (server-side copies
 # after one verifying read) and a get and scans of that table with `--stats`: requests and bytes
-# per operation. Every run must give the same objects: their count is compared with the local
-# output's files and both byte totals printed (they may differ by a few bytes: each file's
-# FileInfo records its creation time, hfile.CREATE_TIME_TS, and that block is compressed).
+# per operation, and the full scan against the same scan of a local table. Every run must give
+# the same objects: their count is compared with the local output's files and both byte totals
+# printed (they may differ by a few bytes: each file's FileInfo records its creation time,
+# hfile.CREATE_TIME_TS, and that block is compressed).
 #
 # moto is a Python server keeping objects in its own process: it is far slower than S3 or MinIO,
 # so the s3:// numbers bound hfkit's own cost from above; its CPU is printed beside hfkit's.
@@ -23,7 +24,7 @@ command -v moto_server >/dev/null || { echo "install moto: pip install 'moto[ser
 [ -f "$CSV" ] || { echo "$CSV: not found (tpchgen-cli csv -s 1 --tables=lineitem)" >&2; exit 1; }
 rm -rf "$W"; mkdir -p "$W"
 cargo build --release --quiet --bin hfkit
-B=target/release/hfkit
+B=${CARGO_TARGET_DIR:-$PWD/target}/release/hfkit
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 moto_server -H 127.0.0.1 -p "$PORT" > "$W/moto.log" 2>&1 &
@@ -79,3 +80,17 @@ stats scan-limit-1000 scan s3://bench/t --limit 1000 --format tsv
 stats scan-limit-100000 scan s3://bench/t --limit 100000 --format tsv
 stats get-absent get s3://bench/t "${row}x"
 stats scan-full-one-column scan s3://bench/t --column l:returnflag --format tsv
+# The same full scan of the same files in a local table (issue 43: the s3:// scan's CPU
+# against the local one's), and their outputs compared.
+"$B" table create "$W/t-local" --schema benches/lineitem.toml > /dev/null
+"$B" attach "$W/t-local" "$W/out-local" > /dev/null
+timed scan-full-local "$B" scan "$W/t-local" --column l:returnflag --format tsv
+cmp -s "$W/scan-full-one-column.out" "$W/scan-full-local.out" || { echo "the s3:// and local scans differ" >&2; exit 1; }
+python3 - "$W" <<'PY'
+import sys
+def cpu(n):
+    wall, user, sys_, rss = open(f"{sys.argv[1]}/{n}.time").read().split()
+    return float(user) + float(sys_)
+s3, local = cpu("scan-full-one-column"), cpu("scan-full-local")
+print(f"full scan: s3:// {s3:.2f} CPU-s, local {local:.2f} CPU-s: s3:// costs {s3 / local:.2f}x the local scan's CPU (goal <= 1.2x)")
+PY
