@@ -316,7 +316,7 @@ impl NoneDecoder {
     /// does, or a row sorts before the one of the record ahead of it (a seek then steps from
     /// the start, reaching what it reached before; the scan that decodes such a block names
     /// what is wrong).
-    pub fn make_seek_index(&self) -> Option<SeekIndex> {
+    fn make_seek_index(&self) -> Option<SeekIndex> {
         let mut offsets = Vec::with_capacity((self.end - self.start) / SeekIndex::STRIDE + 1);
         let mut at = self.start;
         let mut last_kept = None::<usize>;

@@ -520,7 +520,7 @@ fn write_store(
     };
     let mut event = PB_MAGIC.to_vec();
     event.extend_from_slice(&tracker.encode_to_vec());
-    let result = (|| -> Result<(u64, u64, u64, u64, u32)> {
+    let result = (|| -> Result<(u64, u64, WrittenFile)> {
         let file = std::fs::File::create(&tmp).map_err(|e| HBaseError::io(&tmp, e))?;
         let file = Crc32cWriter::new(file);
         let fmt = |source| HBaseError::Format {
@@ -549,13 +549,19 @@ fn write_store(
         let f = buf
             .into_inner()
             .map_err(|e| HBaseError::io(&tmp, e.into_error()))?;
-        let (size, crc32c) = (f.written(), f.crc32c());
+        // What the writer wrote, for the check below.
+        let written = WrittenFile {
+            path: tmp.clone(),
+            size: f.written(),
+            cells: summary.entry_count,
+            crc32c: f.crc32c(),
+        };
         f.into_inner()
             .sync_all()
             .map_err(|e| HBaseError::io(&tmp, e))?;
-        Ok((cells, markers, summary.entry_count, size, crc32c))
+        Ok((cells, markers, written))
     })();
-    let (cells, markers, entries, size, crc32c) = match result {
+    let (cells, markers, written) = match result {
         Ok(x) => x,
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
@@ -566,22 +572,16 @@ fn write_store(
         region: enc,
         family: p.family.clone(),
         inputs: p.files.iter().map(|(r, _)| r.name.clone()).collect(),
-        output: (entries > 0).then(|| name.clone()),
+        output: (written.cells > 0).then(|| name.clone()),
         output_cells: cells,
         output_markers: markers,
     };
-    if entries == 0 {
+    if written.cells == 0 {
         let _ = std::fs::remove_file(&tmp);
         return Ok((None, report));
     }
     // Its bytes on disk are the ones written, and hold the cells written (`formats/table.md`
     // §"Checks before data is replaced, deleted or handed out").
-    let written = WrittenFile {
-        path: tmp.clone(),
-        size,
-        cells: entries,
-        crc32c,
-    };
     check_written(&written).map_err(|d| {
         let _ = std::fs::remove_file(&tmp);
         HBaseError::corrupt(&tmp, format!("compaction output failed its check: {d}"))

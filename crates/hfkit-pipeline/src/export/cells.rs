@@ -264,9 +264,8 @@ fn push_cell_line(
     line.push(',');
     typed.clear();
     match types.push_text(cell, typed) {
-        // `push_text` checked the bytes are UTF-8.
-        true => push_csv_text(line, std::str::from_utf8(typed).unwrap_or_default()),
-        false => push_csv_field(line, cell.value),
+        Some(text) => push_csv_text(line, text),
+        None => push_csv_field(line, cell.value),
     }
     line.push('\n');
 }

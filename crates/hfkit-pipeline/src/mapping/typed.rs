@@ -83,21 +83,18 @@ impl ColumnTypes {
         decoded(self.type_of(c)?, c)
     }
 
-    /// [`ColumnTypes::text`] appended to `out` (a buffer the caller keeps from cell to cell);
-    /// false, and `out` as it was, when `c` is not typed or not of its type.
-    pub fn push_text(&self, c: &CellRef<'_>, out: &mut Vec<u8>) -> bool {
-        let Some(ty) = self.type_of(c) else {
-            return false;
-        };
+    /// [`ColumnTypes::text`] appended to `out` (a buffer the caller keeps from cell to cell),
+    /// and handed back as text; `None`, and `out` as it was, when `c` is not typed or not of
+    /// its type.
+    pub fn push_text<'b>(&self, c: &CellRef<'_>, out: &'b mut Vec<u8>) -> Option<&'b str> {
+        let ty = self.type_of(c)?;
         let start = out.len();
-        if crate::mapping::value::decode_value_into(ty, c.value, out).is_none() {
-            return false;
-        }
+        crate::mapping::value::decode_value_into(ty, c.value, out)?;
         if std::str::from_utf8(&out[start..]).is_err() {
             out.truncate(start);
-            return false;
+            return None;
         }
-        true
+        std::str::from_utf8(&out[start..]).ok()
     }
 
     /// The value of `c` as JSON: a number or a boolean for those types, else text; `None`
