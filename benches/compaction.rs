@@ -1,7 +1,8 @@
 //! Throughput of a major compaction (`table::compact`) beside a plain read-plus-write floor on
 //! the same files: 8 interleaved input files (the merge really merges), 2 columns a row, every
 //! 4th row with an older version that VERSIONS 1 drops. Plain timing, one run (no criterion:
-//! the compaction takes seconds). Run, single-threaded:
+//! the compaction takes seconds), wall and CPU time (user + sys of the process, `getrusage`:
+//! the figure to compare on a shared machine). Run, single-threaded:
 //!
 //! ```text
 //! RAYON_NUM_THREADS=1 cargo bench --bench compaction
@@ -19,7 +20,7 @@
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hfkit::format::cell::Cell;
 use hfkit::format::reader::HFileReader;
@@ -29,6 +30,15 @@ use hfkit::table::directory::Table;
 use hfkit::table::manifest::FamilyEntry;
 
 const FILES: usize = 8;
+
+/// CPU time (user + sys) of this process so far.
+fn cpu() -> f64 {
+    // SAFETY: getrusage writes one rusage struct into the zeroed value it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (tv(u.ru_utime) + tv(u.ru_stime)).as_secs_f64()
+}
 
 fn scratch() -> tempfile::TempDir {
     let base = std::env::var_os("HFKIT_BENCH_DIR")
@@ -111,7 +121,7 @@ fn main() {
     );
 
     // Floor: scan every file and write its cells to a new file with the family's settings.
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu());
     let mut floor_cells = 0u64;
     for (i, e) in m.files.iter().enumerate() {
         let r = HFileReader::open(t.file_path(e)).unwrap();
@@ -129,12 +139,12 @@ fn main() {
         let (buf, _) = w.finish().unwrap();
         buf.into_inner().unwrap().sync_all().unwrap();
     }
-    let floor = t0.elapsed().as_secs_f64();
+    let (floor, floor_cpu) = (t0.elapsed().as_secs_f64(), cpu() - c0);
     for i in 0..m.files.len() {
         std::fs::remove_file(tmp.path().join(format!("floor{i}"))).unwrap();
     }
 
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu());
     let r = t
         .compact(CompactOptions {
             major: true,
@@ -142,24 +152,25 @@ fn main() {
             ..CompactOptions::default()
         })
         .unwrap();
-    let major = t0.elapsed().as_secs_f64();
+    let (major, major_cpu) = (t0.elapsed().as_secs_f64(), cpu() - c0);
     let s = &r.stores[0];
     let mb = in_bytes as f64 / 1e6;
     eprintln!(
-        "floor (scan + write, no merge): {floor_cells} cells, {:.2} s, {:.1} MB/s, {:.2} M cells/s",
+        "floor (scan + write, no merge): {floor_cells} cells, {:.2} s ({floor_cpu:.2} CPU-s), {:.1} MB/s, {:.2} M cells/s",
         floor,
         mb / floor,
         floor_cells as f64 / floor / 1e6
     );
     eprintln!(
-        "major compaction: {} files, {} cells -> {} cells, {:.2} s, {:.1} MB/s, {:.2} M cells/s (input), {:.2}x the floor's time",
+        "major compaction: {} files, {} cells -> {} cells, {:.2} s ({major_cpu:.2} CPU-s), {:.1} MB/s, {:.2} M cells/s (input), {:.2}x the floor's time, {:.2}x its CPU",
         s.inputs.len(),
         s.input_cells,
         s.output_cells,
         major,
         mb / major,
         s.input_cells as f64 / major / 1e6,
-        major / floor
+        major / floor,
+        major_cpu / floor_cpu
     );
     assert_eq!(s.input_cells, cells as u64);
     assert_eq!(s.output_cells, (cells - old) as u64);
