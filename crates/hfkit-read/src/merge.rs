@@ -180,6 +180,15 @@ impl<'r> MergeScanner<'r> {
             .scanner
             .advance()
             .map_err(|e| ReadError::format(&s.label, e))?;
+        if self.heap.is_empty() {
+            // A lone source (a store of one file, or the last one left) is compared with
+            // nothing until the next seek, which sets every source's prefix again.
+            s.live = live;
+            if !live {
+                self.top = None;
+            }
+            return Ok(());
+        }
         s.set_live(live);
         if !s.live {
             self.top = self.pop();
