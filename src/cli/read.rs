@@ -356,9 +356,24 @@ impl Printer<'_> {
         }
         // Lines gather in one buffer, written out in batches of LINE_BATCH bytes or more.
         let line = &mut self.line;
-        let cell_lines = &mut self.cell_lines;
         if self.format == ReadFormat::Cells {
+            // A loop of its own: a scan's cell lines are most of its output's cost.
+            let cell_lines = &mut self.cell_lines;
             cell_lines.start_row(row);
+            for c in cells {
+                match equal_bytes(c.row, row) {
+                    true => cell_lines.push_line(line, &c),
+                    false => {
+                        push_cell_line(line, &c, false);
+                        line.push('\n');
+                    }
+                }
+                if line.len() >= LINE_BATCH {
+                    self.out.write_all(line.as_bytes())?;
+                    line.clear();
+                }
+            }
+            return Ok(());
         }
         for c in cells {
             let start = line.len();
@@ -393,7 +408,6 @@ impl Printer<'_> {
                         false => push_string_binary(line, c.value),
                     }
                 }
-                ReadFormat::Cells if equal_bytes(c.row, row) => cell_lines.push(line, &c, false),
                 ReadFormat::Cells | ReadFormat::Json => push_cell_line(line, &c, false),
             }
             line.push('\n');

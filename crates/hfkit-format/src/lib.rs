@@ -22,6 +22,7 @@ pub mod encoding;
 pub mod error;
 pub mod fileinfo;
 pub mod heap;
+pub mod hex;
 pub mod index;
 pub mod inline;
 pub mod proto;

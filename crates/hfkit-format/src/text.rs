@@ -10,66 +10,8 @@ use std::fmt::Write as _;
 
 use super::bytes::equal_bytes;
 use super::cell::{Cell, CellLimit, CellRef, CellType, CellTypeOwned};
-
-/// Appends `bytes` as lowercase hex, or `-` when empty.
-#[inline]
-pub fn push_hex(out: &mut String, bytes: &[u8]) {
-    if bytes.is_empty() {
-        out.push('-');
-        return;
-    }
-    // SAFETY: only ASCII hex digits are written, so the string stays UTF-8.
-    let v = unsafe { out.as_mut_vec() };
-    let (start, n) = (v.len(), bytes.len() * 2);
-    v.reserve(n);
-    // Written straight into the reserved bytes (no zero-fill first: a scan's cell lines
-    // spent a fifth of their formatting there), four bytes to eight digits at a time.
-    let spare = &mut v.spare_capacity_mut()[..n];
-    let (words, tail) = bytes.split_at(bytes.len() / 4 * 4);
-    let (word_out, tail_out) = spare.split_at_mut(words.len() * 2);
-    for (to, from) in word_out.chunks_exact_mut(8).zip(words.chunks_exact(4)) {
-        let digits = hex_of_four([from[0], from[1], from[2], from[3]]);
-        for (slot, d) in to.iter_mut().zip(digits) {
-            slot.write(d);
-        }
-    }
-    for (pair, b) in tail_out.chunks_exact_mut(2).zip(tail) {
-        let [hi, lo] = HEX_PAIRS[*b as usize];
-        pair[0].write(hi);
-        pair[1].write(lo);
-    }
-    // SAFETY: the `n` bytes after `start` were written just above (`word_out` and
-    // `tail_out` split those `n` exactly, each filled whole).
-    unsafe { v.set_len(start + n) };
-}
-
-/// The eight lowercase hex digits of four bytes, computed in one 64-bit word: each byte
-/// spread into a 16-bit lane, its high nibble in the lane's first byte and its low nibble in
-/// the second, then every nibble `d` made `'0' + d`, plus `'a' - '0' - 10` where `d > 9`
-/// (no carry crosses a byte: every sum stays under 0x67).
-#[inline(always)]
-fn hex_of_four(b: [u8; 4]) -> [u8; 8] {
-    const NIBBLES: u64 = 0x000F_000F_000F_000F;
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let x = u64::from(u32::from_le_bytes(b));
-    let x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF;
-    let x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF;
-    let d = ((x >> 4) & NIBBLES) | ((x & NIBBLES) << 8);
-    let over_nine = ((d + ONES * 6) >> 4) & ONES;
-    (d + ONES * b'0' as u64 + over_nine * u64::from(b'a' - b'0' - 10)).to_le_bytes()
-}
-
-/// The two lowercase hex digits of each byte.
-const HEX_PAIRS: [[u8; 2]; 256] = {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut t = [[0u8; 2]; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = [DIGITS[i >> 4], DIGITS[i & 15]];
-        i += 1;
-    }
-    t
-};
+pub use super::hex::push_hex;
+use super::hex::write_hex;
 
 /// Lowercase hex of `bytes` (empty string for empty input).
 pub fn hex(bytes: &[u8]) -> String {
@@ -178,34 +120,202 @@ impl TimestampText {
     }
 }
 
-/// Writes cell lines for a reader of many cells: the hex of a row once for all of its cells,
-/// a column's hex once per place ([`ColumnTexts`]), a timestamp's digits once while cells
-/// share it ([`TimestampText`]).
+/// Text copied into a line 16 bytes at a time: `bytes[..len]`, then zeros up to a multiple
+/// of 16 (so a copy never reads past `bytes`, and writes at most 15 bytes past `len`).
+#[derive(Debug, Default)]
+struct Chunked {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Chunked {
+    /// Holds `text`.
+    fn set(&mut self, text: &str) {
+        self.len = text.len();
+        self.bytes.clear();
+        self.bytes.extend_from_slice(text.as_bytes());
+        self.bytes.resize(text.len().next_multiple_of(16), 0);
+    }
+
+    /// Copies the text to `dst`, with up to 15 bytes of padding after it.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `self.bytes.len()` bytes.
+    #[inline(always)]
+    unsafe fn copy_to(&self, dst: *mut u8) {
+        for (k, chunk) in self.bytes.chunks_exact(16).enumerate() {
+            // SAFETY: `chunk` is 16 readable bytes; the caller's room covers
+            // `dst + 16 * k .. + 16` (`bytes.len()` is a multiple of 16).
+            unsafe {
+                let word = chunk.as_ptr().cast::<[u8; 16]>().read_unaligned();
+                dst.add(16 * k).cast::<[u8; 16]>().write_unaligned(word);
+            }
+        }
+    }
+}
+
+/// What a line writes between the row and the value, remembered for one place of a row:
+/// `family_hex qualifier_hex timestamp type `, for a column (family then qualifier), a
+/// timestamp and a type.
+#[derive(Debug)]
+struct Place {
+    column: Vec<u8>,
+    family_len: usize,
+    timestamp: i64,
+    cell_type: CellType,
+    text: Chunked,
+}
+
+impl Place {
+    #[inline(always)]
+    fn holds(&self, cell: &CellRef<'_>) -> bool {
+        let (f, q) = (cell.family, cell.qualifier);
+        self.timestamp == cell.timestamp
+            && self.cell_type == cell.cell_type
+            && self.family_len == f.len()
+            && self.column.len() == f.len() + q.len()
+            && equal_bytes(&self.column[..f.len()], f)
+            && equal_bytes(&self.column[f.len()..], q)
+    }
+
+    /// Makes this place hold `cell`'s column, timestamp and type (`scratch`: a buffer kept).
+    #[cold]
+    fn set(&mut self, cell: &CellRef<'_>, scratch: &mut String) {
+        scratch.clear();
+        push_column_hex(scratch, cell.family, cell.qualifier);
+        scratch.push_str(itoa::Buffer::new().format(cell.timestamp));
+        scratch.push(' ');
+        scratch.push_str(cell.cell_type.name());
+        scratch.push(' ');
+        self.text.set(scratch);
+        self.column.clear();
+        self.column.extend_from_slice(cell.family);
+        self.column.extend_from_slice(cell.qualifier);
+        self.family_len = cell.family.len();
+        self.timestamp = cell.timestamp;
+        self.cell_type = cell.cell_type;
+    }
+}
+
+/// Writes cell lines for a reader of many cells, each line in one pass into room reserved
+/// once: the hex of a row made once for all of its cells, and what comes between the row and
+/// the value (column, timestamp, type) made once per place in a row while the rows hold the
+/// same there (the rows of a bulk-loaded table hold the same columns in the same order, at
+/// one timestamp); both copied 16 bytes at a time, the value's digits by [`write_hex`].
+/// The lines are those of [`push_cell_line`].
 #[derive(Debug, Default)]
 pub struct CellLines {
-    row_hex: String,
-    columns: ColumnTexts,
-    timestamp: TimestampText,
+    /// `row_hex `.
+    row: Chunked,
+    /// The cell of the row being written.
+    at: usize,
+    /// By place in a row: the first `COLUMN_TEXT_PLACES` cells, then one place for all the
+    /// cells after them.
+    places: Vec<Place>,
+    scratch: String,
 }
 
 impl CellLines {
     /// Starts the cells of `row`.
     pub fn start_row(&mut self, row: &[u8]) {
-        self.row_hex.clear();
-        push_hex(&mut self.row_hex, row);
-        self.row_hex.push(' ');
-        self.columns.start_row();
+        self.scratch.clear();
+        push_hex(&mut self.scratch, row);
+        self.scratch.push(' ');
+        self.row.set(&self.scratch);
+        self.at = 0;
     }
 
     /// Appends the line of `cell` (without the newline), of the row last started.
     pub fn push(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
-        out.push_str(&self.row_hex);
-        self.columns
-            .push(out, cell.family, cell.qualifier, push_column_hex);
-        self.timestamp.push(out, cell.timestamp);
-        out.push(' ');
-        push_cell_line_end(out, cell, with_seq_id);
+        self.write(out, cell, with_seq_id, false);
     }
+
+    /// Appends the line of `cell` and a newline, of the row last started.
+    #[inline]
+    pub fn push_line(&mut self, out: &mut String, cell: &CellRef<'_>) {
+        self.write(out, cell, false, true);
+    }
+
+    #[inline(always)]
+    fn write(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool, newline: bool) {
+        let at = self.at.min(COLUMN_TEXT_PLACES);
+        self.at += 1;
+        if !matches!(self.places.get(at), Some(p) if p.holds(cell)) {
+            set_place(&mut self.places, &mut self.scratch, at, cell);
+        }
+        let place = &self.places[at];
+        let (value, tags) = (cell.value, cell.tags);
+        // The copies' padding (15 bytes each at most), the value's and the tags' digits or
+        // `-`, two spaces and the newline; the sequence id is pushed after.
+        let room = self.row.bytes.len() + place.text.bytes.len() + 2 * (value.len() + tags.len());
+        // SAFETY: only ASCII is written within the length set (copies of ASCII text, hex
+        // digits, spaces, `-`, newline), so the string stays UTF-8.
+        let v = unsafe { out.as_mut_vec() };
+        v.reserve(room + 8);
+        let start = v.len();
+        // SAFETY: `reserve` made room for `room + 8` bytes after `start`, and the writes below
+        // stay within it: the row's copy writes `row.bytes.len()` bytes from `start`, the
+        // place's `text.bytes.len()` from `start + row.len` (≤ its padded length), the value
+        // `max(2 * value.len(), 1)` bytes after that, then a space, the tags'
+        // `max(2 * tags.len(), 1)`, and the newline. Every byte up to the length set is
+        // written (each copy's padding is overwritten by what follows it or lies past the end).
+        unsafe {
+            let base = v.as_mut_ptr().add(start);
+            self.row.copy_to(base);
+            let mut n = self.row.len;
+            place.text.copy_to(base.add(n));
+            n += place.text.len;
+            n += write_field_hex(base.add(n), value);
+            *base.add(n) = b' ';
+            n += 1;
+            n += write_field_hex(base.add(n), tags);
+            if newline && !with_seq_id {
+                *base.add(n) = b'\n';
+                n += 1;
+            }
+            v.set_len(start + n);
+        }
+        if with_seq_id {
+            out.push(' ');
+            out.push_str(itoa::Buffer::new().format(cell.seq_id));
+            if newline {
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// Makes place `at` of `places` hold `cell`'s column, timestamp and type (adding the places
+/// up to it).
+#[cold]
+#[inline(never)]
+fn set_place(places: &mut Vec<Place>, scratch: &mut String, at: usize, cell: &CellRef<'_>) {
+    while places.len() <= at {
+        places.push(Place {
+            column: Vec::new(),
+            family_len: 0,
+            timestamp: 0,
+            cell_type: CellType::Put,
+            text: Chunked::default(),
+        });
+    }
+    places[at].set(cell, scratch);
+}
+
+/// Writes `bytes` as hex at `dst`, or `-` when empty; returns how many bytes it wrote.
+///
+/// # Safety
+/// `dst` must be valid for writes of `max(2 * bytes.len(), 1)` bytes.
+#[inline(always)]
+unsafe fn write_field_hex(dst: *mut u8, bytes: &[u8]) -> usize {
+    if bytes.is_empty() {
+        // SAFETY: the caller's room for one byte.
+        unsafe { *dst = b'-' };
+        return 1;
+    }
+    // SAFETY: the caller's room for `2 * bytes.len()` bytes.
+    unsafe { write_hex(dst, bytes) };
+    2 * bytes.len()
 }
 
 /// Appends what follows the timestamp in a cell line: type, value, tags, sequence id.
@@ -446,16 +556,21 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// Lines written by `CellLines` (rows, columns and timestamps remembered) are the
-        /// lines `push_cell_line` writes alone, over rows whose columns move, repeat or run
-        /// past the places remembered, and any bytes.
+        /// Lines written by `CellLines` (rows, columns, timestamps and types remembered, lines
+        /// written in one pass) are the lines `push_cell_line` writes alone, over rows whose
+        /// columns move, repeat or run past the places remembered, and any bytes (rows, values
+        /// and tags of every length the hex steps treat apart).
         #[test]
         fn cell_lines_write_what_push_cell_line_writes(
             rows in proptest::collection::vec(
                 (
-                    proptest::collection::vec(proptest::num::u8::ANY, 0..6),
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..40),
                     proptest::collection::vec(
-                        (0u8..3, 0u8..4, 0i64..3, proptest::collection::vec(proptest::num::u8::ANY, 0..12)),
+                        (
+                            (0u8..3, 0u8..4, 0i64..3, 0usize..3),
+                            proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+                            proptest::collection::vec(proptest::num::u8::ANY, 0..3),
+                        ),
                         0..8,
                     ),
                     0usize..2,
@@ -463,6 +578,7 @@ mod tests {
                 0..12,
             ),
             seq in proptest::bool::ANY,
+            newline in proptest::bool::ANY,
         ) {
             let mut lines = CellLines::default();
             let (mut cached, mut plain) = (String::new(), String::new());
@@ -471,22 +587,30 @@ mod tests {
                 // A wide row goes past the places remembered.
                 let extra = if *wide == 1 { COLUMN_TEXT_PLACES + 3 } else { 0 };
                 let many = cells.iter().cycle().take(cells.len() + extra.min(cells.len() * 400));
-                for (f, q, ts, value) in many {
+                for ((f, q, ts, t), value, tags) in many {
                     let family = [b'f', *f];
                     // Qualifiers of one length and different bytes too.
                     let qualifier: &[u8] = [&b""[..], b"a", b"b", b"ab"][usize::from(*q)];
+                    let types = [CellType::Put, CellType::Delete, CellType::DeleteFamily];
+                    // Tags only now and then (most cells have none).
+                    let tags: &[u8] = if *ts == 2 { tags } else { &[] };
                     let c = CellRef {
                         row,
                         family: &family[..usize::from(*f % 2) + 1],
                         qualifier,
-                        timestamp: *ts - 1,
-                        cell_type: CellType::Put,
+                        timestamp: [-1, 0, 1_700_000_000_000][*ts as usize],
+                        cell_type: types[*t],
                         value,
-                        tags: &[],
-                        seq_id: u64::from(*f),
+                        tags,
+                        seq_id: u64::from(*f) << 40,
                     };
-                    lines.push(&mut cached, &c, seq);
-                    cached.push('\n');
+                    match newline && !seq {
+                        true => lines.push_line(&mut cached, &c),
+                        false => {
+                            lines.push(&mut cached, &c, seq);
+                            cached.push('\n');
+                        }
+                    }
                     push_cell_line(&mut plain, &c, seq);
                     plain.push('\n');
                 }
