@@ -41,8 +41,8 @@ use serde::Serialize;
 pub use decode::{Record, RecordDecoder};
 pub use error::ExportError;
 pub use format::{
-    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_ROW_GROUP_BYTES,
-    PARQUET_ROW_GROUP_ROWS,
+    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_DICTIONARY_PAGE_BYTES,
+    PARQUET_ROW_GROUP_BYTES, PARQUET_ROW_GROUP_ROWS,
 };
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;

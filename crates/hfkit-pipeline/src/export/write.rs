@@ -31,8 +31,8 @@ use super::csv_line;
 use super::decode::{Record, RecordDecoder};
 use super::error::ExportError;
 use super::format::{
-    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_ROW_GROUP_BYTES,
-    PARQUET_ROW_GROUP_ROWS,
+    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_DICTIONARY_PAGE_BYTES,
+    PARQUET_ROW_GROUP_BYTES, PARQUET_ROW_GROUP_ROWS,
 };
 
 /// CSV bytes gathered before they are handed to the file as a part.
@@ -112,7 +112,9 @@ impl RecordSink {
                 })
                 .collect::<Vec<_>>(),
         );
-        let props = parquet_properties(PARQUET_ROW_GROUP_ROWS).build();
+        let props = parquet_properties(PARQUET_ROW_GROUP_ROWS)
+            .set_dictionary_page_size_limit(PARQUET_DICTIONARY_PAGE_BYTES)
+            .build();
         RecordSink::with_schema(schema, props, format, file, path)
     }
 
