@@ -27,6 +27,7 @@ use parquet::arrow::arrow_writer::ArrowRowGroupWriterFactory;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
+use crate::export::csv_line::needs_quotes;
 use crate::export::{
     encode_row_group, parquet_properties, parts_ahead, within_arrow_offsets, ExportError,
     RecordPart, RecordSink, CSV_PART_BYTES, CSV_PART_CAPACITY,
@@ -273,7 +274,7 @@ fn push_cell_line(
 /// Appends `text` (a typed value's, [`ColumnTypes::text`]) as a CSV field: quoted as the `csv`
 /// crate quotes, should it hold a `,`, a `"` or a line break.
 fn push_csv_text(line: &mut String, text: &str) {
-    if text.contains([',', '"', '\n', '\r']) {
+    if needs_quotes(text.as_bytes()) {
         line.push('"');
         line.push_str(&text.replace('"', "\"\""));
         line.push('"');

@@ -3,7 +3,9 @@
 //! `hfkit import` with the same mapping reads back into the same cells, checking that every
 //! source re-encodes to its very cell and that sources of one field agree.
 
-use crate::mapping::rowkey::{KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec};
+use crate::mapping::rowkey::{
+    KeyFields, KeyUse, Recovered, RowkeyInverse, RowkeySpec, VerifyScratch,
+};
 use crate::mapping::timestamp::TimestampFormat;
 use crate::mapping::value::{decode_value_into, encode_value};
 use crate::RowkeyError;
@@ -297,6 +299,7 @@ impl RecordDecoder {
             key_values,
             spare,
             buf,
+            verify,
         } = record;
 
         // The newest cell of each mapped column (a read returns the newest first).
@@ -432,7 +435,7 @@ impl RecordDecoder {
             key_values[slot].clone_from(&vals[f]);
         }
         self.inverse
-            .verify(row.row(), &deferred, key_values)
+            .verify_in(row.row(), &deferred, key_values, verify)
             .map_err(key_err)?;
 
         // 5. Every column imports back as its cell.
@@ -519,6 +522,8 @@ pub struct Record {
     spare: Vec<Vec<u8>>,
     /// Scratch for encoding a value to compare it with its cell.
     buf: Vec<u8>,
+    /// The key check's buffers.
+    verify: VerifyScratch,
 }
 
 impl Record {

@@ -23,10 +23,12 @@
 //! |---|---|
 //! | `format` | [`ExportFormat`], the Parquet row group bounds, the records' [`ExportField`]s and their [`FieldType`]s, the [`RowCounts`] |
 //! | `error` | [`ExportError`] |
+//! | `csv_line` | the CSV lines of records, as the `csv` crate writes them |
 //! | `decode` | [`RecordDecoder`]: a row's key and cells to the record that imports as them |
 //! | `write` | [`RecordParts`]: decoded records encoded as CSV or Parquet, region by region; [`RecordSink`]: the parts into one file (cell exports' too, with their header and schema); the CSV part and Parquet row group encoders both share |
 
 pub mod cells;
+mod csv_line;
 mod decode;
 mod error;
 mod format;
@@ -39,8 +41,8 @@ use serde::Serialize;
 pub use decode::{Record, RecordDecoder};
 pub use error::ExportError;
 pub use format::{
-    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_ROW_GROUP_BYTES,
-    PARQUET_ROW_GROUP_ROWS,
+    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_DICTIONARY_PAGE_BYTES,
+    PARQUET_ROW_GROUP_BYTES, PARQUET_ROW_GROUP_ROWS,
 };
 use hfkit_read::ReadOptions;
 use hfkit_table::directory::Table;

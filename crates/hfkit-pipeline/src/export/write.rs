@@ -27,11 +27,12 @@ use hfkit_read::RowRef;
 use hfkit_table::export::{PartEncoder, PartSink};
 use hfkit_table::to_string_binary;
 
+use super::csv_line;
 use super::decode::{Record, RecordDecoder};
 use super::error::ExportError;
 use super::format::{
-    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_ROW_GROUP_BYTES,
-    PARQUET_ROW_GROUP_ROWS,
+    ExportField, ExportFormat, FieldType, RowCounts, PARQUET_DICTIONARY_PAGE_BYTES,
+    PARQUET_ROW_GROUP_BYTES, PARQUET_ROW_GROUP_ROWS,
 };
 
 /// CSV bytes gathered before they are handed to the file as a part.
@@ -111,7 +112,9 @@ impl RecordSink {
                 })
                 .collect::<Vec<_>>(),
         );
-        let props = parquet_properties(PARQUET_ROW_GROUP_ROWS).build();
+        let props = parquet_properties(PARQUET_ROW_GROUP_ROWS)
+            .set_dictionary_page_size_limit(PARQUET_DICTIONARY_PAGE_BYTES)
+            .build();
         RecordSink::with_schema(schema, props, format, file, path)
     }
 
@@ -172,11 +175,6 @@ impl RecordSink {
     }
 }
 
-/// A CSV writer of one part's lines, its buffer sized for the part ([`CSV_PART_CAPACITY`]).
-fn csv_part_writer() -> csv::Writer<Vec<u8>> {
-    csv::Writer::from_writer(Vec::with_capacity(CSV_PART_CAPACITY))
-}
-
 /// The Parquet properties of exports: Snappy, row groups of at most `row_group_rows` rows
 /// (a caller may set more).
 pub(crate) fn parquet_properties(row_group_rows: usize) -> WriterPropertiesBuilder {
@@ -185,18 +183,14 @@ pub(crate) fn parquet_properties(row_group_rows: usize) -> WriterPropertiesBuild
         .set_max_row_group_row_count(Some(row_group_rows))
 }
 
-/// The lines `w` has gathered as a part (none if there are none), `w` left empty: the lines
-/// come out of the CSV writer (which has no way to lend its output buffer), and a fresh writer
-/// takes the next part's.
-fn take_csv_part(w: &mut csv::Writer<Vec<u8>>) -> Result<Option<RecordPart>, String> {
-    match w.flush() {
-        Ok(()) if w.get_ref().is_empty() => Ok(None),
-        Ok(()) => std::mem::replace(w, csv_part_writer())
-            .into_inner()
-            .map(|bytes| Some(RecordPart::Csv(bytes)))
-            .map_err(|e| format!("CSV: {}", e.error())),
-        Err(e) => Err(format!("CSV: {e}")),
+/// The lines gathered in `lines` as a part (none if there are none), `lines` left empty with
+/// the capacity of a part.
+fn take_csv_part(lines: &mut Vec<u8>) -> Option<RecordPart> {
+    if lines.is_empty() {
+        return None;
     }
+    let next = Vec::with_capacity(CSV_PART_CAPACITY);
+    Some(RecordPart::Csv(std::mem::replace(lines, next)))
 }
 
 /// `columns` (one array per field of `schema`) as one row group's column chunks, encoded by
@@ -282,7 +276,8 @@ struct ParquetRows {
 }
 
 enum PartsOut {
-    Csv(Box<csv::Writer<Vec<u8>>>),
+    /// The part's CSV lines ([`csv_line::push_record`]).
+    Csv(Vec<u8>),
     Parquet(Box<ParquetRows>),
 }
 
@@ -300,7 +295,7 @@ impl<'d> RecordParts<'d> {
     /// An encoder of the parts `sink` takes.
     pub fn new(decoder: &'d RecordDecoder, sink: &RecordSink) -> RecordParts<'d> {
         let out = match &sink.out {
-            SinkOut::Csv(_) => PartsOut::Csv(Box::new(csv_part_writer())),
+            SinkOut::Csv(_) => PartsOut::Csv(Vec::with_capacity(CSV_PART_CAPACITY)),
             SinkOut::Parquet {
                 factory, schema, ..
             } => PartsOut::Parquet(Box::new(ParquetRows {
@@ -332,7 +327,7 @@ impl<'d> RecordParts<'d> {
     /// The records gathered as a part (none if there are none).
     fn take_part(&mut self) -> Result<Option<RecordPart>, ExportError> {
         let r = match &mut self.out {
-            PartsOut::Csv(w) => take_csv_part(w),
+            PartsOut::Csv(lines) => Ok(take_csv_part(lines)),
             PartsOut::Parquet(p) => p
                 .encode_row_group()
                 .map(|chunks| chunks.map(RecordPart::Parquet))
@@ -388,17 +383,10 @@ impl PartEncoder for RecordParts<'_> {
             return Ok(None);
         }
         let full = match &mut self.out {
-            PartsOut::Csv(w) => {
-                let r = w.write_record(
-                    self.record
-                        .values()
-                        .iter()
-                        .map(|v| v.as_deref().unwrap_or(b"")),
-                );
-                if let Err(e) = r {
-                    return Err(self.werr(format!("CSV: {e}")));
-                }
-                w.get_ref().len() >= CSV_PART_BYTES
+            PartsOut::Csv(lines) => {
+                let fields = self.record.values().iter();
+                csv_line::push_record(lines, fields.map(|v| v.as_deref().unwrap_or(b"")));
+                lines.len() >= CSV_PART_BYTES
             }
             PartsOut::Parquet(p) => {
                 let record_bytes: usize = self.record.values().iter().flatten().map(Vec::len).sum();

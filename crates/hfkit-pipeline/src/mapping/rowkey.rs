@@ -50,7 +50,9 @@ mod lex;
 mod parse;
 use evaluate::{apply, encode_key, eval, REVERSE_TS_DIGITS};
 pub use evaluate::{f64_ordered, i64_ordered};
-pub use inverse::{format_f64, Deferred, KeyFields, KeyUse, Recovered, RowkeyInverse};
+pub use inverse::{
+    format_f64, Deferred, KeyFields, KeyUse, Recovered, RowkeyInverse, VerifyScratch,
+};
 use lex::{tokenize, Kind};
 use parse::{assign_slots, Parser};
 

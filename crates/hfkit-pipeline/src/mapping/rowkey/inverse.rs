@@ -73,6 +73,17 @@ pub struct KeyFields {
     scratch: decode::Scratch,
 }
 
+/// Buffers [`RowkeyInverse::verify_in`] reuses from key to key.
+#[derive(Debug, Default)]
+pub struct VerifyScratch {
+    /// `eval`'s buffers by depth.
+    pool: Vec<Vec<u8>>,
+    /// A deferred term's input.
+    buf: Vec<u8>,
+    /// A deferred term's encoding, then the whole key's.
+    out: Vec<u8>,
+}
+
 /// The terms of a decoded key that could not be inverted, to be checked by
 /// [`RowkeyInverse::verify`] once every field is known.
 #[derive(Debug, Default)]
@@ -170,20 +181,32 @@ impl RowkeyInverse {
         deferred: &Deferred<'_>,
         values: &[Option<Vec<u8>>],
     ) -> Result<(), RowkeyError> {
+        self.verify_in(key, deferred, values, &mut VerifyScratch::default())
+    }
+
+    /// [`verify`](Self::verify) in the buffers of `scratch`, which a caller checking key after
+    /// key keeps, so that a check does not allocate them each time.
+    pub fn verify_in(
+        &self,
+        key: &[u8],
+        deferred: &Deferred<'_>,
+        values: &[Option<Vec<u8>>],
+        scratch: &mut VerifyScratch,
+    ) -> Result<(), RowkeyError> {
         let get = |slot: usize| values.get(slot).and_then(|v| v.as_deref());
-        let mut pool = Vec::new();
+        let VerifyScratch { pool, buf, out } = scratch;
         for (node, seg) in &deferred.terms {
             let Node::Call { func, input, what } = node else {
                 continue;
             };
-            let mut buf = Vec::new();
+            buf.clear();
             match eval(
                 input,
                 &self.spec.fields,
                 &self.spec.ts_format,
                 &get,
-                &mut buf,
-                &mut pool,
+                buf,
+                pool,
                 0,
             ) {
                 Err(RowkeyError::MissingField { field }) => {
@@ -198,35 +221,32 @@ impl RowkeyInverse {
                 }
                 r => r?,
             }
-            let mut out = Vec::new();
-            apply(*func, what, &self.spec.ts_format, &buf, &mut out)?;
-            if out != *seg {
+            out.clear();
+            apply(*func, what, &self.spec.ts_format, buf, out)?;
+            if out.as_slice() != seg.as_slice() {
                 return Err(RowkeyError::KeyMismatch {
                     what: what.clone(),
                     reason: format!(
                         "the row key has '{}', the recovered fields give '{}'",
                         to_string_binary(seg),
-                        to_string_binary(&out)
+                        to_string_binary(out)
                     ),
                 });
             }
         }
-        let mut out = Vec::new();
+        out.clear();
         encode_key(
             &self.spec.nodes,
             &self.spec.fields,
             &self.spec.ts_format,
             &get,
-            &mut out,
-            &mut pool,
+            out,
+            pool,
         )?;
-        if out != key {
+        if out.as_slice() != key {
             return Err(RowkeyError::KeyMismatch {
                 what: "row key".into(),
-                reason: format!(
-                    "the recovered fields encode to '{}'",
-                    to_string_binary(&out)
-                ),
+                reason: format!("the recovered fields encode to '{}'", to_string_binary(out)),
             });
         }
         Ok(())
@@ -535,6 +555,38 @@ mod tests {
                 .starts_with("salt(100, id): the row key has '99'"),
             "{e}"
         );
+    }
+
+    /// One [`VerifyScratch`] kept from key to key checks each as a fresh one does: good and
+    /// bad keys in turn, nested calls and deferred terms.
+    #[test]
+    fn verify_in_kept_scratch_is_verify() {
+        let spec =
+            RowkeySpec::parse(r#"salt(100, id) + "_" + reverse(pad(id, 8)) + "_" + id"#).unwrap();
+        let inv = spec.inverse(&[]).unwrap();
+        let mut scratch = VerifyScratch::default();
+        let mut bad = 0;
+        let keys: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| {
+                let id = (i * 7919).to_string();
+                let mut k = key(&spec, &[("id", id.as_bytes())]);
+                if i % 3 == 0 {
+                    k[0] ^= 1; // a salt that does not match
+                }
+                k
+            })
+            .collect();
+        for k in &keys {
+            let mut kf = inv.fields();
+            let d = inv.decode(k, &mut kf).unwrap();
+            let fresh = inv.verify(k, &d, &kf.values).map_err(|e| e.to_string());
+            let kept = inv
+                .verify_in(k, &d, &kf.values, &mut scratch)
+                .map_err(|e| e.to_string());
+            bad += usize::from(fresh.is_err());
+            assert_eq!(fresh, kept);
+        }
+        assert_eq!(bad, 14);
     }
 
     #[test]
