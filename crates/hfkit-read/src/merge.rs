@@ -270,20 +270,22 @@ mod tests {
         }
     }
 
+    /// `row/qualifier/timestamp/type/value`.
+    fn line(c: &CellRef<'_>) -> String {
+        format!(
+            "{}/{}/{}/{}/{}",
+            String::from_utf8_lossy(c.row),
+            String::from_utf8_lossy(c.qualifier),
+            c.timestamp,
+            c.cell_type.name(),
+            String::from_utf8_lossy(c.value)
+        )
+    }
+
     fn drain(m: &mut MergeScanner<'_>) -> Vec<(String, u64)> {
         let mut out = Vec::new();
         while let Some(c) = m.peek() {
-            out.push((
-                format!(
-                    "{}/{}/{}/{}/{}",
-                    String::from_utf8_lossy(c.row),
-                    String::from_utf8_lossy(c.qualifier),
-                    c.timestamp,
-                    c.cell_type.name(),
-                    String::from_utf8_lossy(c.value)
-                ),
-                c.seq_id,
-            ));
+            out.push((line(&c), c.seq_id));
             m.advance().unwrap();
         }
         out
@@ -393,20 +395,7 @@ mod tests {
             });
             let want: Vec<(String, u64)> = all
                 .iter()
-                .map(|(c, s, _)| {
-                    let c = c.as_ref();
-                    (
-                        format!(
-                            "{}/{}/{}/{}/{}",
-                            String::from_utf8_lossy(c.row),
-                            String::from_utf8_lossy(c.qualifier),
-                            c.timestamp,
-                            c.cell_type.name(),
-                            String::from_utf8_lossy(c.value)
-                        ),
-                        *s,
-                    )
-                })
+                .map(|(c, s, _)| (line(&c.as_ref()), *s))
                 .collect();
             let mut m =
                 MergeScanner::new(readers.iter().zip(&seqs).map(|(r, &s)| (r, s))).unwrap();
