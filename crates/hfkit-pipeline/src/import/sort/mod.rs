@@ -25,7 +25,7 @@
 //! the source with the smallest head stays current while its next head is below the top of a
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
 //! cell (the heap is `hfkit_format::heap`'s). Run files (`run`) hold the records, each written against
-//! the one before it, in Snappy blocks with a CRC32C each; a run's records are read in place
+//! the one before it, in LZ4 blocks with a CRC32C each; a run's records are read in place
 //! from its decompressed block.
 //!
 //! | module | owns |

@@ -1,10 +1,10 @@
-//! Spilled run files: the sorter's records, in order, in Snappy-compressed blocks with a
+//! Spilled run files: the sorter's records, in order, in LZ4-compressed blocks with a
 //! CRC32C each. Spec: `formats/import.md` §"Sort and spill".
 //!
 //! ```text
 //! run file := block*
 //! block    := u32 rawLen | u32 storedLen | u32 crc32c | stored      (big-endian)
-//!   stored = Snappy (raw format) of rawLen bytes of whole records; crc32c covers rawLen,
+//!   stored = LZ4 (block format) of rawLen bytes of whole records; crc32c covers rawLen,
 //!   storedLen and stored. A block holds records up to RUN_BLOCK bytes, or one larger record.
 //! record   := u8 flags | [u8 family | vlong rowLen | row]    unless flags & SAME_ROW
 //!             | [i64 timestamp] unless SAME_TS | [u8 type] unless SAME_TYPE
@@ -19,7 +19,7 @@
 //! record repeats the row and a 30-byte header in each of a row's cells. Written against the
 //! record before it, a cell of the same row costs its qualifier, its value and 4 bytes: fewer
 //! bytes to compress, write, read and decompress (lineitem's runs 2.75 times smaller on disk).
-//! Why compressed: an import larger than memory spills nearly all of its cells once; Snappy
+//! Why compressed: an import larger than memory spills nearly all of its cells once; LZ4
 //! shrinks them further, so the temporary directory needs that much less room and the page
 //! cache or disk that much less writing. Why a checksum: a run is read
 //! back as the import's data, so a damaged temporary file must be an error, never other cells.
@@ -34,8 +34,8 @@ use hfkit_format::bytes::{equal_bytes, extend_pieces, put_vlong, Cursor};
 use hfkit_format::cell::CellType;
 use hfkit_format::checksum::{crc32c, crc32c_append};
 
-/// Bytes of records a block holds (a larger record is a block of its own). Snappy compresses
-/// 64 KiB fragments independently, so larger blocks would not compress better.
+/// Bytes of records a block holds (a larger record is a block of its own). LZ4 looks back at
+/// most 64 KiB for a match, so larger blocks would hardly compress better.
 pub(super) const RUN_BLOCK: usize = 128 * 1024;
 
 /// Block header: raw length, stored length, CRC32C.
@@ -125,7 +125,6 @@ pub(super) struct RunWriter {
     file: File,
     raw: Vec<u8>,
     stored: Vec<u8>,
-    encoder: snap::raw::Encoder,
     /// Bytes written to the file so far.
     written: u64,
     /// The block's last record, if any.
@@ -143,7 +142,6 @@ impl RunWriter {
             file,
             raw: Vec::with_capacity(RUN_BLOCK),
             stored: Vec::new(),
-            encoder: snap::raw::Encoder::new(),
             written: 0,
             prev: None,
         })
@@ -230,10 +228,8 @@ impl RunWriter {
         let raw_len = u32::try_from(self.raw.len())
             .map_err(|_| SortError::TooLarge(format!("record of {} bytes", self.raw.len())))?;
         self.stored
-            .resize(snap::raw::max_compress_len(self.raw.len()), 0);
-        let n = self
-            .encoder
-            .compress(&self.raw, &mut self.stored)
+            .resize(lz4_flex::block::get_maximum_output_size(self.raw.len()), 0);
+        let n = lz4_flex::block::compress_into(&self.raw, &mut self.stored)
             .map_err(|e| self.io(std::io::Error::other(e)))?;
         let stored_len = u32::try_from(n)
             .map_err(|_| SortError::TooLarge(format!("record of {} bytes", self.raw.len())))?;
@@ -270,7 +266,6 @@ pub(super) struct RunReader {
     pub(super) buf: Vec<u8>,
     /// Start of the head record in `buf` (or of the next one to read).
     pos: usize,
-    decoder: snap::raw::Decoder,
     /// The head record; `None` before the first and after the last.
     pub(super) head: Option<Head>,
     /// The record before the head in its block, if any.
@@ -289,7 +284,6 @@ impl RunReader {
             stored: Vec::new(),
             buf: Vec::new(),
             pos: 0,
-            decoder: snap::raw::Decoder::new(),
             head: None,
             prev: None,
         })
@@ -321,7 +315,7 @@ impl RunReader {
         let raw_len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let stored_len = u32::from_be_bytes([header[4], header[5], header[6], header[7]]) as usize;
         let crc = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
-        if raw_len == 0 || stored_len > snap::raw::max_compress_len(raw_len) {
+        if raw_len == 0 || stored_len > lz4_flex::block::get_maximum_output_size(raw_len) {
             return Err(self.corrupt("bad block header"));
         }
         // Grown only as far as the file has bytes: a damaged length cannot make it allocate
@@ -337,13 +331,12 @@ impl RunReader {
         if crc32c_append(crc32c(&header[..8]), &self.stored) != crc {
             return Err(self.corrupt("block checksum mismatch"));
         }
-        if snap::raw::decompress_len(&self.stored).ok() != Some(raw_len) {
+        self.buf.resize(raw_len, 0);
+        let n = lz4_flex::block::decompress_into(&self.stored, &mut self.buf)
+            .map_err(|e| self.corrupt(&format!("block does not decompress: {e}")))?;
+        if n != raw_len {
             return Err(self.corrupt("block length does not match its header"));
         }
-        self.buf.resize(raw_len, 0);
-        self.decoder
-            .decompress(&self.stored, &mut self.buf)
-            .map_err(|e| self.corrupt(&format!("block does not decompress: {e}")))?;
         self.pos = 0;
         self.prev = None;
         Ok(true)
@@ -486,8 +479,8 @@ mod tests {
             std::fs::write(&path, &bytes).unwrap();
             let _ = read_all(&path);
             // A block with a valid checksum and compression whose records are any bytes.
-            let mut stored = vec![0; snap::raw::max_compress_len(raw_block.len())];
-            let n = snap::raw::Encoder::new().compress(&raw_block, &mut stored).unwrap();
+            let mut stored = vec![0; lz4_flex::block::get_maximum_output_size(raw_block.len())];
+            let n = lz4_flex::block::compress_into(&raw_block, &mut stored).unwrap();
             let mut file = Vec::new();
             file.extend_from_slice(&(raw_block.len() as u32).to_be_bytes());
             file.extend_from_slice(&(n as u32).to_be_bytes());
