@@ -46,6 +46,9 @@ impl GroupCursor {
             return Some(self.merged[self.merged_pos - 1]);
         }
         if self.left == 0 {
+            if let Some(ahead) = groups.get(self.pos + PREFETCH_AHEAD) {
+                prefetch_group(arena, ahead);
+            }
             let g = *groups.get(self.pos)?;
             let mut end = self.pos + 1;
             while end < groups.len() && same_family_row(arena, &groups[end], &g) {
@@ -101,6 +104,35 @@ impl GroupCursor {
         self.left -= 1;
         Some(at)
     }
+}
+
+/// How many groups ahead of the one being read out [`GroupCursor`] asks for the bytes of.
+const PREFETCH_AHEAD: usize = 6;
+
+/// Asks the CPU to start loading a group's bytes (64 a record, at most 2 KiB, within the
+/// arena). Sorted groups lie scattered over the arena, so reading them out in order would
+/// otherwise wait on memory at each group (a tenth of a shuffled import's CPU time).
+#[inline(always)]
+fn prefetch_group(arena: &[u8], g: &Group) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let end = arena
+            .len()
+            .min(g.at.saturating_add((g.count as usize).saturating_mul(64).min(2048)));
+        let mut at = g.at;
+        while at < end {
+            // SAFETY: a prefetch is a hint: it never faults, reads nothing into the program
+            // and changes no memory; the address lies inside `arena` besides.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    arena.as_ptr().wrapping_add(at).cast(),
+                );
+            }
+            at += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (arena, g);
 }
 
 /// Whether two groups hold the same family and row.

@@ -100,14 +100,8 @@ impl Merge {
     }
 
     /// The smallest head.
-    fn head(&self) -> Option<SortedCell<'_>> {
+    pub(super) fn head(&self) -> Option<SortedCell<'_>> {
         self.sources[self.current?].head()
-    }
-
-    /// The smallest head's whole record, as stored.
-    pub(super) fn head_record(&self) -> Option<&[u8]> {
-        let (h, buf) = self.sources[self.current?].head_fields()?;
-        buf.get(h.at..h.at + h.len())
     }
 
     /// Drops the smallest head and finds the next one.

@@ -3,7 +3,7 @@
 //! §"Sort and spill".
 //!
 //! ```text
-//! record (buffer and run files):
+//! record (the buffer's; run files hold each written against the one before it, `run`):
 //!   u8 family | u16 rowLen | u32 qualifierLen | u32 valueLen | i64 timestamp | u64 ordinal
 //!   | u8 type | u16 tagsLen | row | qualifier | value | tags
 //! order: family index, row, qualifier (unsigned bytes), timestamp desc, type desc (HBase's:
@@ -24,8 +24,9 @@
 //! At the end the spilled runs and the last buffer (kept in memory) are merged by `Merge`:
 //! the source with the smallest head stays current while its next head is below the top of a
 //! binary heap of the others, so runs holding long disjoint stretches cost one comparison per
-//! cell (the heap is `hfkit_format::heap`'s). Run files (`run`) hold the records in Snappy blocks
-//! with a CRC32C each; a run's records are read in place from its decompressed block.
+//! cell (the heap is `hfkit_format::heap`'s). Run files (`run`) hold the records, each written against
+//! the one before it, in LZ4 blocks with a CRC32C each; a run's records are read in place
+//! from its decompressed block.
 //!
 //! | module | owns |
 //! |---|---|

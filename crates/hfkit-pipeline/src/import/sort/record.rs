@@ -74,10 +74,15 @@ pub(super) fn decode(rec: &[u8]) -> Option<SortedCell<'_>> {
     })
 }
 
-/// A record's header fields, parsed once, and where the record starts in its buffer.
+/// A record's fields, parsed once, and where its bytes lie in its buffer: a record of the
+/// buffer's layout ([`Head::parse`]), or of a run block's, whose row may be an earlier
+/// record's (`run`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Head {
-    pub(super) at: usize,
+    /// Where the row starts.
+    pub(super) row_at: usize,
+    /// Where the qualifier starts (the value and the tags follow it).
+    pub(super) body_at: usize,
     pub(super) family: u8,
     pub(super) row: u16,
     pub(super) qualifier: u32,
@@ -89,11 +94,12 @@ pub(super) struct Head {
 }
 
 impl Head {
-    /// Parses the record at `buf[at..]`, which must hold all of it.
+    /// Parses the buffer record at `buf[at..]`, which must hold all of it.
     pub(super) fn parse(buf: &[u8], at: usize) -> Option<Head> {
         let c = decode(buf.get(at..)?)?;
         Some(Head {
-            at,
+            row_at: at + RECORD_HEADER,
+            body_at: at + RECORD_HEADER + c.row.len(),
             family: c.family,
             row: c.row.len() as u16,
             qualifier: c.qualifier.len() as u32,
@@ -105,24 +111,20 @@ impl Head {
         })
     }
 
-    /// Bytes of the whole record.
-    pub(super) fn len(&self) -> usize {
-        RECORD_HEADER
-            + self.row as usize
-            + self.qualifier as usize
-            + self.value as usize
-            + usize::from(self.tags)
+    /// Where the record's bytes end (its tags' end).
+    pub(super) fn end(&self) -> usize {
+        self.body_at + self.qualifier as usize + self.value as usize + usize::from(self.tags)
     }
 
     /// The record's sort key, from the buffer it was parsed in (unchanged since).
     #[inline(always)]
     pub(super) fn key<'a>(&self, buf: &'a [u8]) -> SortKey<'a> {
-        let row = self.at + RECORD_HEADER;
-        let q = row + self.row as usize;
+        let row = self.row_at;
+        let q = self.body_at;
         let end = q + self.qualifier as usize;
         (
             self.family,
-            &buf[row..q],
+            &buf[row..row + self.row as usize],
             &buf[q..end],
             self.timestamp,
             self.cell_type.code(),
@@ -133,13 +135,13 @@ impl Head {
     /// The record, from the buffer it was parsed in (unchanged since).
     #[inline]
     pub(super) fn cell<'a>(&self, buf: &'a [u8]) -> SortedCell<'a> {
-        let row = self.at + RECORD_HEADER;
-        let q = row + self.row as usize;
+        let row = self.row_at;
+        let q = self.body_at;
         let v = q + self.qualifier as usize;
         let t = v + self.value as usize;
         SortedCell {
             family: self.family,
-            row: &buf[row..q],
+            row: &buf[row..row + self.row as usize],
             qualifier: &buf[q..v],
             timestamp: self.timestamp,
             ordinal: self.ordinal,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::buffer::{sort_groups, Group, GroupCursor};
 use super::error::SortError;
 use super::merge::{Merge, RunSource};
-use super::record::record_len;
+use super::record::decode;
 use super::run::{RunReader, RunWriter};
 
 /// A full buffer, to be sorted and written as the run file `path`.
@@ -96,14 +96,16 @@ pub(super) fn write_run(
     let mut w = RunWriter::create(path)?;
     let mut cursor = GroupCursor::default();
     while let Some(off) = cursor.next(arena, entries) {
-        let rec = &arena[off..];
-        let len = record_len(rec).unwrap_or(0);
-        w.push(&rec[..len])?;
+        let cell = decode(&arena[off..]).ok_or_else(|| SortError::Corrupt {
+            path: PathBuf::from("(sort buffer)"),
+            detail: format!("bad record at {off}"),
+        })?;
+        w.push(&cell)?;
     }
     Ok((w.finish()?, cursor.duplicates))
 }
 
-/// Merges the run files `runs` into one at `path`, every record copied as it is; returns
+/// Merges the run files `runs` into one at `path`, every record kept (duplicates too); returns
 /// the new file's size.
 pub(super) fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError> {
     let mut sources = Vec::with_capacity(runs.len());
@@ -112,8 +114,8 @@ pub(super) fn merge_runs(runs: &[PathBuf], path: &Path) -> Result<u64, SortError
     }
     let mut merge = Merge::start(sources)?;
     let mut w = RunWriter::create(path)?;
-    while let Some(record) = merge.head_record() {
-        w.push(record)?;
+    while let Some(cell) = merge.head() {
+        w.push(&cell)?;
         merge.advance()?;
     }
     w.finish()
