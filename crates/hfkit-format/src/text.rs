@@ -225,19 +225,10 @@ impl CellLines {
         self.at = 0;
     }
 
-    /// Appends the line of `cell` (without the newline), of the row last started.
-    pub fn push(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool) {
-        self.write(out, cell, with_seq_id, false);
-    }
-
-    /// Appends the line of `cell` and a newline, of the row last started.
+    /// Appends the line of `cell` (of the row last started, without its sequence id) and a
+    /// newline.
     #[inline]
     pub fn push_line(&mut self, out: &mut String, cell: &CellRef<'_>) {
-        self.write(out, cell, false, true);
-    }
-
-    #[inline(always)]
-    fn write(&mut self, out: &mut String, cell: &CellRef<'_>, with_seq_id: bool, newline: bool) {
         let at = self.at.min(COLUMN_TEXT_PLACES);
         self.at += 1;
         if !matches!(self.places.get(at), Some(p) if p.holds(cell)) {
@@ -246,7 +237,7 @@ impl CellLines {
         let place = &self.places[at];
         let (value, tags) = (cell.value, cell.tags);
         // The copies' padding (15 bytes each at most), the value's and the tags' digits or
-        // `-`, two spaces and the newline; the sequence id is pushed after.
+        // `-`, two spaces and the newline.
         let room = self.row.bytes.len() + place.text.bytes.len() + 2 * (value.len() + tags.len());
         // SAFETY: only ASCII is written within the length set (copies of ASCII text, hex
         // digits, spaces, `-`, newline), so the string stays UTF-8.
@@ -269,18 +260,9 @@ impl CellLines {
             *base.add(n) = b' ';
             n += 1;
             n += write_field_hex(base.add(n), tags);
-            if newline && !with_seq_id {
-                *base.add(n) = b'\n';
-                n += 1;
-            }
+            *base.add(n) = b'\n';
+            n += 1;
             v.set_len(start + n);
-        }
-        if with_seq_id {
-            out.push(' ');
-            out.push_str(itoa::Buffer::new().format(cell.seq_id));
-            if newline {
-                out.push('\n');
-            }
         }
     }
 }
@@ -556,68 +538,60 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// Lines written by `CellLines` (rows, columns, timestamps and types remembered, lines
-        /// written in one pass) are the lines `push_cell_line` writes alone, over rows whose
-        /// columns move, repeat or run past the places remembered, and any bytes (rows, values
-        /// and tags of every length the hex steps treat apart).
-        #[test]
-        fn cell_lines_write_what_push_cell_line_writes(
-            rows in proptest::collection::vec(
-                (
-                    proptest::collection::vec(proptest::num::u8::ANY, 0..40),
-                    proptest::collection::vec(
-                        (
-                            (0u8..3, 0u8..4, 0i64..3, 0usize..3),
-                            proptest::collection::vec(proptest::num::u8::ANY, 0..40),
-                            proptest::collection::vec(proptest::num::u8::ANY, 0..3),
+            /// Lines written by `CellLines` (rows, columns, timestamps and types remembered, lines
+            /// written in one pass) are the lines `push_cell_line` writes alone, over rows whose
+            /// columns move, repeat or run past the places remembered, and any bytes (rows, values
+            /// and tags of every length the hex steps treat apart).
+            #[test]
+            fn cell_lines_write_what_push_cell_line_writes(
+                rows in proptest::collection::vec(
+                    (
+                        proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+                        proptest::collection::vec(
+                            (
+                                (0u8..3, 0u8..4, 0i64..3, 0usize..3),
+                                proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+                                proptest::collection::vec(proptest::num::u8::ANY, 0..3),
+                            ),
+                            0..8,
                         ),
-                        0..8,
+                        0usize..2,
                     ),
-                    0usize..2,
+                    0..12,
                 ),
-                0..12,
-            ),
-            seq in proptest::bool::ANY,
-            newline in proptest::bool::ANY,
-        ) {
-            let mut lines = CellLines::default();
-            let (mut cached, mut plain) = (String::new(), String::new());
-            for (row, cells, wide) in &rows {
-                lines.start_row(row);
-                // A wide row goes past the places remembered.
-                let extra = if *wide == 1 { COLUMN_TEXT_PLACES + 3 } else { 0 };
-                let many = cells.iter().cycle().take(cells.len() + extra.min(cells.len() * 400));
-                for ((f, q, ts, t), value, tags) in many {
-                    let family = [b'f', *f];
-                    // Qualifiers of one length and different bytes too.
-                    let qualifier: &[u8] = [&b""[..], b"a", b"b", b"ab"][usize::from(*q)];
-                    let types = [CellType::Put, CellType::Delete, CellType::DeleteFamily];
-                    // Tags only now and then (most cells have none).
-                    let tags: &[u8] = if *ts == 2 { tags } else { &[] };
-                    let c = CellRef {
-                        row,
-                        family: &family[..usize::from(*f % 2) + 1],
-                        qualifier,
-                        timestamp: [-1, 0, 1_700_000_000_000][*ts as usize],
-                        cell_type: types[*t],
-                        value,
-                        tags,
-                        seq_id: u64::from(*f) << 40,
-                    };
-                    match newline && !seq {
-                        true => lines.push_line(&mut cached, &c),
-                        false => {
-                            lines.push(&mut cached, &c, seq);
-                            cached.push('\n');
-                        }
+    ) {
+                let mut lines = CellLines::default();
+                let (mut cached, mut plain) = (String::new(), String::new());
+                for (row, cells, wide) in &rows {
+                    lines.start_row(row);
+                    // A wide row goes past the places remembered.
+                    let extra = if *wide == 1 { COLUMN_TEXT_PLACES + 3 } else { 0 };
+                    let many = cells.iter().cycle().take(cells.len() + extra.min(cells.len() * 400));
+                    for ((f, q, ts, t), value, tags) in many {
+                        let family = [b'f', *f];
+                        // Qualifiers of one length and different bytes too.
+                        let qualifier: &[u8] = [&b""[..], b"a", b"b", b"ab"][usize::from(*q)];
+                        let types = [CellType::Put, CellType::Delete, CellType::DeleteFamily];
+                        // Tags only now and then (most cells have none).
+                        let tags: &[u8] = if *ts == 2 { tags } else { &[] };
+                        let c = CellRef {
+                            row,
+                            family: &family[..usize::from(*f % 2) + 1],
+                            qualifier,
+                            timestamp: [-1, 0, 1_700_000_000_000][*ts as usize],
+                            cell_type: types[*t],
+                            value,
+                            tags,
+                            seq_id: u64::from(*f) << 40,
+                        };
+                        lines.push_line(&mut cached, &c);
+                        push_cell_line(&mut plain, &c, false);
+                        plain.push('\n');
                     }
-                    push_cell_line(&mut plain, &c, seq);
-                    plain.push('\n');
                 }
+                proptest::prop_assert_eq!(cached, plain);
             }
-            proptest::prop_assert_eq!(cached, plain);
         }
-    }
 
     /// Every byte value, at every offset in a string already holding text, gives the two
     /// digits `format!` gives.

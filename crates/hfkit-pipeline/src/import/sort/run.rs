@@ -418,6 +418,14 @@ mod tests {
         prop::collection::vec(one, 0..300)
     }
 
+    fn write_all(path: &Path, cells: &[Owned]) {
+        let mut w = RunWriter::create(path).unwrap();
+        for c in cells {
+            w.push(&cell(c)).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
     fn read_all(path: &Path) -> Result<Vec<Owned>, SortError> {
         let mut r = RunReader::open(path)?;
         let mut out = Vec::new();
@@ -447,11 +455,7 @@ mod tests {
         fn records_read_back_as_written(input in cells()) {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("run");
-            let mut w = RunWriter::create(&path).unwrap();
-            for c in &input {
-                w.push(&cell(c)).unwrap();
-            }
-            w.finish().unwrap();
+            write_all(&path, &input);
             prop_assert_eq!(read_all(&path).unwrap(), input);
         }
 
@@ -464,11 +468,7 @@ mod tests {
         ) {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("run");
-            let mut w = RunWriter::create(&path).unwrap();
-            for c in &input {
-                w.push(&cell(c)).unwrap();
-            }
-            w.finish().unwrap();
+            write_all(&path, &input);
             let mut bytes = std::fs::read(&path).unwrap();
             if !bytes.is_empty() {
                 for (i, b) in &flips {
